@@ -1,0 +1,76 @@
+package job
+
+import (
+	"time"
+
+	"github.com/benchq/benchq/internal/abreport"
+)
+
+// Status is a job's place in its lifecycle (DESIGN.md §4).
+type Status string
+
+const (
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusCanceled  Status = "canceled"
+)
+
+// Terminal reports whether no further transition can happen.
+func (s Status) Terminal() bool {
+	return s == StatusSucceeded || s == StatusFailed || s == StatusCanceled
+}
+
+// Job is a submitted spec and everything known about its execution.
+type Job struct {
+	ID              string     `json:"id"`
+	Owner           string     `json:"-"` // API key id; empty in open dev mode
+	Spec            Spec       `json:"spec"`
+	Status          Status     `json:"status"`
+	CreatedAt       time.Time  `json:"created_at"`
+	StartedAt       *time.Time `json:"started_at,omitempty"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+	Progress        Progress   `json:"progress"`
+	Verdict         string     `json:"verdict,omitempty"` // pass | fail | none
+	Error           string     `json:"error,omitempty"`   // why the job failed
+	CancelRequested bool       `json:"cancel_requested,omitempty"`
+}
+
+// Progress is what a client polling the job sees while it runs.
+type Progress struct {
+	RunsTotal    int     `json:"runs_total"`
+	RunsDone     int     `json:"runs_done"`
+	RequestsDone int64   `json:"requests_done"` // in the current run
+	CurrentRPS   float64 `json:"current_rps"`
+	CurrentRun   *RunKey `json:"current_run,omitempty"`
+}
+
+// Point is one cell of the sweep: a target at one concurrency with one
+// request count, duration or rate.
+type Point struct {
+	Index       int      `json:"index"`
+	Target      string   `json:"target"` // target name
+	TargetIndex int      `json:"target_index"`
+	Concurrency int      `json:"concurrency"`
+	Requests    int      `json:"requests,omitempty"`
+	Duration    Duration `json:"duration,omitempty"`
+	Rate        float64  `json:"rate,omitempty"`
+}
+
+// RunKey names one repeat of one point; it is unique within a job and is
+// how a retried worker knows which runs are already stored.
+type RunKey struct {
+	Point  int `json:"point"`
+	Repeat int `json:"repeat"`
+}
+
+// Run is one executed repeat of a point with its ab-compatible result.
+type Run struct {
+	RunKey
+	Target      string           `json:"target"`
+	Concurrency int              `json:"concurrency"`
+	StartedAt   time.Time        `json:"started_at"`
+	FinishedAt  time.Time        `json:"finished_at"`
+	Result      *abreport.Report `json:"result"`
+}

@@ -1,0 +1,74 @@
+package job
+
+import (
+	"time"
+)
+
+// Spec is a benchmark job as a client submits it (DESIGN.md §2). Every
+// field but the targets has a default, filled by WithDefaults.
+type Spec struct {
+	Name       string            `json:"name,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Targets    []Target          `json:"targets"`
+	Request    Request           `json:"request"`
+	Sweep      Sweep             `json:"sweep"`
+	Baseline   string            `json:"baseline,omitempty"`
+	Thresholds []string          `json:"thresholds,omitempty"`
+	Webhook    *Webhook          `json:"webhook,omitempty"`
+}
+
+// Target is one system under test. Exactly one of URL, AB (an ab command
+// line) or HTTPLoad (http_load flags, with URLs) describes it.
+type Target struct {
+	Name     string   `json:"name,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	AB       string   `json:"ab,omitempty"`
+	HTTPLoad string   `json:"http_load,omitempty"`
+	URLs     []string `json:"urls,omitempty"`
+	// Request overrides the job-wide request options for this target.
+	Request *Request `json:"request,omitempty"`
+}
+
+// Request holds the options of every request sent to a target.
+type Request struct {
+	Method               string            `json:"method,omitempty"`
+	Headers              map[string]string `json:"headers,omitempty"`
+	Body                 string            `json:"body,omitempty"`
+	ContentType          string            `json:"content_type,omitempty"`
+	KeepAlive            bool              `json:"keepalive"`
+	Timeout              Duration          `json:"timeout,omitempty"`
+	AcceptVariableLength bool              `json:"accept_variable_length"`
+}
+
+// Sweep lists the values each dimension of the job takes. The points are
+// the cross product targets × concurrency × (requests | duration | rate).
+type Sweep struct {
+	Concurrency      []int      `json:"concurrency,omitempty"`
+	Requests         []int      `json:"requests,omitempty"`
+	Duration         []Duration `json:"duration,omitempty"`
+	Rate             []float64  `json:"rate,omitempty"`
+	Repeats          int        `json:"repeats,omitempty"`
+	WarmupRequests   int        `json:"warmup_requests,omitempty"`
+	PauseBetweenRuns Duration   `json:"pause_between_runs,omitempty"`
+	Order            Order      `json:"order,omitempty"`
+}
+
+// Order is the sequence in which runs are executed.
+type Order string
+
+const (
+	// OrderInterleaved runs repeat k of every point before repeat k+1, so
+	// drift on the load machine hits all targets alike.
+	OrderInterleaved Order = "interleaved"
+	// OrderSequential runs all repeats of a point before the next point.
+	OrderSequential Order = "sequential"
+)
+
+// Webhook asks for a signed callback when the job ends.
+type Webhook struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events,omitempty"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as "1m30s".
+type Duration time.Duration
