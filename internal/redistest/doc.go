@@ -1,0 +1,7 @@
+// Package redistest starts a real redis-server on a free loopback port for
+// integration tests of the store, the queue and the worker, and tears it
+// down when the test ends. Tests that need Redis call Start; when no
+// redis-server binary is installed they are skipped with a message saying
+// how to install it, except under CI (CI=true), where a missing server is a
+// failure, so a green CI run always means the integration tests ran.
+package redistest
