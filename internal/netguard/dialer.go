@@ -1,0 +1,105 @@
+package netguard
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+)
+
+// Resolver looks up a host's addresses; *net.Resolver satisfies it, and
+// tests stub it.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// ContextDialer opens a connection to an already checked IP address.
+type ContextDialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// Dialer enforces a Policy at connect time. It resolves a name once, refuses
+// it if any of its addresses is refused (a name pointing at both a public
+// and a private address is how rebinding hides), and dials the checked IP.
+type Dialer struct {
+	Policy   *Policy
+	Resolver Resolver      // zero means net.DefaultResolver
+	Dialer   ContextDialer // zero means a plain *net.Dialer
+}
+
+// DialContext has the signature of net.Dialer.DialContext, for net/http's
+// Transport; Dial adapts it to loadgen's DialFunc.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("netguard: dial %q: %w", address, err)
+	}
+	ips, err := d.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	inner := d.Dialer
+	if inner == nil {
+		inner = &net.Dialer{}
+	}
+	var lastErr error
+	for _, ip := range ips {
+		conn, err := inner.DialContext(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+// Dial is DialContext on TCP, the shape loadgen.Plan.Dial takes.
+func (d *Dialer) Dial(ctx context.Context, address string) (net.Conn, error) {
+	return d.DialContext(ctx, "tcp", address)
+}
+
+func (d *Dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if err := d.Policy.CheckIP(ip); err != nil {
+			return nil, err
+		}
+		return []netip.Addr{ip}, nil
+	}
+	r := d.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ips, err := r.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, fmt.Errorf("netguard: resolve %q: %w", host, err)
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("netguard: resolve %q: no addresses", host)
+	}
+	if d.Policy.hostAllowed(host) {
+		return ips, nil
+	}
+	for _, ip := range ips {
+		if err := d.Policy.CheckIP(ip); err != nil {
+			return nil, fmt.Errorf("netguard: %s resolves to a refused address: %w", host, err)
+		}
+	}
+	return ips, nil
+}
+
+// Control is a net.Dialer.Control hook for clients that dial by themselves
+// (net/http with its own resolver): it checks the address the kernel is
+// about to connect to, the last point before a packet leaves.
+func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return fmt.Errorf("netguard: control %q: %w", address, err)
+	}
+	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	if err != nil {
+		return fmt.Errorf("netguard: control %q: not an IP: %w", address, err)
+	}
+	return p.CheckIP(ip)
+}

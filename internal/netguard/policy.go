@@ -1,0 +1,144 @@
+package netguard
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// ErrRefused is returned (wrapped, with the reason) for every address the
+// policy does not admit. Callers test it with errors.Is.
+var ErrRefused = errors.New("netguard: address refused")
+
+// class is a named range of addresses refused unless allowlisted.
+type class struct {
+	name     string
+	prefixes []netip.Prefix
+}
+
+// refusedClasses are never a benchmark target by default: the machine
+// itself, private networks and cloud metadata endpoints.
+var refusedClasses = []class{
+	{"unspecified", prefixes("0.0.0.0/8", "::/128")},
+	{"loopback", prefixes("127.0.0.0/8", "::1/128")},
+	{"private (RFC 1918)", prefixes("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")},
+	{"carrier-grade NAT (RFC 6598)", prefixes("100.64.0.0/10")},
+	{"link-local (cloud metadata)", prefixes("169.254.0.0/16", "fe80::/10")},
+	{"multicast", prefixes("224.0.0.0/4", "ff00::/8")},
+	{"reserved", prefixes("240.0.0.0/4", "192.0.0.0/24", "198.18.0.0/15")},
+	{"unique local (IPv6 ULA)", prefixes("fc00::/7")},
+	{"NAT64/6to4 wrapper", prefixes("64:ff9b::/96", "2002::/16")},
+}
+
+func prefixes(ss ...string) []netip.Prefix {
+	out := make([]netip.Prefix, len(ss))
+	for i, s := range ss {
+		out[i] = netip.MustParsePrefix(s)
+	}
+	return out
+}
+
+// Policy admits or refuses addresses. The zero value refuses every class
+// above and admits public addresses.
+type Policy struct {
+	allowNets  []netip.Prefix
+	allowHosts []string // path.Match globs on lower-case host names
+	onlyAllow  bool     // refuse everything not allowlisted, even public
+}
+
+// New builds a policy from an operator allowlist: CIDRs ("10.1.0.0/16")
+// and host globs ("*.staging.example"). An entry that is neither is an
+// error naming it.
+func New(allow []string) (*Policy, error) {
+	p := &Policy{}
+	for _, raw := range allow {
+		entry := strings.ToLower(strings.TrimSpace(raw))
+		if entry == "" {
+			continue
+		}
+		if pfx, err := netip.ParsePrefix(entry); err == nil {
+			p.allowNets = append(p.allowNets, pfx.Masked())
+			continue
+		}
+		if ip, err := netip.ParseAddr(entry); err == nil {
+			p.allowNets = append(p.allowNets, netip.PrefixFrom(ip, ip.BitLen()))
+			continue
+		}
+		if _, err := path.Match(entry, ""); err != nil || strings.ContainsAny(entry, "/ ") {
+			return nil, fmt.Errorf("netguard: allowlist entry %q is neither a CIDR nor a host glob", raw)
+		}
+		p.allowHosts = append(p.allowHosts, entry)
+	}
+	return p, nil
+}
+
+// LoopbackOnly is the all-in-one development policy: 127.0.0.0/8 and ::1
+// and nothing else, public addresses included.
+func LoopbackOnly() *Policy {
+	return &Policy{allowNets: prefixes("127.0.0.0/8", "::1/128"), onlyAllow: true}
+}
+
+// CheckIP admits or refuses one resolved address.
+func (p *Policy) CheckIP(ip netip.Addr) error {
+	ip = ip.Unmap() // ::ffff:10.0.0.1 is 10.0.0.1
+	for _, n := range p.allowNets {
+		if n.Contains(ip) {
+			return nil
+		}
+	}
+	if p.onlyAllow {
+		return fmt.Errorf("%w: %s is not in the allowlist (only loopback is admitted in this mode)", ErrRefused, ip)
+	}
+	if ip.Zone() != "" {
+		return fmt.Errorf("%w: %s has a zone", ErrRefused, ip)
+	}
+	for _, c := range refusedClasses {
+		for _, n := range c.prefixes {
+			if n.Contains(ip) {
+				return fmt.Errorf("%w: %s is %s", ErrRefused, ip, c.name)
+			}
+		}
+	}
+	return nil
+}
+
+// hostAllowed reports whether a host name matches an allowlist glob; such a
+// host is admitted whatever it resolves to, as the operator asked.
+func (p *Policy) hostAllowed(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	for _, g := range p.allowHosts {
+		if ok, _ := path.Match(g, host); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckURL is the submission-time check: scheme, and the host when it is an
+// IP literal or an allowlisted name. Names are checked again, resolved, at
+// dial time by the Dialer.
+func (p *Policy) CheckURL(u *url.URL) error {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w: scheme %q (only http and https)", ErrRefused, u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("%w: URL has no host", ErrRefused)
+	}
+	if p.hostAllowed(host) {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return p.CheckIP(ip)
+	}
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return p.CheckIP(netip.MustParseAddr("127.0.0.1"))
+	}
+	if p.onlyAllow {
+		return fmt.Errorf("%w: host %q is not an allowlisted address (use 127.0.0.1 in this mode)", ErrRefused, host)
+	}
+	return nil
+}
