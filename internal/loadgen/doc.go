@@ -3,4 +3,22 @@
 // or in an open model (a fixed rate of request starts), and returns one
 // Measurement with ab's counters and HdrHistogram latencies. It knows nothing
 // of Redis, HTTP APIs or jobs, so the CLI and the worker share it unchanged.
+//
+// Each worker owns its connection: it writes a request serialized once per
+// URL by fasthttp and reads the answer with fasthttp's Response.Read through
+// a net.Conn wrapper that timestamps the first byte. This gives ab's timings
+// (connect, waiting, processing, total) without trace hooks, ab's keep-alive
+// semantics, no per-host connection cap and no allocation per request on a
+// kept-alive connection. Without keep-alive every request sends
+// "Connection: close" (HTTP/1.1, where ab speaks 1.0) and waits for the
+// server's close, so the TIME_WAIT stays with the server.
+//
+// Workers batch their timings into one set of histograms per CPU, so memory
+// does not grow with Requests or Concurrency (unless Plan.RecordSamples).
+// Failures of the target are data: counted by ab's classes plus Timeout and
+// PortExhaustion; Run returns an error only for an invalid plan. Progress is
+// read from per-worker atomic counters; cancellation through the context
+// stops the load within a second by expiring every connection's deadline.
+// Plan.Timeout is enforced through connection deadlines renewed lazily, so
+// each request gets between 99% and 100% of it.
 package loadgen

@@ -22,14 +22,14 @@ type Measurement struct {
 	KeepAlive   bool
 	Method      string
 	Started     time.Time
-	Elapsed     time.Duration // ab's "Time taken for tests"
+	Elapsed     time.Duration // ab's "Time taken for tests": to the last completion, or to the stop of a timed or canceled run
 
 	Complete          int64
 	Failed            int64 // ab's "Failed requests": sum of the classes below
 	Failures          Failures
-	WriteErrors       int64
 	Non2xx            int64
-	KeepAliveRequests int64 // responses completed on a reused connection
+	WriteErrors       int64 // requests whose write failed; also counted in Failures.Exceptions
+	KeepAliveRequests int64 // responses completed with the connection kept alive (ab counts the first one too)
 
 	TotalReceivedBytes int64 // headers + bodies
 	BodyReceivedBytes  int64
@@ -37,19 +37,28 @@ type Measurement struct {
 
 	StatusCodes map[int]int64
 
-	// Per-phase timings of completed requests, in microseconds.
+	// Per-phase timings of completed requests, in microseconds, as ab's
+	// "Connection Times": Connect is the dial (and TLS handshake; 0 on a
+	// reused connection), Waiting from the request written to the first
+	// response byte, Total from the start to the response complete (for a
+	// closing connection, to the server's close, as ab), Processing is
+	// Total - Connect.
 	Connect    Phase
 	Processing Phase
 	Waiting    Phase
 	Total      Phase
 
 	// Open is set for runs in the open model (Plan.Rate > 0). Total then
-	// holds latency from the intended start (coordinated-omission corrected).
+	// holds latency from the intended start (coordinated-omission corrected);
+	// Connect, Waiting and Processing stay measured from the actual start.
 	Open *OpenModel
 
 	// Aborted names why the run stopped early where ab would have stopped
 	// (e.g. connection refused before any success without -r); empty otherwise.
 	Aborted string
+	// Canceled is set when the caller's context stopped the run: the
+	// measurement then holds what completed before.
+	Canceled bool
 
 	// Samples holds each completed request's timings when Plan.RecordSamples.
 	Samples []Sample
@@ -83,7 +92,7 @@ type Phase struct {
 type OpenModel struct {
 	RequestedRate float64 // starts per second asked for
 	AchievedRate  float64 // starts per second achieved
-	LateStarts    int64   // requests that started later than intended
+	LateStarts    int64   // requests that started more than 1 ms after their intended start
 	// Uncorrected is the latency measured from the actual start, for
 	// comparison with closed-model tools.
 	Uncorrected Phase
@@ -91,10 +100,69 @@ type OpenModel struct {
 
 // Sample is one completed request, kept only with Plan.RecordSamples.
 type Sample struct {
-	Start      time.Time
+	Start      time.Time // the actual start
 	Connect    time.Duration
 	Processing time.Duration
 	Waiting    time.Duration
 	Total      time.Duration
 	Status     int
+}
+
+// Merge adds o, measured in parallel with m (a shard of the same point), to
+// m: counters, status codes and histograms add exactly; Started is the
+// earlier, Elapsed the longer, Concurrency and rates add. The first
+// response's fields are m's unless m has none. Callers that merge sequential
+// runs aggregate Elapsed and Concurrency themselves.
+func (m *Measurement) Merge(o *Measurement) {
+	if o == nil {
+		return
+	}
+	if m.Complete == 0 && m.ServerSoftware == "" && m.DocumentPath == "" {
+		m.ServerSoftware, m.ServerHostname, m.ServerPort = o.ServerSoftware, o.ServerHostname, o.ServerPort
+		m.DocumentPath, m.DocumentLength, m.TLSProtocol = o.DocumentPath, o.DocumentLength, o.TLSProtocol
+		m.Method, m.KeepAlive = o.Method, o.KeepAlive
+	}
+	if m.Started.IsZero() || (!o.Started.IsZero() && o.Started.Before(m.Started)) {
+		m.Started = o.Started
+	}
+	m.Elapsed = max(m.Elapsed, o.Elapsed)
+	m.Concurrency += o.Concurrency
+	m.Complete += o.Complete
+	m.Failed += o.Failed
+	m.Failures.merge(o.Failures)
+	m.WriteErrors += o.WriteErrors
+	m.Non2xx += o.Non2xx
+	m.KeepAliveRequests += o.KeepAliveRequests
+	m.TotalReceivedBytes += o.TotalReceivedBytes
+	m.BodyReceivedBytes += o.BodyReceivedBytes
+	m.TotalSentBytes += o.TotalSentBytes
+	for code, n := range o.StatusCodes {
+		if m.StatusCodes == nil {
+			m.StatusCodes = make(map[int]int64)
+		}
+		m.StatusCodes[code] += n
+	}
+	m.Connect.Merge(&o.Connect)
+	m.Processing.Merge(&o.Processing)
+	m.Waiting.Merge(&o.Waiting)
+	m.Total.Merge(&o.Total)
+	m.mergeOpen(o.Open)
+	if m.Aborted == "" {
+		m.Aborted = o.Aborted
+	}
+	m.Canceled = m.Canceled || o.Canceled
+	m.Samples = append(m.Samples, o.Samples...)
+}
+
+func (m *Measurement) mergeOpen(o *OpenModel) {
+	if o == nil {
+		return
+	}
+	if m.Open == nil {
+		m.Open = &OpenModel{}
+	}
+	m.Open.RequestedRate += o.RequestedRate
+	m.Open.AchievedRate += o.AchievedRate
+	m.Open.LateStarts += o.LateStarts
+	m.Open.Uncorrected.Merge(&o.Uncorrected)
 }

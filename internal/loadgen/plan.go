@@ -2,7 +2,11 @@ package loadgen
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"math"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -38,9 +42,11 @@ type Plan struct {
 	// the cap on requests in flight in the open model. Zero means 1.
 	Concurrency int
 
-	// Requests stops the run after that many requests were started.
-	// Duration stops it after that wall time. At least one must be set;
-	// with both, whichever comes first ends the run.
+	// Requests stops the run after that many requests: each one ends
+	// completed or failed, so Complete + failures not completed == Requests
+	// when the run is not stopped early. Duration stops the run after that
+	// wall time, discarding requests still in flight, as ab -t does. At
+	// least one must be set; with both, whichever comes first ends the run.
 	Requests int
 	Duration time.Duration
 
@@ -48,9 +54,9 @@ type Plan struct {
 	// intervals, latency measured from each intended start.
 	Rate float64
 
-	Timeout              time.Duration // per request (ab -s); zero means 30s
+	Timeout              time.Duration // bounds each request, dial included (ab -s); zero means 30s
 	AcceptVariableLength bool          // ab -l: no Length failures
-	ContinueOnError      bool          // ab -r: never abort on receive errors
+	ContinueOnError      bool          // ab -r: never abort, not even on a refused first connection
 
 	// RecordSamples keeps every request's timings in Measurement.Samples
 	// (needed for ab -g). Memory then grows with Requests; off by default.
@@ -73,4 +79,112 @@ type Snapshot struct {
 	CurrentRPS float64       `json:"current_rps"` // over the last interval
 	InFlight   int64         `json:"in_flight"`
 	BytesRead  int64         `json:"bytes_read"`
+}
+
+// MaxConcurrency is the sanity cap on Plan.Concurrency: every worker owns a
+// goroutine, a connection and its buffers, so a typo must not exhaust memory.
+const MaxConcurrency = 100000
+
+// Defaults for zero Plan fields.
+const (
+	DefaultTimeout          = 30 * time.Second
+	DefaultProgressInterval = 250 * time.Millisecond
+	DefaultContentType      = "text/plain"
+)
+
+// ErrInvalidPlan is wrapped by every error of Plan.Validate and of Run for a
+// plan that can never run.
+var ErrInvalidPlan = errors.New("loadgen: invalid plan")
+
+// Validate reports every problem of the plan at once; each joined error wraps
+// ErrInvalidPlan and names the field.
+func (p Plan) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: %s: %s", ErrInvalidPlan, field, fmt.Sprintf(format, args...)))
+	}
+	if len(p.URLs) == 0 {
+		bad("urls", "at least one is required")
+	}
+	for i, raw := range p.URLs {
+		if _, err := parseTarget(raw); err != nil {
+			bad(fmt.Sprintf("urls[%d]", i), "%v", err)
+		}
+	}
+	if p.Requests < 0 {
+		bad("requests", "%d is negative", p.Requests)
+	}
+	if p.Duration < 0 {
+		bad("duration", "%v is negative", p.Duration)
+	}
+	if p.Requests == 0 && p.Duration == 0 {
+		bad("requests", "requests or duration is required, so every run ends")
+	}
+	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
+		bad("concurrency", "%d is outside 0..%d", p.Concurrency, MaxConcurrency)
+	}
+	if math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) || p.Rate < 0 {
+		bad("rate", "%v is not a non-negative number", p.Rate)
+	}
+	if p.Timeout < 0 {
+		bad("timeout", "%v is negative", p.Timeout)
+	}
+	if p.ProgressInterval < 0 {
+		bad("progress_interval", "%v is negative", p.ProgressInterval)
+	}
+	if p.Method != "" && !isToken(p.Method) {
+		bad("method", "%q is not an HTTP token", p.Method)
+	}
+	if m := p.method(); len(p.Body) > 0 && (m == "GET" || m == "HEAD") {
+		bad("body", "a body cannot be sent with %s", m)
+	}
+	for i, h := range p.Headers {
+		if !isToken(h.Key) || strings.ContainsAny(h.Value, "\r\n") {
+			bad(fmt.Sprintf("headers[%d]", i), "%q is not a valid header line", h.Key+": "+h.Value)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills zero fields with their documented defaults.
+func (p Plan) withDefaults() Plan {
+	p.Method = p.method()
+	if p.Concurrency == 0 {
+		p.Concurrency = 1
+	}
+	if p.Timeout == 0 {
+		p.Timeout = DefaultTimeout
+	}
+	if p.ContentType == "" {
+		p.ContentType = DefaultContentType
+	}
+	if p.ProgressInterval == 0 {
+		p.ProgressInterval = DefaultProgressInterval
+	}
+	return p
+}
+
+func (p Plan) method() string {
+	switch {
+	case p.Method != "":
+		return p.Method
+	case len(p.Body) > 0:
+		return "POST"
+	default:
+		return "GET"
+	}
+}
+
+// isToken reports whether s is a non-empty RFC 9110 token (method, header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }

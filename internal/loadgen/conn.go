@@ -1,0 +1,136 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// timedConn wraps a worker's connection to see what fasthttp has no hook
+// for: when the first byte of a response arrives (ab's "Waiting" ends), how
+// many bytes were read, and the raw error of a failed read, which fasthttp
+// turns into io.EOF or ErrTimeout when it happens on the first byte.
+// One timedConn lives in each worker and is reused for every connection.
+type timedConn struct {
+	net.Conn
+	armed     bool
+	firstRead time.Time
+	read      int64 // bytes read since arm
+	total     int64 // bytes read on every connection of the worker
+	err       error // raw error of the last failed read since arm
+}
+
+// arm starts watching for the first byte of the next response.
+func (c *timedConn) arm() {
+	c.armed = true
+	c.read = 0
+	c.err = nil
+}
+
+func (c *timedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		if c.armed {
+			c.firstRead = time.Now()
+			c.armed = false
+		}
+		c.read += int64(n)
+		c.total += int64(n)
+	}
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// dialer opens the connections of a run: the plan's hook or a plain TCP
+// dial, then the TLS handshake for https targets.
+type dialer struct {
+	hook DialFunc
+}
+
+// open dials t and finishes any TLS handshake by deadline; ctx is cancelled
+// when the run stops.
+func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (net.Conn, error) {
+	var conn net.Conn
+	var err error
+	if d.hook != nil {
+		dctx, cancel := context.WithDeadline(ctx, deadline)
+		conn, err = d.hook(dctx, t.addr)
+		cancel()
+	} else {
+		// KeepAlive -1: no TCP keep-alive probes; they would cost four
+		// setsockopt calls per connection and a request never idles that long.
+		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
+		if t.ip.IsValid() {
+			// No resolution and no parallel dial machinery: a third less
+			// CPU per connection without keep-alive.
+			conn, err = dialTCP(ctx, &nd, t.ip)
+		} else {
+			conn, err = nd.DialContext(ctx, "tcp", t.addr)
+		}
+	}
+	if err != nil || t.tls == nil {
+		return conn, err
+	}
+	tc := tls.Client(conn, t.tls)
+	hctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	return tc, nil
+}
+
+// tlsProtocol describes a handshake as ab's "SSL/TLS Protocol" line does:
+// protocol, cipher, server key bits, cipher secret bits. The cipher is Go's
+// (IANA) name, not OpenSSL's.
+func tlsProtocol(conn net.Conn) string {
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return ""
+	}
+	st := tc.ConnectionState()
+	proto := strings.Replace(tls.VersionName(st.Version), "TLS ", "TLSv", 1)
+	cipher := tls.CipherSuiteName(st.CipherSuite)
+	pk := 0
+	if len(st.PeerCertificates) > 0 {
+		switch k := st.PeerCertificates[0].PublicKey.(type) {
+		case *rsa.PublicKey:
+			pk = k.N.BitLen()
+		case *ecdsa.PublicKey:
+			pk = k.Curve.Params().BitSize
+		case ed25519.PublicKey:
+			pk = 256
+		}
+	}
+	return fmt.Sprintf("%s,%s,%d,%d", proto, cipher, pk, secretBits(cipher))
+}
+
+func secretBits(cipher string) int {
+	switch {
+	case strings.Contains(cipher, "AES_128"):
+		return 128
+	case strings.Contains(cipher, "AES_256"), strings.Contains(cipher, "CHACHA20"):
+		return 256
+	default:
+		return 0
+	}
+}
+
+// dialTCP avoids returning a typed nil *net.TCPConn as a non-nil net.Conn.
+func dialTCP(ctx context.Context, nd *net.Dialer, ap netip.AddrPort) (net.Conn, error) {
+	c, err := nd.DialTCP(ctx, "tcp", netip.AddrPort{}, ap)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,394 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+func TestRunFixedBody(t *testing.T) {
+	body := fixedBody(1000)
+	for _, keepAlive := range []bool{false, true} {
+		t.Run(map[bool]string{false: "close", true: "keepalive"}[keepAlive], func(t *testing.T) {
+			ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }, nil)
+			m := run(t, Plan{URLs: []string{ts.URL + "/fixed?x=1"}, Requests: 200, Concurrency: 4, KeepAlive: keepAlive})
+
+			checkEq(t, "Complete", m.Complete, 200)
+			checkEq(t, "Failed", m.Failed, 0)
+			checkEq(t, "StatusCodes[200]", m.StatusCodes[200], 200)
+			checkEq(t, "DocumentLength", m.DocumentLength, 1000)
+			checkEq(t, "BodyReceivedBytes", m.BodyReceivedBytes, 200*1000)
+			checkEq(t, "TotalReceivedBytes", m.TotalReceivedBytes, ts.Stats.written.Load())
+			checkEq(t, "TotalSentBytes", m.TotalSentBytes, ts.Stats.read.Load())
+			checkEq(t, "Total.Count", m.Total.Count, 200)
+			checkEq(t, "ServerSoftware", m.ServerSoftware, "benchq-test/1.0")
+			checkEq(t, "DocumentPath", m.DocumentPath, "/fixed?x=1")
+			checkEq(t, "ServerHostname", m.ServerHostname, "127.0.0.1")
+			wantConns, wantKA := int64(200), int64(0)
+			if keepAlive {
+				wantConns, wantKA = 4, 200
+			}
+			checkEq(t, "server connections", ts.Stats.conns.Load(), wantConns)
+			checkEq(t, "KeepAliveRequests", m.KeepAliveRequests, wantKA)
+			if m.Elapsed <= 0 || m.Total.Max < m.Total.Min || m.Total.Quantile(0.5) > m.Total.Max {
+				t.Errorf("Elapsed %v, Total min %d max %d p50 %d: inconsistent", m.Elapsed, m.Total.Min, m.Total.Max, m.Total.Quantile(0.5))
+			}
+			if keepAlive && m.Connect.Quantile(0.5) != 0 {
+				t.Errorf("keep-alive Connect median = %d µs, want 0 on reused connections", m.Connect.Quantile(0.5))
+			}
+		})
+	}
+}
+
+func TestRunVaryingLength(t *testing.T) {
+	for _, accept := range []bool{false, true} {
+		var n atomic.Int64
+		ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+			ctx.SetBody(fixedBody(10 + int(n.Add(1)-1)%3)) // 10, 11, 12, 10, ...
+		}, nil)
+		m := run(t, Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, AcceptVariableLength: accept})
+		want := int64(20)
+		if accept {
+			want = 0
+		}
+		checkEq(t, "Complete", m.Complete, 30)
+		checkEq(t, "Failures.Length (-l "+map[bool]string{false: "off", true: "on"}[accept]+")", m.Failures.Length, want)
+		checkEq(t, "Failed", m.Failed, want)
+		checkEq(t, "DocumentLength", m.DocumentLength, 10)
+	}
+}
+
+func TestRunNon2xx(t *testing.T) {
+	for _, code := range []int{404, 500} {
+		ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.Error("nope", code) }, nil)
+		m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2})
+		checkEq(t, "Complete", m.Complete, 20)
+		checkEq(t, "Failed", m.Failed, 0)
+		checkEq(t, "Non2xx", m.Non2xx, 20)
+		checkEq(t, "StatusCodes", m.StatusCodes[code], 20)
+	}
+}
+
+func TestRunResetMidResponse(t *testing.T) {
+	var n atomic.Int64
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		if n.Add(1)%2 == 1 {
+			ctx.SetBodyString("ok")
+			return
+		}
+		ctx.HijackSetNoResponse(true)
+		ctx.Hijack(func(c net.Conn) {
+			_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\npartial"))
+			if cc, ok := c.(*countingConn); ok {
+				c = cc.Conn
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				_ = tc.SetLinger(0) // close with RST
+			}
+			_ = c.Close()
+		})
+	}, nil)
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20})
+	checkEq(t, "Complete", m.Complete, 10)
+	checkEq(t, "Failures.Receive", m.Failures.Receive, 10)
+	checkEq(t, "Failed", m.Failed, 10)
+	checkEq(t, "Aborted", m.Aborted, "")
+}
+
+func TestRunTimeout(t *testing.T) {
+	release := make(chan struct{})
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+	}, nil)
+	t.Cleanup(func() { close(release) })
+	const timeout = 150 * time.Millisecond
+	began := time.Now()
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 4, Concurrency: 2, Timeout: timeout})
+	took := time.Since(began)
+	checkEq(t, "Failures.Timeout", m.Failures.Timeout, 4)
+	checkEq(t, "Failed", m.Failed, 4)
+	checkEq(t, "Complete", m.Complete, 0)
+	// Two rounds of two requests, each cut at the timeout.
+	if took < 2*timeout*99/100 || took > 2*timeout+time.Second {
+		t.Errorf("run took %v, want about %v", took, 2*timeout)
+	}
+	if len(m.Failures.Hints()) != 1 || !strings.HasPrefix(m.Failures.Hints()[0], "timeout") {
+		t.Errorf("Hints() = %q, want one timeout hint", m.Failures.Hints())
+	}
+}
+
+func TestRunWaitingIncludesFirstByteDelay(t *testing.T) {
+	const delay = 40 * time.Millisecond
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(delay)
+		ctx.SetBodyString("late")
+	}, nil)
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 4, KeepAlive: true})
+	checkEq(t, "Complete", m.Complete, 4)
+	if want := delay.Microseconds(); m.Waiting.Min < want || m.Total.Min < want {
+		t.Errorf("Waiting.Min = %d µs, Total.Min = %d µs, want both >= %d", m.Waiting.Min, m.Total.Min, want)
+	}
+	if m.Waiting.Max > m.Total.Max {
+		t.Errorf("Waiting.Max = %d µs > Total.Max = %d µs", m.Waiting.Max, m.Total.Max)
+	}
+}
+
+func TestRunKeepAliveServerClosesAfterK(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("hello") },
+		func(s *fasthttp.Server) { s.MaxRequestsPerConn = 3 })
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, RecordSamples: true})
+	checkEq(t, "Complete", m.Complete, 30)
+	checkEq(t, "Failed", m.Failed, 0)
+	checkEq(t, "server connections", ts.Stats.conns.Load(), 10)
+	dialed := 0
+	for _, s := range m.Samples {
+		if s.Connect > 0 {
+			dialed++
+		}
+	}
+	checkEq(t, "samples with a connect time", dialed, 10)
+	checkEq(t, "len(Samples)", len(m.Samples), 30)
+	// The third response on each connection says close: not kept alive.
+	checkEq(t, "KeepAliveRequests", m.KeepAliveRequests, 20)
+}
+
+func TestRunKeepAliveIdleCloseRetried(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("hello") },
+		func(s *fasthttp.Server) { s.IdleTimeout = 10 * time.Millisecond })
+	// Open model at 20/s: the connection idles 50 ms between requests and
+	// the server closes it silently each time.
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 6, Rate: 20, KeepAlive: true})
+	checkEq(t, "Complete", m.Complete, 6)
+	checkEq(t, "Failed", m.Failed, 0)
+	if c := ts.Stats.conns.Load(); c < 4 {
+		t.Errorf("server connections = %d, want about 6 (idle closes)", c)
+	}
+}
+
+func TestRunConnectionRefused(t *testing.T) {
+	url := "http://" + freeAddr(t) + "/"
+	m := run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
+	if m.Aborted == "" || !strings.Contains(m.Aborted, "refused") {
+		t.Errorf("Aborted = %q, want a connection refused message", m.Aborted)
+	}
+	checkEq(t, "Complete", m.Complete, 0)
+	if m.Failures.Connect < 1 || m.Failures.Connect > 2 {
+		t.Errorf("Failures.Connect = %d, want 1..2 (abort at the first refusal)", m.Failures.Connect)
+	}
+
+	m = run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
+	checkEq(t, "Aborted with -r", m.Aborted, "")
+	checkEq(t, "Failures.Connect with -r", m.Failures.Connect, 20)
+	checkEq(t, "Failed with -r", m.Failed, 20)
+}
+
+func TestRunDurationEndsOnTime(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(time.Millisecond)
+		ctx.SetBodyString("x")
+	}, nil)
+	const d = 300 * time.Millisecond
+	began := time.Now()
+	m := run(t, Plan{URLs: []string{ts.URL}, Duration: d, Concurrency: 2, KeepAlive: true})
+	took := time.Since(began)
+	if took < d || took > d+300*time.Millisecond {
+		t.Errorf("run took %v, want %v (+ little)", took, d)
+	}
+	if m.Elapsed < d || m.Elapsed > d+100*time.Millisecond {
+		t.Errorf("Elapsed = %v, want about %v", m.Elapsed, d)
+	}
+	if m.Complete < 10 || m.Failed != 0 {
+		t.Errorf("Complete = %d, Failed = %d, want many and 0", m.Complete, m.Failed)
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	release := make(chan struct{})
+	var n atomic.Int64
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		if n.Add(1) > 5 { // five answers, then a server that hangs
+			<-release
+		}
+		ctx.SetBodyString("x")
+	}, nil)
+	t.Cleanup(func() { close(release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	began := time.Now()
+	m, err := Run(ctx, Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 3})
+	took := time.Since(began)
+	if err != nil {
+		t.Fatalf("Run() error = %v, want nil on cancel", err)
+	}
+	if took > 200*time.Millisecond+time.Second {
+		t.Errorf("Run returned %v after start, want within 1s of the cancel at 200ms", took)
+	}
+	checkEq(t, "Canceled", m.Canceled, true)
+	checkEq(t, "Complete", m.Complete, 5)
+	checkEq(t, "Failed", m.Failed, 0)
+}
+
+func TestRunOpenModelShowsStall(t *testing.T) {
+	var stallMu chanMutex = make(chan struct{}, 1)
+	var n atomic.Int64
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		stallMu.lock() // the whole server stalls, as a GC pause would
+		if n.Add(1) == 100 {
+			time.Sleep(500 * time.Millisecond)
+		}
+		stallMu.unlock()
+		ctx.SetBodyString("x")
+	}, nil)
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 1000, Rate: 1000, Concurrency: 4, KeepAlive: true})
+	checkEq(t, "Complete", m.Complete, 1000)
+	if p99 := m.Total.Quantile(0.99); p99 < 300_000 {
+		t.Errorf("open model corrected p99 = %d µs, want >= 300000 (the stall)", p99)
+	}
+	if m.Open == nil || m.Open.RequestedRate != 1000 || m.Open.LateStarts < 100 {
+		t.Errorf("Open = %+v, want requested 1000 and >= 100 late starts", m.Open)
+	} else if m.Open.Uncorrected.Count != 1000 || m.Open.Uncorrected.Quantile(0.9) > m.Total.Quantile(0.9) {
+		t.Errorf("Uncorrected p90 = %d µs, corrected p90 = %d µs, want uncorrected <= corrected",
+			m.Open.Uncorrected.Quantile(0.9), m.Total.Quantile(0.9))
+	}
+
+	n.Store(0)
+	closed := run(t, Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 1, KeepAlive: true})
+	if p99 := closed.Total.Quantile(0.99); p99 >= 300_000 {
+		t.Errorf("closed model p99 = %d µs, want the stall hidden (< 300000), as ab hides it", p99)
+	}
+	if closed.Total.Max < 500_000 {
+		t.Errorf("closed model max = %d µs, want the stall (>= 500000)", closed.Total.Max)
+	}
+}
+
+type chanMutex chan struct{}
+
+func (m chanMutex) lock()   { m <- struct{}{} }
+func (m chanMutex) unlock() { <-m }
+
+func TestRunRequestOptions(t *testing.T) {
+	var host, method, ctype, order atomic.Value
+	var bodyBytes atomic.Int64
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		host.Store(string(ctx.Host()))
+		method.Store(string(ctx.Method()))
+		ctype.Store(string(ctx.Request.Header.ContentType()))
+		raw := string(ctx.Request.Header.Header())
+		order.Store(strings.Index(raw, "X-First") < strings.Index(raw, "X-Second"))
+		bodyBytes.Add(int64(len(ctx.PostBody())))
+	}, nil)
+	body := fixedBody(777)
+	m := run(t, Plan{
+		URLs:     []string{ts.URL + "/post"},
+		Requests: 10,
+		Body:     body,
+		Headers:  []Header{{"X-First", "1"}, {"Host", "example.test:8080"}, {"X-Second", "2"}},
+	})
+	checkEq(t, "Complete", m.Complete, 10)
+	checkEq(t, "Host seen", host.Load(), any("example.test:8080"))
+	checkEq(t, "method seen", method.Load(), any("POST"))
+	checkEq(t, "content type seen", ctype.Load(), any("text/plain"))
+	checkEq(t, "headers in order", order.Load(), any(true))
+	checkEq(t, "body bytes seen", bodyBytes.Load(), 10*777)
+	checkEq(t, "TotalSentBytes", m.TotalSentBytes, ts.Stats.read.Load())
+	checkEq(t, "Method", m.Method, "POST")
+}
+
+func TestRunHeadAndSeveralURLs(t *testing.T) {
+	var a, b atomic.Int64
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/a" {
+			a.Add(1)
+		} else {
+			b.Add(1)
+		}
+		ctx.SetBody(fixedBody(100))
+	}, nil)
+	m := run(t, Plan{URLs: []string{ts.URL + "/a", ts.URL + "/b"}, Method: "HEAD", Requests: 200, Concurrency: 2, KeepAlive: true})
+	checkEq(t, "Complete", m.Complete, 200)
+	checkEq(t, "Failed", m.Failed, 0)
+	checkEq(t, "BodyReceivedBytes (HEAD)", m.BodyReceivedBytes, 0)
+	if a.Load() < 50 || b.Load() < 50 {
+		t.Errorf("requests per URL = %d, %d, want both chosen (~100 each)", a.Load(), b.Load())
+	}
+}
+
+func TestRunTLSAndDialHook(t *testing.T) {
+	ts := startTLSServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("secure") })
+	var dials atomic.Int64
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Dial: dial})
+	checkEq(t, "Complete", m.Complete, 20)
+	checkEq(t, "dials", dials.Load(), 2)
+	checkEq(t, "ServerPort", strconv.Itoa(m.ServerPort), ts.Addr[strings.LastIndex(ts.Addr, ":")+1:])
+	if !strings.HasPrefix(m.TLSProtocol, "TLSv1.") {
+		t.Errorf("TLSProtocol = %q, want TLSv1.x,...", m.TLSProtocol)
+	}
+}
+
+func TestRunConcurrencyNotCappedAt512(t *testing.T) {
+	const c = 600
+	var inFlight atomic.Int64
+	all := make(chan struct{})
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		if inFlight.Add(1) == c {
+			close(all)
+		}
+		select { // hold every request until all c are in flight
+		case <-all:
+		case <-time.After(5 * time.Second):
+		}
+		ctx.SetBodyString("x")
+	}, nil)
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: c, Concurrency: c, KeepAlive: true})
+	checkEq(t, "Complete", m.Complete, c)
+	checkEq(t, "max open connections on the server", ts.Stats.maxOpen.Load(), c)
+}
+
+func TestRunProgress(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(time.Millisecond)
+		ctx.SetBodyString("x")
+	}, nil)
+	var snaps []Snapshot // Progress is called from one goroutine, ended before Run returns
+	m := run(t, Plan{URLs: []string{ts.URL}, Duration: 250 * time.Millisecond, Concurrency: 2, KeepAlive: true,
+		ProgressInterval: 50 * time.Millisecond, Progress: func(s Snapshot) { snaps = append(snaps, s) }})
+	if len(snaps) < 3 {
+		t.Fatalf("Progress called %d times, want >= 3", len(snaps))
+	}
+	last := snaps[len(snaps)-1]
+	if last.Completed <= snaps[0].Completed || last.Completed > m.Complete || last.CurrentRPS <= 0 || last.BytesRead <= 0 {
+		t.Errorf("snapshots %+v ... %+v, want growing counts up to %d and a rate", snaps[0], last, m.Complete)
+	}
+	if last.InFlight < 0 || last.InFlight > 2 {
+		t.Errorf("InFlight = %d, want 0..2", last.InFlight)
+	}
+}
+
+func TestRunInvalidPlan(t *testing.T) {
+	_, err := Run(context.Background(), Plan{URLs: []string{"ftp://127.0.0.1/"}, Requests: 1})
+	if !errors.Is(err, ErrInvalidPlan) || !strings.Contains(err.Error(), "scheme") {
+		t.Errorf("Run(ftp URL) error = %v, want an invalid plan naming the scheme", err)
+	}
+}
+
+func checkEq[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}

@@ -1,0 +1,38 @@
+package loadgen
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// benchRun measures whole runs of b.N requests against an in-process
+// fasthttp server on loopback: ns/op and allocs/op are per request, the
+// run's setup amortized (client and server share the machine's CPUs).
+func benchRun(b *testing.B, keepAlive bool, concurrency int) {
+	body := fixedBody(7638) // the seeds' HTML page
+	ts := startServer(b, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }, nil)
+	p := Plan{URLs: []string{ts.URL + "/page.html"}, KeepAlive: keepAlive, Concurrency: concurrency}
+	// Warm the server's pools so they are not charged to the first op.
+	p.Requests = 100
+	if _, err := Run(context.Background(), p); err != nil {
+		b.Fatal(err)
+	}
+	p.Requests = max(b.N, concurrency)
+	b.ReportAllocs()
+	b.ResetTimer()
+	m, err := Run(context.Background(), p)
+	b.StopTimer()
+	if err != nil || m.Complete != int64(p.Requests) || m.Failed != 0 {
+		b.Fatalf("Run = %d complete, %d failed, %v; want %d, 0, nil", m.Complete, m.Failed, err, p.Requests)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+}
+
+func BenchmarkKeepAlive(b *testing.B)   { benchRun(b, true, 1) }
+func BenchmarkKeepAliveC8(b *testing.B) { benchRun(b, true, 8) }
+func BenchmarkNoKeepAlive(b *testing.B) { benchRun(b, false, 1) }

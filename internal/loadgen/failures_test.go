@@ -1,0 +1,69 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+func TestClassify(t *testing.T) {
+	op := func(err error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}
+	}
+	tests := []struct {
+		st   stage
+		err  error
+		want class
+	}{
+		{stageDial, op(syscall.ECONNREFUSED), classConnect},
+		{stageDial, op(syscall.EADDRNOTAVAIL), classPortExhaustion},
+		{stageDial, os.ErrDeadlineExceeded, classTimeout},
+		{stageDial, fmt.Errorf("tls handshake: %w", errors.New("bad certificate")), classConnect},
+		{stageWrite, op(syscall.EPIPE), classWrite},
+		{stageRead, op(syscall.ECONNRESET), classReceive},
+		{stageRead, io.ErrUnexpectedEOF, classReceive},
+		{stageRead, io.EOF, classReceive},
+		{stageRead, fasthttp.ErrTimeout, classTimeout},
+		{stageRead, op(os.ErrDeadlineExceeded), classTimeout},
+		{stageRead, errors.New("cannot parse response status code"), classException},
+	}
+	for _, tt := range tests {
+		if got := classify(tt.st, tt.err); got != tt.want {
+			t.Errorf("classify(%d, %v) = %d, want %d", tt.st, tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestFailuresHints(t *testing.T) {
+	if h := (Failures{}).Hints(); len(h) != 0 {
+		t.Errorf("Hints() of no failures = %q, want none", h)
+	}
+	f := Failures{Length: 3, PortExhaustion: 1}
+	h := f.Hints()
+	if len(h) != 2 || !strings.HasPrefix(h[0], "length") || !strings.Contains(h[1], "ip_local_port_range") {
+		t.Errorf("Hints() = %q, want a length hint then the port exhaustion hint", h)
+	}
+	if f.Total() != 4 {
+		t.Errorf("Total() = %d, want 4", f.Total())
+	}
+}
+
+func TestServerSoftware(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Apache/2.4.41 (Ubuntu)", "Apache/2.4.41"},
+		{"nginx/1.22.1", "nginx/1.22.1"},
+		{"", ""},
+		{"a\tb", "a"},
+	} {
+		if got := serverSoftware([]byte(tt.in)); got != tt.want {
+			t.Errorf("serverSoftware(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

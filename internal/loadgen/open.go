@@ -1,0 +1,48 @@
+package loadgen
+
+import "time"
+
+// Open-model pacing thresholds.
+const (
+	// sleepFloor: a start closer than this is not worth a timer; the
+	// request goes at once, a few µs early at most.
+	sleepFloor = 50 * time.Microsecond
+	// lateAfter: a start later than this after its intended time is late.
+	lateAfter = time.Millisecond
+)
+
+// runOpen starts request i at start + i/Rate, taking the next index whenever
+// the worker is free, so Concurrency caps the requests in flight. Latency
+// runs from the intended start: a stalled server delays the starts behind it
+// and their wait is counted, as wrk2 does, instead of omitted.
+func (w *worker) runOpen() {
+	e := w.e
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for !e.stopped() {
+		i := e.issued.Add(1) - 1
+		if e.plan.Requests > 0 && i >= int64(e.plan.Requests) {
+			return
+		}
+		offset := time.Duration(float64(i) * float64(time.Second) / e.plan.Rate)
+		if e.plan.Duration > 0 && offset >= e.plan.Duration {
+			return
+		}
+		intended := e.start.Add(offset)
+		now := time.Now()
+		if wait := intended.Sub(now); wait > sleepFloor {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-e.stopCh:
+				return
+			}
+			now = time.Now()
+		}
+		if now.Sub(intended) > lateAfter {
+			w.local.late++
+		}
+		w.local.lastStart = now
+		w.do(intended, now)
+	}
+}

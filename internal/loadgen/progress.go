@@ -1,0 +1,49 @@
+package loadgen
+
+import "time"
+
+// startProgress calls Plan.Progress every ProgressInterval from one
+// goroutine until the run stops; the returned channel closes when it has
+// returned for the last time.
+func (e *engine) startProgress() <-chan struct{} {
+	done := make(chan struct{})
+	if e.plan.Progress == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(e.plan.ProgressInterval)
+		defer tick.Stop()
+		var prev Snapshot
+		for {
+			select {
+			case <-e.stopCh:
+				return
+			case <-tick.C:
+				s := e.snapshot(prev)
+				e.plan.Progress(s)
+				prev = s
+			}
+		}
+	}()
+	return done
+}
+
+// snapshot sums the workers' counters; prev gives the interval for the rate.
+func (e *engine) snapshot(prev Snapshot) Snapshot {
+	s := Snapshot{Elapsed: time.Since(e.start)}
+	var started, done int64
+	for _, w := range e.workers {
+		started += w.pub.started.Load()
+		done += w.pub.done.Load()
+		s.Completed += w.pub.completed.Load()
+		s.Failed += w.pub.failed.Load()
+		s.BytesRead += w.pub.bytes.Load()
+	}
+	s.InFlight = max(0, started-done)
+	if dt := (s.Elapsed - prev.Elapsed).Seconds(); dt > 0 {
+		s.CurrentRPS = float64(s.Completed-prev.Completed) / dt
+	}
+	return s
+}

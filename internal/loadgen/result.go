@@ -1,0 +1,80 @@
+package loadgen
+
+import "time"
+
+// measurement assembles the result once every worker has stopped.
+func (e *engine) measurement() *Measurement {
+	t := &e.targets[0]
+	m := &Measurement{
+		ServerSoftware: e.serverSoftware,
+		ServerHostname: t.host,
+		ServerPort:     t.port,
+		DocumentPath:   t.path,
+		DocumentLength: max(0, e.docLen.Load()),
+		TLSProtocol:    e.tlsProto,
+		Concurrency:    e.plan.Concurrency,
+		KeepAlive:      e.plan.KeepAlive,
+		Method:         e.plan.Method,
+		Started:        e.start,
+		StatusCodes:    make(map[int]int64),
+		Canceled:       e.reason == stopCanceled,
+	}
+	if e.reason == stopAborted {
+		m.Aborted = e.abortedMsg
+	}
+	if e.open {
+		m.Open = &OpenModel{RequestedRate: e.plan.Rate}
+	}
+	var lastEvent, lastStart time.Time
+	for _, w := range e.workers {
+		c := &w.local
+		m.Complete += w.pub.completed.Load()
+		m.Failures.merge(c.failures)
+		m.WriteErrors += c.writeErrors
+		m.Non2xx += c.non2xx
+		m.KeepAliveRequests += c.keepAlive
+		m.TotalReceivedBytes += w.pub.bytes.Load()
+		m.BodyReceivedBytes += c.body
+		m.TotalSentBytes += c.sent
+		m.Samples = append(m.Samples, c.samples...)
+		if c.lastEvent.After(lastEvent) {
+			lastEvent = c.lastEvent
+		}
+		if c.lastStart.After(lastStart) {
+			lastStart = c.lastStart
+		}
+		if m.Open != nil {
+			m.Open.LateStarts += c.late
+		}
+	}
+	m.Failed = m.Failures.Total()
+	for _, s := range e.shards {
+		s.into(m)
+	}
+	m.Elapsed = e.elapsed(lastEvent)
+	if m.Open != nil && !lastStart.IsZero() {
+		// n starts on time span (n-1) intervals; count the last one's too.
+		span := lastStart.Sub(e.start).Seconds() + 1/e.plan.Rate
+		m.Open.AchievedRate = float64(e.started()) / span
+	}
+	return m
+}
+
+// elapsed is ab's "Time taken for tests": to the last completion or failure,
+// or to the stop when the run was timed, canceled or aborted (ab takes "now"
+// on -t and Ctrl-C).
+func (e *engine) elapsed(lastEvent time.Time) time.Duration {
+	end := e.stoppedAt
+	if e.reason == stopFinished && !lastEvent.IsZero() {
+		end = lastEvent
+	}
+	return max(0, end.Sub(e.start))
+}
+
+func (e *engine) started() int64 {
+	var n int64
+	for _, w := range e.workers {
+		n += w.pub.started.Load()
+	}
+	return n
+}

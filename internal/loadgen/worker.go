@@ -1,0 +1,314 @@
+package loadgen
+
+import (
+	"bufio"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// readBufferSize bounds a response header, as ab's 8 KB buffer does.
+const readBufferSize = 8192
+
+// aLongTimeAgo is a deadline that makes blocked I/O return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// tally is what the progress reporter reads of a worker while it runs.
+type tally struct {
+	started, done, completed, failed, bytes atomic.Int64
+}
+
+// worker runs requests one after another on a connection it owns, writing
+// and reading it directly with fasthttp's request bytes and Response.Read:
+// no pool, no per-host cap, no goroutine or allocation per request.
+type worker struct {
+	e     *engine
+	shard *shard
+	pub   tally
+
+	tc      timedConn
+	conn    net.Conn // current connection; nil when none
+	connTo  int      // index of the target conn is connected to
+	br      *bufio.Reader
+	resp    *fasthttp.Response
+	armedAt time.Time // when the current deadline was set
+
+	mu   sync.Mutex // guards live against the stopper
+	live net.Conn
+
+	batch []record
+	local counts
+}
+
+// counts are the worker's own totals, read only after it has stopped.
+type counts struct {
+	failures    Failures
+	writeErrors int64
+	non2xx      int64
+	keepAlive   int64
+	sent        int64
+	body        int64
+	late        int64
+	lastEvent   time.Time // last completion or failure
+	lastStart   time.Time // open model: last actual start
+	samples     []Sample
+}
+
+// timing holds the timestamps of one request.
+type timing struct {
+	reused                              bool
+	connected, written, firstByte, done time.Time
+}
+
+var errStopped = errors.New("loadgen: run stopped")
+
+func (w *worker) run() {
+	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
+	w.resp = fasthttp.AcquireResponse()
+	w.resp.KeepBodyBuffer = true // reuse the body's memory from request to request
+	w.batch = make([]record, 0, batchSize)
+	defer w.finish()
+	if w.e.open {
+		w.runOpen()
+	} else {
+		w.runClosed()
+	}
+}
+
+func (w *worker) finish() {
+	w.closeConn()
+	w.flush()
+	w.resp.KeepBodyBuffer = false
+	fasthttp.ReleaseResponse(w.resp)
+	w.resp, w.br = nil, nil
+}
+
+// runClosed is ab's model: the next request starts when the previous ends,
+// until the budget or the run ends.
+func (w *worker) runClosed() {
+	var next time.Time
+	for w.e.take() {
+		start := next
+		if start.IsZero() {
+			start = time.Now()
+		}
+		next = w.do(start, start)
+	}
+}
+
+// do runs one request meant to start at intended that starts at start. It
+// returns the completion time, which the next request reuses as its start
+// (ab's rule on a kept-alive connection, and one clock read saved), or the
+// zero time when the next start must be read afresh.
+func (w *worker) do(intended, start time.Time) time.Time {
+	w.pub.started.Add(1)
+	ti := 0
+	if n := len(w.e.targets); n > 1 {
+		ti = rand.IntN(n)
+	}
+	tm, st, err := w.attempt(ti, start)
+	if err != nil && tm.reused && st != stageDial && w.tc.read == 0 && isStaleConn(err) && !w.e.stopped() {
+		// The server closed the idle kept-alive connection before this
+		// request reached it: not a failure, ab retries it silently.
+		w.closeConn()
+		tm, st, err = w.attempt(ti, start)
+	}
+	if err != nil {
+		w.fail(st, err)
+		return time.Time{}
+	}
+	return w.complete(intended, start, &tm)
+}
+
+// attempt sends the request to target ti on the current connection or a
+// new one and reads the whole response.
+func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err error) {
+	t := &w.e.targets[ti]
+	tm.reused = w.conn != nil && w.connTo == ti
+	tm.connected = start
+	if !tm.reused {
+		if err = w.connect(ti, start); err != nil {
+			return tm, stageDial, err
+		}
+		tm.connected = time.Now()
+	}
+	w.arm(start)
+	w.tc.arm()
+	n, err := w.conn.Write(t.req)
+	w.local.sent += int64(n)
+	if err != nil {
+		return tm, stageWrite, err
+	}
+	tm.written = time.Now()
+	w.resp.SkipBody = t.head
+	if err = w.resp.Read(w.br); err != nil {
+		if w.tc.err != nil {
+			err = w.tc.err // fasthttp reports a failed first read as io.EOF
+		}
+		return tm, stageRead, err
+	}
+	closing := w.resp.ConnectionClose()
+	if closing {
+		// Wait for the server's close, as ab does without -k: Total ends
+		// there, and the TIME_WAIT stays with the server, whose active close
+		// it is, instead of eating this machine's ephemeral ports.
+		_, _ = w.br.Peek(1)
+	}
+	tm.done = time.Now()
+	tm.firstByte = w.tc.firstRead
+	if closing || !w.e.plan.KeepAlive {
+		w.closeConn()
+	}
+	return tm, st, nil
+}
+
+// connect opens a connection to target ti, bounded by the request's deadline.
+func (w *worker) connect(ti int, start time.Time) error {
+	w.closeConn()
+	t := &w.e.targets[ti]
+	conn, err := w.e.dialer.open(w.e.dialCtx, t, start.Add(w.e.plan.Timeout))
+	if err != nil {
+		return err
+	}
+	if t.tls != nil {
+		w.e.noteTLS(conn)
+	}
+	w.tc.Conn = conn
+	w.br.Reset(&w.tc)
+	w.conn, w.connTo = conn, ti
+	w.armedAt = time.Time{}
+	w.mu.Lock()
+	w.live = conn
+	w.mu.Unlock()
+	if w.e.stopped() {
+		w.closeConn()
+		return errStopped
+	}
+	return nil
+}
+
+// arm bounds the request starting at start by the plan's timeout. A deadline
+// costs two runtime timer updates, so it is renewed only once the current one
+// would cut a request more than 1% short: each request then gets between 99%
+// and 100% of Timeout, as fasthttp's server does with its own deadlines.
+func (w *worker) arm(start time.Time) {
+	timeout := w.e.plan.Timeout
+	if !w.armedAt.IsZero() && start.Sub(w.armedAt) < timeout/100 {
+		return
+	}
+	w.armedAt = start
+	_ = w.conn.SetDeadline(start.Add(timeout))
+	if w.e.stopped() {
+		// The stopper may have set its past deadline just before ours.
+		_ = w.conn.SetDeadline(aLongTimeAgo)
+	}
+}
+
+func (w *worker) closeConn() {
+	if w.conn == nil {
+		return
+	}
+	w.mu.Lock()
+	w.live = nil
+	w.mu.Unlock()
+	_ = w.conn.Close()
+	w.conn, w.tc.Conn = nil, nil
+}
+
+// interrupt makes the worker's blocked I/O return; called by the stopper.
+func (w *worker) interrupt() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.live != nil {
+		_ = w.live.SetDeadline(aLongTimeAgo)
+	}
+}
+
+// fail counts a request that did not complete. A request cut short by the
+// end of the run is not counted at all, as ab -t does with those in flight.
+func (w *worker) fail(st stage, err error) {
+	now := time.Now()
+	w.closeConn()
+	w.pub.done.Add(1)
+	w.pub.bytes.Store(w.tc.total)
+	if w.e.stopped() {
+		return
+	}
+	c := classify(st, err)
+	w.local.failures.add(c)
+	w.pub.failed.Add(1)
+	w.local.lastEvent = now
+	if c == classWrite {
+		w.local.writeErrors++
+	}
+	if c == classConnect && errors.Is(err, syscall.ECONNREFUSED) &&
+		!w.e.plan.ContinueOnError && w.e.docLen.Load() < 0 {
+		w.e.abort(err)
+	}
+}
+
+// complete counts a completed request and queues its timings for the shard.
+func (w *worker) complete(intended, start time.Time, tm *timing) time.Time {
+	e, resp := w.e, w.resp
+	body := int64(len(resp.Body()))
+	status := resp.StatusCode()
+	if doc := e.first(resp, body); body != doc && !e.plan.AcceptVariableLength {
+		w.local.failures.Length++
+		w.pub.failed.Add(1)
+	}
+	if status < 200 || status > 299 {
+		w.local.non2xx++
+	}
+	if e.plan.KeepAlive && w.conn != nil {
+		w.local.keepAlive++
+	}
+	w.local.body += body
+	w.local.lastEvent = tm.done
+	w.batch = append(w.batch, record{
+		connect:     micros(tm.connected.Sub(start)),
+		waiting:     micros(tm.firstByte.Sub(tm.written)),
+		total:       micros(tm.done.Sub(intended)),
+		uncorrected: micros(tm.done.Sub(start)),
+		status:      int32(status),
+	})
+	w.pub.completed.Add(1)
+	w.pub.done.Add(1)
+	w.pub.bytes.Store(w.tc.total)
+	if e.plan.RecordSamples {
+		w.sample(intended, start, tm, status)
+	}
+	if len(w.batch) == batchSize {
+		w.flush()
+		return time.Time{} // the flush took time: read the clock afresh
+	}
+	return tm.done
+}
+
+func (w *worker) sample(intended, start time.Time, tm *timing, status int) {
+	connect := tm.connected.Sub(start)
+	w.local.samples = append(w.local.samples, Sample{
+		Start:      start,
+		Connect:    connect,
+		Processing: tm.done.Sub(start) - connect,
+		Waiting:    tm.firstByte.Sub(tm.written),
+		Total:      tm.done.Sub(intended),
+		Status:     status,
+	})
+}
+
+func (w *worker) flush() {
+	if len(w.batch) > 0 {
+		w.shard.add(w.batch, w.e.open)
+		w.batch = w.batch[:0]
+	}
+}
+
+func micros(d time.Duration) int64 {
+	return max(0, int64(d/time.Microsecond))
+}
