@@ -1,0 +1,185 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+)
+
+// Command is the role a benchq process plays.
+type Command string
+
+const (
+	// CommandAll runs the API, one worker and, without a Redis URL, an
+	// embedded in-memory Redis: the zero-install development mode.
+	CommandAll Command = "all"
+	// CommandServe runs the API only; it needs a Redis URL.
+	CommandServe Command = "serve"
+	// CommandWorker runs a worker only; it needs a Redis URL.
+	CommandWorker Command = "worker"
+)
+
+// ErrHelp is returned by Load when the arguments ask for --help; the caller
+// prints Usage and exits successfully.
+var ErrHelp = flag.ErrHelp
+
+// ErrInvalid wraps every configuration problem Load reports.
+var ErrInvalid = errors.New("config: invalid")
+
+// Config is everything a benchq service process needs to start.
+type Config struct {
+	Command Command
+
+	// Addr is the API's listen address (host:port). Port 0 picks a free one.
+	Addr string
+	// RedisURL selects the Redis deployment (redis://, rediss://,
+	// redis+sentinel://, redis+cluster://); empty means embedded miniredis,
+	// allowed only for CommandAll.
+	RedisURL string
+	// Workers is how many jobs one worker process runs at once. The default
+	// is 1: a load generator must not share its CPU with another.
+	Workers int
+	// Retention is how long finished jobs and their runs are kept.
+	Retention time.Duration
+	// ShutdownTimeout bounds graceful shutdown after SIGTERM.
+	ShutdownTimeout time.Duration
+	// LogLevel is the minimum level logged.
+	LogLevel slog.Level
+	// LogFormat is "text" or "json".
+	LogFormat string
+	// MaxBody is the largest request body the API accepts, in bytes.
+	MaxBody int64
+
+	// Job limits; zero keeps the built-in default of internal/job
+	// (DefaultLimits). They apply to every job until API keys carry quotas.
+	MaxConcurrency int
+	MaxRequests    int
+	MaxRuns        int
+	MaxDuration    time.Duration
+
+	// HTTP server timeouts; they keep slow or idle clients from holding
+	// connections forever (slowloris).
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+}
+
+// Defaults returns the configuration used when neither a flag nor an
+// environment variable says otherwise.
+func Defaults() Config {
+	return Config{
+		Command:           CommandAll,
+		Addr:              "127.0.0.1:8080",
+		Workers:           1,
+		Retention:         720 * time.Hour,
+		ShutdownTimeout:   30 * time.Second,
+		LogLevel:          slog.LevelInfo,
+		LogFormat:         "text",
+		MaxBody:           1 << 20,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+}
+
+// Load parses the command line (without the program name) and the
+// environment into a Config. The first argument may name a subcommand
+// (serve, worker); otherwise the command is "all". It returns ErrHelp for
+// -h/--help, and an error wrapping ErrInvalid for anything it cannot accept.
+func Load(args []string, getenv func(string) string) (Config, error) {
+	cfg := Defaults()
+	cmd, rest := splitCommand(args)
+	cfg.Command = cmd
+	fs := newFlagSet(&cfg, getenv, io.Discard)
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, ErrHelp
+		}
+		return cfg, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("%w: unexpected argument %q", ErrInvalid, fs.Arg(0))
+	}
+	if err := fs.envErr(); err != nil {
+		return cfg, err
+	}
+	if err := cfg.validate(); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// Usage writes the help text of a command: every flag, the environment
+// variable behind it and its default.
+func Usage(w io.Writer, cmd Command) {
+	cfg := Defaults()
+	cfg.Command = cmd
+	fs := newFlagSet(&cfg, func(string) string { return "" }, w)
+	fs.Usage()
+}
+
+// IsCommand reports whether name is a service subcommand Load accepts.
+func IsCommand(name string) bool {
+	return name == string(CommandServe) || name == string(CommandWorker) || name == string(CommandAll)
+}
+
+func splitCommand(args []string) (Command, []string) {
+	if len(args) > 0 && IsCommand(args[0]) {
+		return Command(args[0]), args[1:]
+	}
+	return CommandAll, args
+}
+
+func (c Config) validate() error {
+	var problems []string
+	if c.RedisURL == "" && c.Command != CommandAll {
+		problems = append(problems, fmt.Sprintf("benchq %s needs a Redis URL (--redis-url or BENCHQ_REDIS_URL)", c.Command))
+	}
+	if c.RedisURL != "" {
+		if _, err := ParseRedisURL(c.RedisURL); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if c.Workers < 1 {
+		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
+	}
+	for _, n := range []struct {
+		name string
+		v    int64
+	}{
+		{"max-concurrency", int64(c.MaxConcurrency)}, {"max-requests", int64(c.MaxRequests)},
+		{"max-runs", int64(c.MaxRuns)}, {"max-duration", int64(c.MaxDuration)},
+	} {
+		if n.v < 0 {
+			problems = append(problems, fmt.Sprintf("%s must not be negative, got %d", n.name, n.v))
+		}
+	}
+	if c.MaxBody < 1 {
+		problems = append(problems, fmt.Sprintf("max-body must be positive, got %d", c.MaxBody))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		problems = append(problems, fmt.Sprintf("log-format must be text or json, got %q", c.LogFormat))
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{
+		{"retention", c.Retention}, {"shutdown-timeout", c.ShutdownTimeout},
+		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout},
+		{"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout},
+	} {
+		if d.d <= 0 {
+			problems = append(problems, fmt.Sprintf("%s must be positive, got %s", d.name, d.d))
+		}
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+}

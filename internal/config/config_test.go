@@ -1,0 +1,131 @@
+package config
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		check func(Config) (got, want any)
+	}{
+		{"defaults", nil, nil, func(c Config) (any, any) {
+			return c, Defaults()
+		}},
+		{"env addr", nil, map[string]string{"BENCHQ_ADDR": "127.0.0.1:9999"}, func(c Config) (any, any) {
+			return c.Addr, "127.0.0.1:9999"
+		}},
+		{"flag overrides env", []string{"--addr", "127.0.0.1:1"}, map[string]string{"BENCHQ_ADDR": "127.0.0.1:9999"}, func(c Config) (any, any) {
+			return c.Addr, "127.0.0.1:1"
+		}},
+		{"flag fixes a bad env value", []string{"-workers=3"}, map[string]string{"BENCHQ_WORKERS": "many"}, func(c Config) (any, any) {
+			return c.Workers, 3
+		}},
+		{"serve with redis env", []string{"serve"}, map[string]string{"BENCHQ_REDIS_URL": "redis://127.0.0.1:6379/0"}, func(c Config) (any, any) {
+			return c.Command, CommandServe
+		}},
+		{"worker concurrency from env", []string{"worker", "--redis-url", "redis://127.0.0.1:6379"}, map[string]string{"BENCHQ_WORKERS": "4"}, func(c Config) (any, any) {
+			return c.Workers, 4
+		}},
+		{"durations", []string{"--retention=1h", "--shutdown-timeout=5s"}, map[string]string{"BENCHQ_RETENTION": "2h"}, func(c Config) (any, any) {
+			return [2]time.Duration{c.Retention, c.ShutdownTimeout}, [2]time.Duration{time.Hour, 5 * time.Second}
+		}},
+		{"log level env", nil, map[string]string{"BENCHQ_LOG_LEVEL": "debug"}, func(c Config) (any, any) {
+			return c.LogLevel, slog.LevelDebug
+		}},
+		{"max body flag", []string{"--max-body", "2048"}, nil, func(c Config) (any, any) {
+			return c.MaxBody, int64(2048)
+		}},
+		{"limits", []string{"--max-concurrency", "64", "--max-duration", "2m"}, map[string]string{"BENCHQ_MAX_RUNS": "10"}, func(c Config) (any, any) {
+			return [3]int64{int64(c.MaxConcurrency), int64(c.MaxDuration), int64(c.MaxRuns)}, [3]int64{64, int64(2 * time.Minute), 10}
+		}},
+		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
+			return c.Command, CommandAll
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Load(tt.args, env(tt.env))
+			if err != nil {
+				t.Fatalf("Load(%q) error: %v", tt.args, err)
+			}
+			if got, want := tt.check(c); got != want {
+				t.Errorf("Load(%q, %v) = %+v, want %+v", tt.args, tt.env, got, want)
+			}
+		})
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		mention string
+	}{
+		{"serve without redis", []string{"serve"}, nil, "needs a Redis URL"},
+		{"worker without redis", []string{"worker"}, nil, "needs a Redis URL"},
+		{"bad env duration", nil, map[string]string{"BENCHQ_RETENTION": "forever"}, "BENCHQ_RETENTION"},
+		{"bad env int", nil, map[string]string{"BENCHQ_WORKERS": "x"}, "BENCHQ_WORKERS"},
+		{"zero workers", []string{"--workers", "0"}, nil, "workers must be at least 1"},
+		{"bad scheme", []string{"--redis-url", "http://127.0.0.1:6379"}, nil, "scheme"},
+		{"unknown flag", []string{"--nope"}, nil, "nope"},
+		{"worker has no addr", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--addr", "127.0.0.1:1"}, nil, "addr"},
+		{"serve has no workers", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--workers", "2"}, nil, "workers"},
+		{"stray argument", []string{"serve", "extra"}, map[string]string{"BENCHQ_REDIS_URL": "redis://127.0.0.1:6379"}, "extra"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"negative timeout", []string{"--read-timeout", "-1s"}, nil, "read-timeout"},
+		{"negative limit", []string{"--max-runs", "-1"}, nil, "max-runs"},
+		{"bad log level", nil, map[string]string{"BENCHQ_LOG_LEVEL": "loud"}, "BENCHQ_LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.args, env(tt.env))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Load(%q, %v) = %v, want ErrInvalid", tt.args, tt.env, err)
+			}
+			if !strings.Contains(err.Error(), tt.mention) {
+				t.Errorf("Load(%q) = %q, want it to mention %q", tt.args, err, tt.mention)
+			}
+		})
+	}
+}
+
+func TestLoadHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"serve", "--help"}, {"worker", "-help"}} {
+		if _, err := Load(args, env(nil)); !errors.Is(err, ErrHelp) {
+			t.Errorf("Load(%q) = %v, want ErrHelp", args, err)
+		}
+	}
+}
+
+func TestUsageListsEveryFlag(t *testing.T) {
+	var b strings.Builder
+	Usage(&b, CommandAll)
+	out := b.String()
+	for _, want := range []string{
+		"--addr", "BENCHQ_ADDR", "default 127.0.0.1:8080",
+		"--redis-url", "BENCHQ_REDIS_URL",
+		"--workers", "BENCHQ_WORKERS", "default 1",
+		"--retention", "BENCHQ_RETENTION", "default 720h0m0s",
+		"--shutdown-timeout", "BENCHQ_SHUTDOWN_TIMEOUT",
+		"--log-level", "BENCHQ_LOG_LEVEL", "default INFO",
+		"--max-body", "BENCHQ_MAX_BODY", "default 1048576",
+		"BENCHQ_READ_HEADER_TIMEOUT", "BENCHQ_IDLE_TIMEOUT",
+		"BENCHQ_MAX_CONCURRENCY", "BENCHQ_MAX_REQUESTS", "BENCHQ_MAX_RUNS", "BENCHQ_MAX_DURATION",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Usage(all) lacks %q:\n%s", want, out)
+		}
+	}
+}

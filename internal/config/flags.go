@@ -1,0 +1,160 @@
+package config
+
+import (
+	"encoding"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// flagSet is a flag.FlagSet whose defaults come from BENCHQ_* variables. A
+// variable that does not parse is remembered and reported after flag
+// parsing, so a flag given on the command line still wins over a bad
+// variable only if the user fixed it there.
+type flagSet struct {
+	*flag.FlagSet
+	getenv  func(string) string
+	envs    map[string]string // flag name -> variable
+	envErrs map[string]string // flag name -> problem
+}
+
+func newFlagSet(cfg *Config, getenv func(string) string, out io.Writer) *flagSet {
+	name := "benchq"
+	if cfg.Command != CommandAll {
+		name += " " + string(cfg.Command)
+	}
+	fs := &flagSet{
+		FlagSet: flag.NewFlagSet(name, flag.ContinueOnError),
+		getenv:  getenv,
+		envs:    map[string]string{},
+		envErrs: map[string]string{},
+	}
+	fs.SetOutput(out)
+	fs.Usage = func() { fs.usage(out, cfg.Command) }
+	fs.define(cfg)
+	return fs
+}
+
+// define declares every flag. The worker's process has no API, so it does
+// not offer the API's flags (a typo there is then an error, not a no-op).
+func (fs *flagSet) define(cfg *Config) {
+	fs.str(&cfg.RedisURL, "redis-url", "BENCHQ_REDIS_URL", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster:// (empty: embedded in-memory Redis, all-in-one only)")
+	if cfg.Command != CommandWorker {
+		fs.str(&cfg.Addr, "addr", "BENCHQ_ADDR", "API listen address")
+		fs.int64(&cfg.MaxBody, "max-body", "BENCHQ_MAX_BODY", "largest accepted request body in bytes")
+		fs.duration(&cfg.ReadHeaderTimeout, "read-header-timeout", "BENCHQ_READ_HEADER_TIMEOUT", "time allowed to read request headers")
+		fs.duration(&cfg.ReadTimeout, "read-timeout", "BENCHQ_READ_TIMEOUT", "time allowed to read a whole request")
+		fs.duration(&cfg.WriteTimeout, "write-timeout", "BENCHQ_WRITE_TIMEOUT", "time allowed to write a response (event streams excepted)")
+		fs.duration(&cfg.IdleTimeout, "idle-timeout", "BENCHQ_IDLE_TIMEOUT", "keep-alive idle connection timeout")
+		fs.integer(&cfg.MaxConcurrency, "max-concurrency", "BENCHQ_MAX_CONCURRENCY", "largest concurrency a job may ask for (0: built-in 10000)")
+		fs.integer(&cfg.MaxRequests, "max-requests", "BENCHQ_MAX_REQUESTS", "largest request count of one run (0: built-in 10000000)")
+		fs.integer(&cfg.MaxRuns, "max-runs", "BENCHQ_MAX_RUNS", "most runs (points x repeats) in one job (0: built-in 1000)")
+		fs.duration(&cfg.MaxDuration, "max-duration", "BENCHQ_MAX_DURATION", "longest run duration or request timeout (0: built-in 1h)")
+	}
+	if cfg.Command != CommandServe {
+		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
+	}
+	fs.duration(&cfg.Retention, "retention", "BENCHQ_RETENTION", "how long finished jobs are kept")
+	fs.duration(&cfg.ShutdownTimeout, "shutdown-timeout", "BENCHQ_SHUTDOWN_TIMEOUT", "bound on graceful shutdown")
+	fs.text(&cfg.LogLevel, "log-level", "BENCHQ_LOG_LEVEL", "minimum log level: debug, info, warn, error")
+	fs.str(&cfg.LogFormat, "log-format", "BENCHQ_LOG_FORMAT", "log format: text or json")
+}
+
+// fromEnv applies the variable behind a flag, if set, through parse.
+func (fs *flagSet) fromEnv(name, env string, parse func(string) error) {
+	fs.envs[name] = env
+	v := fs.getenv(env)
+	if v == "" {
+		return
+	}
+	if err := parse(v); err != nil {
+		fs.envErrs[name] = fmt.Sprintf("%s=%q: %v", env, v, err)
+	}
+}
+
+func (fs *flagSet) str(p *string, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error { *p = v; return nil })
+	fs.StringVar(p, name, *p, usage)
+}
+
+func (fs *flagSet) integer(p *int, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err == nil {
+			*p = n
+		}
+		return err
+	})
+	fs.IntVar(p, name, *p, usage)
+}
+
+func (fs *flagSet) int64(p *int64, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			*p = n
+		}
+		return err
+	})
+	fs.Int64Var(p, name, *p, usage)
+}
+
+func (fs *flagSet) duration(p *time.Duration, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err == nil {
+			*p = d
+		}
+		return err
+	})
+	fs.DurationVar(p, name, *p, usage)
+}
+
+type textValue interface {
+	encoding.TextMarshaler
+	encoding.TextUnmarshaler
+}
+
+func (fs *flagSet) text(p textValue, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error { return p.UnmarshalText([]byte(v)) })
+	fs.TextVar(p, name, p, usage)
+}
+
+// envErr reports the variables that did not parse, unless the flag
+// overriding them was given.
+func (fs *flagSet) envErr() error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var problems []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if msg, ok := fs.envErrs[f.Name]; ok && !set[f.Name] {
+			problems = append(problems, msg)
+		}
+	})
+	if len(problems) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+}
+
+func (fs *flagSet) usage(w io.Writer, cmd Command) {
+	switch cmd {
+	case CommandServe:
+		fmt.Fprintln(w, "Usage: benchq serve [flags]\n\nRuns the API only, against a shared Redis.")
+	case CommandWorker:
+		fmt.Fprintln(w, "Usage: benchq worker [flags]\n\nRuns a worker only, against a shared Redis.")
+	default:
+		fmt.Fprintln(w, "Usage: benchq [serve|worker|ab] [flags]\n\nWith no subcommand: the API, one worker and (without a Redis URL) an\nembedded in-memory Redis. Flags override the environment variables.")
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	fs.VisitAll(func(f *flag.Flag) {
+		def := f.DefValue
+		if def == "" {
+			def = `""`
+		}
+		fmt.Fprintf(w, "  --%s\n\t%s (env %s, default %s)\n", f.Name, f.Usage, fs.envs[f.Name], def)
+	})
+}
