@@ -1,8 +1,154 @@
 package abreport
 
+import "time"
+
 // Report is one run's result in ApacheBench's terms: one JSON field per line
-// of ab's report, same meaning and units (DESIGN.md §3). The helper that
-// builds this package fills in the fields and FromMeasurement.
+// of ab's report, same meaning, units in the field names (DESIGN.md §3).
+// Durations are milliseconds (or seconds where the name says _s) as floats:
+// min, median, max and percentiles are whole microseconds, mean and sd keep
+// nanoseconds so http_load's six significant digits survive. Counters are
+// exact. A Report carries everything its renderers print, so a stored Report
+// renders the same text years later without the measurement.
 type Report struct {
 	ServerSoftware string `json:"server_software"`
+	ServerHostname string `json:"server_hostname"`
+	ServerPort     int    `json:"server_port"`
+	TLSProtocol    string `json:"tls_protocol,omitempty"`
+	Method         string `json:"method"`
+
+	DocumentPath   string `json:"document_path"`
+	DocumentLength int64  `json:"document_length"` // body bytes of the first completed response
+	VariableLength bool   `json:"variable_length"` // ab -l: "Document Length: Variable", no Length failures
+
+	ConcurrencyLevel int      `json:"concurrency_level"`
+	TimeTakenS       float64  `json:"time_taken_s"` // whole microseconds, as ab's clock
+	CompleteRequests int64    `json:"complete_requests"`
+	FailedRequests   int64    `json:"failed_requests"` // sum of every class in Failed
+	Failed           Failures `json:"failed"`
+	WriteErrors      int64    `json:"write_errors"`
+	Non2xxResponses  int64    `json:"non_2xx_responses"`
+
+	KeepAlive         bool  `json:"keep_alive"` // ab -k: the "Keep-Alive requests" line is printed, even when 0
+	KeepAliveRequests int64 `json:"keep_alive_requests"`
+
+	TotalTransferredBytes int64 `json:"total_transferred_bytes"` // headers + bodies received
+	HTMLTransferredBytes  int64 `json:"html_transferred_bytes"`  // bodies received
+	// BodySent is ab -p/-u: it decides the "Total body sent" and kb/s
+	// sent/total lines. TotalBodySentBytes is, as in ab, every byte written
+	// (request headers and bodies), and is filled in either way.
+	BodySent           bool  `json:"body_sent"`
+	TotalBodySentBytes int64 `json:"total_body_sent_bytes"`
+
+	// Rates are 0 when nothing completed or no time passed (ab omits the lines).
+	RequestsPerSecond   float64 `json:"requests_per_second"`
+	TimePerRequestMs    float64 `json:"time_per_request_ms"`     // concurrency × time / complete
+	TimePerRequestAllMs float64 `json:"time_per_request_all_ms"` // time / complete
+	TransferRateKbps    float64 `json:"transfer_rate_kbps"`      // KiB received per second
+	SentRateKbps        float64 `json:"sent_rate_kbps"`          // KiB written per second
+	TotalRateKbps       float64 `json:"total_rate_kbps"`         // both
+
+	ConnectionTimesMs ConnectionTimes `json:"connection_times_ms"`
+	// PercentilesMs is ab's "Percentage of the requests served within a
+	// certain time" over the total time.
+	PercentilesMs Percentiles `json:"percentiles_ms"`
+	// StatusCodes counts responses per HTTP status, http_load's "HTTP
+	// response codes"; JSON keys are the codes as strings ("200").
+	StatusCodes map[int]int64 `json:"status_codes"`
+	// LatencyHistogram is the total-time HdrHistogram (µs) in its V2
+	// compressed, base64 encoding; DecodeHistogram reads it back, and
+	// histograms of several runs merge exactly.
+	LatencyHistogram string `json:"latency_histogram"`
+
+	OpenModel *OpenModel `json:"open_model,omitempty"`
+	Aborted   string     `json:"aborted,omitempty"`  // why the run stopped where ab would have
+	Canceled  bool       `json:"canceled,omitempty"` // the caller stopped the run; counts are partial
+	Hints     []string   `json:"hints,omitempty"`    // one line of advice per failure class seen
+	StartedAt time.Time  `json:"started_at"`
+}
+
+// Failures splits failed_requests by class. Connect, Receive, Length and
+// Exceptions are ab's four; Timeout and PortExhaustion are benchq's own
+// (ab aborts on the first and counts the second as Connect).
+type Failures struct {
+	Connect        int64 `json:"connect"`
+	Receive        int64 `json:"receive"`
+	Length         int64 `json:"length"`
+	Exceptions     int64 `json:"exceptions"`
+	Timeout        int64 `json:"timeout"`
+	PortExhaustion int64 `json:"port_exhaustion"`
+}
+
+// ConnectionTimes is ab's "Connection Times (ms)" table, one row per phase.
+type ConnectionTimes struct {
+	Connect    PhaseStats `json:"connect"`
+	Processing PhaseStats `json:"processing"`
+	Waiting    PhaseStats `json:"waiting"`
+	Total      PhaseStats `json:"total"`
+}
+
+// PhaseStats is one row of the table, in milliseconds. Mean is exact and SD
+// the sample standard deviation (n-1); Median is the textbook median, from
+// the phase's histogram.
+type PhaseStats struct {
+	Min    float64 `json:"min"`
+	Mean   float64 `json:"mean"`
+	SD     float64 `json:"sd"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+// Percentiles are ab's nine percentile lines, in milliseconds. A struct, not
+// a map, so the JSON keeps ab's order.
+type Percentiles struct {
+	P50  float64 `json:"50"`
+	P66  float64 `json:"66"`
+	P75  float64 `json:"75"`
+	P80  float64 `json:"80"`
+	P90  float64 `json:"90"`
+	P95  float64 `json:"95"`
+	P98  float64 `json:"98"`
+	P99  float64 `json:"99"`
+	P100 float64 `json:"100"`
+}
+
+// abPercents are the percentages ab prints, in its order.
+func abPercents() [9]int { return [9]int{50, 66, 75, 80, 90, 95, 98, 99, 100} }
+
+// At returns the value for one of ab's percentages (50, 66, 75, 80, 90, 95,
+// 98, 99, 100); ok is false for any other.
+func (p Percentiles) At(percent int) (ms float64, ok bool) {
+	for i, pc := range abPercents() {
+		if pc == percent {
+			return p.values()[i], true
+		}
+	}
+	return 0, false
+}
+
+func (p Percentiles) values() [9]float64 {
+	return [9]float64{p.P50, p.P66, p.P75, p.P80, p.P90, p.P95, p.P98, p.P99, p.P100}
+}
+
+func percentilesFrom(v [9]float64) Percentiles {
+	return Percentiles{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]}
+}
+
+// OpenModel reports how well an open-model run (a fixed rate of request
+// starts) held its rate. The report's own latencies are then measured from
+// each request's intended start (coordinated omission corrected, as wrk2);
+// UncorrectedPercentilesMs are measured from the actual start, comparable
+// with closed-model tools.
+type OpenModel struct {
+	RequestedRate            float64     `json:"requested_rate"` // starts per second
+	AchievedRate             float64     `json:"achieved_rate"`
+	LateStarts               int64       `json:"late_starts"` // starts more than 1 ms behind schedule
+	UncorrectedPercentilesMs Percentiles `json:"uncorrected_percentiles_ms"`
+}
+
+// Options carries what a Measurement does not know about the command line.
+// Both are explicit rather than guessed: a PATCH with -p sends a body, a POST
+// without one does not, so the method cannot tell.
+type Options struct {
+	VariableLength bool // ab -l
+	BodySent       bool // ab -p or -u
 }

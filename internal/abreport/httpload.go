@@ -1,0 +1,59 @@
+package abreport
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+)
+
+// WriteHTTPLoad writes http_load's summary (reference/ab-format.md §3.4)
+// with its printf formats: C's %g is Go's %.6g (six significant digits,
+// exponent form from 1e6). Mapping: fetches are the requests that ended
+// (completed, or failed before completing; a Length failure is a completed
+// fetch with a "bad byte count"); max parallel is the concurrency level;
+// bytes are body bytes; msecs/connect is the Connect row, msecs/first-
+// response the Waiting row (request written to first byte, as http_load).
+func WriteHTTPLoad(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	fetches := r.CompleteRequests + r.FailedRequests - r.Failed.Length
+	bytes := float64(r.HTMLTransferredBytes)
+	t := r.TimeTakenS
+	fmt.Fprintf(bw, "%d fetches, %d max parallel, %s bytes, in %s seconds\n",
+		fetches, r.ConcurrencyLevel, gfmt(bytes), gfmt(t))
+	if fetches > 0 {
+		fmt.Fprintf(bw, "%s mean bytes/connection\n", gfmt(bytes/float64(fetches)))
+	}
+	if t > 0.01 {
+		fmt.Fprintf(bw, "%s fetches/sec, %s bytes/sec\n", gfmt(float64(fetches)/t), gfmt(bytes/t))
+	}
+	if r.CompleteRequests > 0 {
+		writeMsecs(bw, "connect", r.ConnectionTimesMs.Connect)
+		writeMsecs(bw, "first-response", r.ConnectionTimesMs.Waiting)
+	}
+	if r.Failed.Timeout != 0 {
+		fmt.Fprintf(bw, "%d timeouts\n", r.Failed.Timeout)
+	}
+	if r.Failed.Length != 0 {
+		fmt.Fprintf(bw, "%d bad byte counts\n", r.Failed.Length)
+	}
+	fmt.Fprintf(bw, "HTTP response codes:\n")
+	for _, code := range slices.Sorted(maps.Keys(r.StatusCodes)) {
+		if n := r.StatusCodes[code]; n > 0 && code >= 0 && code < 1000 {
+			fmt.Fprintf(bw, "  code %03d -- %d\n", code, n)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("abreport: write http_load summary: %w", err)
+	}
+	return nil
+}
+
+func writeMsecs(w io.Writer, what string, s PhaseStats) {
+	fmt.Fprintf(w, "msecs/%s: %s mean, %s max, %s min\n", what, gfmt(s.Mean), gfmt(s.Max), gfmt(s.Min))
+}
+
+// gfmt is C's printf %g: six significant digits, trailing zeros dropped,
+// exponent form below 1e-4 and from 1e6, a two-digit exponent at least.
+func gfmt(v float64) string { return fmt.Sprintf("%.6g", v) }

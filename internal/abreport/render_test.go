@@ -1,0 +1,168 @@
+package abreport
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/google/go-cmp/cmp"
+)
+
+// richMeasurement exercises every conditional line: TLS, keep-alive, every
+// failure class, write errors, non-2xx, a body, an open model, and a
+// 2.2 s outlier past HdrHistogram's exact range.
+func richMeasurement(t *testing.T) *loadgen.Measurement {
+	m := &loadgen.Measurement{
+		ServerSoftware: "fasthttp", ServerHostname: "127.0.0.1", ServerPort: 8443,
+		DocumentPath: "/api/items?page=2", DocumentLength: 1234, TLSProtocol: "TLSv1.3",
+		Concurrency: 8, KeepAlive: true, Method: "PUT", Started: started(),
+		Elapsed:     2500 * time.Millisecond,
+		Failures:    loadgen.Failures{Connect: 2, Receive: 1, Length: 3, Exceptions: 1, Timeout: 2, PortExhaustion: 1},
+		WriteErrors: 1, Non2xx: 4, KeepAliveRequests: 90,
+		TotalReceivedBytes: 150000, BodyReceivedBytes: 123400, TotalSentBytes: 45000,
+		StatusCodes: map[int]int64{200: 96, 404: 3, 500: 1},
+		Open:        &loadgen.OpenModel{RequestedRate: 50, AchievedRate: 40, LateStarts: 7},
+	}
+	m.Failed = m.Failures.Total()
+	reqs := make([]req, 100)
+	for i := range reqs {
+		w := 1000 + int64(i*i%37)*400
+		reqs[i] = req{connect: 200 + int64(i%7)*150, waiting: w, processing: w + 300 + int64(i%5)*100}
+	}
+	reqs[99].processing = 2_200_000
+	withRequests(t, m, reqs, true)
+	m.Open.Uncorrected = newPhase()
+	for _, v := range []int64{900, 1100, 1300, 5000} {
+		record(t, &m.Open.Uncorrected, v)
+	}
+	return m
+}
+
+func TestGoldenRenderers(t *testing.T) {
+	m := richMeasurement(t)
+	r := FromMeasurement(m, Options{BodySent: true})
+	cases := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+	}{
+		{"rich.ab.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }},
+		{"rich.ab-S.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{NoConfidence: true}) }},
+		{"rich.ab-d.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{NoPercentiles: true}) }},
+		{"rich.csv", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
+		{"rich.tsv", func(b *bytes.Buffer) error { return WriteGnuplot(b, m.Samples) }},
+		{"rich.http_load.txt", func(b *bytes.Buffer) error { return WriteHTTPLoad(b, r) }},
+		{"rich.json", func(b *bytes.Buffer) error { return WriteJSON(b, r) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { golden(t, c.name, render(t, c.write)) })
+	}
+	variable := FromMeasurement(m, Options{VariableLength: true})
+	variable.TLSProtocol, variable.KeepAlive = "", false
+	golden(t, "variable.ab.txt", render(t, func(b *bytes.Buffer) error { return WriteAB(b, variable, TextOptions{}) }))
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := FromMeasurement(richMeasurement(t), Options{BodySent: true, VariableLength: true})
+	b := render(t, func(b *bytes.Buffer) error { return WriteJSON(b, r) })
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(*r, back); diff != "" {
+		t.Errorf("JSON round trip changed the report (-before +after):\n%s", diff)
+	}
+	for _, key := range []string{`"status_codes": {`, `"200": 96`, `"percentiles_ms": {`, `"port_exhaustion": 1`,
+		`"open_model": {`, `"time_per_request_all_ms"`, `"latency_histogram": "`} {
+		if !bytes.Contains(b, []byte(key)) {
+			t.Errorf("JSON lacks %s", key)
+		}
+	}
+	// ab's order of the percentile keys, not a map's sorted order.
+	if i, j := bytes.Index(b, []byte(`"99":`)), bytes.Index(b, []byte(`"100":`)); i < 0 || j < i {
+		t.Errorf(`JSON has "100" at %d before "99" at %d, want ab's order`, j, i)
+	}
+}
+
+func TestDecodeHistogramRoundTrip(t *testing.T) {
+	m := richMeasurement(t)
+	r := FromMeasurement(m, Options{})
+	h, err := DecodeHistogram(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Equals(m.Total.Hist) {
+		t.Errorf("DecodeHistogram(FromMeasurement(m)) differs from m.Total.Hist")
+	}
+	if got, want := h.TotalCount(), int64(100); got != want {
+		t.Errorf("TotalCount() = %d, want %d", got, want)
+	}
+	// Two runs merge exactly: counts add, the outlier survives.
+	h2, err := DecodeHistogram(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped := h.Merge(h2); dropped != 0 {
+		t.Errorf("Merge dropped %d values", dropped)
+	}
+	if got, want := h.TotalCount(), int64(200); got != want {
+		t.Errorf("merged TotalCount() = %d, want %d", got, want)
+	}
+	if got := h.Max(); got < 2_200_000 || got > 2_200_000*1001/1000 {
+		t.Errorf("merged Max() = %d, want 2200000 within 0.1%%", got)
+	}
+}
+
+func TestDecodeHistogramErrors(t *testing.T) {
+	if _, err := DecodeHistogram(&Report{}); err != ErrNoHistogram {
+		t.Errorf("DecodeHistogram(empty) = %v, want ErrNoHistogram", err)
+	}
+	_, err := DecodeHistogram(&Report{LatencyHistogram: "not base64!"})
+	if err == nil || !strings.HasPrefix(err.Error(), "abreport: decode latency histogram: ") {
+		t.Errorf("DecodeHistogram(garbage) = %v, want a wrapped decode error", err)
+	}
+	var b bytes.Buffer
+	if err := WriteCSV(&b, &Report{CompleteRequests: 3}); err != ErrNoHistogram {
+		t.Errorf("WriteCSV(no histogram) = %v, want ErrNoHistogram", err)
+	}
+}
+
+// TestEmptyRun renders a run where nothing completed (connection refused
+// with -r): no rates, no table, no percentiles, no CSV or gnuplot rows.
+func TestEmptyRun(t *testing.T) {
+	m := &loadgen.Measurement{ServerHostname: "127.0.0.1", ServerPort: 9, DocumentPath: "/", Concurrency: 1,
+		Elapsed: 3 * time.Millisecond, Failures: loadgen.Failures{Connect: 5}, Failed: 5, Started: started()}
+	r := FromMeasurement(m, Options{})
+	got := string(render(t, func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }))
+	want := `Server Software:        
+Server Hostname:        127.0.0.1
+Server Port:            9
+
+Document Path:          /
+Document Length:        0 bytes
+
+Concurrency Level:      1
+Time taken for tests:   0.003 seconds
+Complete requests:      0
+Failed requests:        5
+   (Connect: 5, Receive: 0, Length: 0, Exceptions: 0)
+Total transferred:      0 bytes
+HTML transferred:       0 bytes
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WriteAB(empty run) (-want +got):\n%s", diff)
+	}
+	for name, write := range map[string]func(*bytes.Buffer) error{
+		"WriteCSV":     func(b *bytes.Buffer) error { return WriteCSV(b, r) },
+		"WriteGnuplot": func(b *bytes.Buffer) error { return WriteGnuplot(b, m.Samples) },
+	} {
+		if out := render(t, write); len(out) != 0 {
+			t.Errorf("%s(empty run) = %q, want nothing", name, out)
+		}
+	}
+	if len(r.Hints) != 1 || !strings.HasPrefix(r.Hints[0], "connect:") {
+		t.Errorf("Hints = %q, want the connect hint", r.Hints)
+	}
+}
