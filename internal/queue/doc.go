@@ -1,0 +1,7 @@
+// Package queue names benchq's asynq task types and queues and builds their
+// tasks, so the API (which enqueues) and the worker (which handles) agree on
+// them in one place. A job:run task carries only the job's ID: the spec and
+// the runs already done live in the store, which is what lets a retried
+// attempt resume instead of starting over. It knows nothing of HTTP or of
+// how a job runs.
+package queue

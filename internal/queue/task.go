@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// Task types, as domain:verb.
+const (
+	TypeJobRun         = "job:run"
+	TypeWebhookDeliver = "webhook:deliver" // reserved for the webhook issue
+)
+
+// Queues. Benchmarks and webhook deliveries are served by separate asynq
+// servers: a worker runs one benchmark at a time, while deliveries are many
+// and short.
+const (
+	QueueJobs     = "jobs"
+	QueueWebhooks = "webhooks"
+)
+
+// Options of a job:run task.
+const (
+	// MaxRetry bounds the attempts of a job whose worker keeps dying or
+	// handing it back. Each attempt resumes after the runs already stored.
+	MaxRetry = 25
+	// Retention keeps a finished task in Redis for a day. asynq refuses to
+	// enqueue a task whose TaskID still exists (pending, active, retrying,
+	// or completed and retained), so while it lives a second enqueue of the
+	// same job (a retried POST, a double submit) fails with
+	// asynq.ErrTaskIDConflict instead of running the job twice. The
+	// pitfall: within that day the same job ID can never be enqueued
+	// again, so a job that must run again needs a new ID.
+	Retention = 24 * time.Hour
+	// timeoutMargin and timeoutFactor turn a sweep's estimate into the
+	// task's timeout. asynq's default of 30 minutes would cancel a long
+	// sweep and retry it forever; the estimate is already an upper bound,
+	// the margin absorbs a slow start and the store's writes.
+	timeoutFactor = 1.5
+	timeoutMargin = 5 * time.Minute
+)
+
+// ErrBadPayload is returned by ParseJobRun for a task that can never be
+// handled; the worker wraps it in asynq.SkipRetry.
+var ErrBadPayload = errors.New("queue: bad task payload")
+
+// JobRunPayload is the body of a job:run task.
+type JobRunPayload struct {
+	JobID string `json:"job_id"`
+}
+
+// NewJobRunTask builds the task that runs job jobID, whose sweep is
+// expected to take at most estimate (job.Spec.Estimate). TaskID is the job
+// ID, so the queue holds at most one task per job.
+func NewJobRunTask(jobID string, estimate time.Duration) (*asynq.Task, error) {
+	if jobID == "" {
+		return nil, fmt.Errorf("%w: empty job id", ErrBadPayload)
+	}
+	payload, err := json.Marshal(JobRunPayload{JobID: jobID})
+	if err != nil {
+		return nil, fmt.Errorf("queue: encode job:run payload: %w", err)
+	}
+	return asynq.NewTask(TypeJobRun, payload,
+		asynq.TaskID(jobID),
+		asynq.Queue(QueueJobs),
+		asynq.Timeout(JobRunTimeout(estimate)),
+		asynq.MaxRetry(MaxRetry),
+		asynq.Retention(Retention),
+	), nil
+}
+
+// JobRunTimeout is the asynq timeout for a sweep estimated at estimate:
+// estimate × 1.5 + 5 minutes.
+func JobRunTimeout(estimate time.Duration) time.Duration {
+	estimate = max(estimate, 0)
+	const maxTimeout = time.Duration(1<<63 - 1)
+	if float64(estimate) > float64(maxTimeout-timeoutMargin)/timeoutFactor {
+		return maxTimeout
+	}
+	return time.Duration(float64(estimate)*timeoutFactor) + timeoutMargin
+}
+
+// ParseJobRun reads a job:run task's payload strictly; any error wraps
+// ErrBadPayload.
+func ParseJobRun(t *asynq.Task) (JobRunPayload, error) {
+	if t.Type() != TypeJobRun {
+		return JobRunPayload{}, fmt.Errorf("%w: type %q, want %q", ErrBadPayload, t.Type(), TypeJobRun)
+	}
+	var p JobRunPayload
+	dec := json.NewDecoder(bytes.NewReader(t.Payload()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return JobRunPayload{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
+	}
+	if p.JobID == "" {
+		return JobRunPayload{}, fmt.Errorf("%w: empty job_id", ErrBadPayload)
+	}
+	return p, nil
+}
