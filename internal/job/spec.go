@@ -1,9 +1,5 @@
 package job
 
-import (
-	"time"
-)
-
 // Spec is a benchmark job as a client submits it (DESIGN.md §2). Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
@@ -18,14 +14,21 @@ type Spec struct {
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command
-// line) or HTTPLoad (http_load flags, with URLs) describes it.
+// line) or HTTPLoad (http_load flags, with URLs) describes it. An ab line
+// brings its request options (-m -i -H -C -A -T -k -s -l -r) and its -c,
+// -n and -t, which apply where the job's sweep lists no values (see
+// Spec.Points); flags that touch the worker's files or network (-p -u -e -g
+// -E -X) are refused. An http_load line brings -parallel, -fetches,
+// -seconds and -rate the same way; its URLs are listed in URLs.
 type Target struct {
 	Name     string   `json:"name,omitempty"`
 	URL      string   `json:"url,omitempty"`
 	AB       string   `json:"ab,omitempty"`
 	HTTPLoad string   `json:"http_load,omitempty"`
 	URLs     []string `json:"urls,omitempty"`
-	// Request overrides the job-wide request options for this target.
+	// Request replaces the job-wide request options for this target, as a
+	// whole. On an ab target only its body and content_type may be set
+	// (ab would read the body from a file).
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -69,6 +72,3 @@ type Webhook struct {
 	URL    string   `json:"url"`
 	Events []string `json:"events,omitempty"`
 }
-
-// Duration is a time.Duration that reads and writes JSON as "1m30s".
-type Duration time.Duration

@@ -1,0 +1,134 @@
+package abcmd
+
+import (
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/benchq/benchq/internal/loadgen"
+)
+
+// Format is the report format of `benchq ab`.
+type Format string
+
+// The report formats --format accepts; --json is --format json.
+const (
+	FormatAB       Format = "ab"        // ab's text report (the default)
+	FormatHTTPLoad Format = "http_load" // http_load's summary
+	FormatJSON     Format = "json"      // the ab-compatible JSON result
+)
+
+// TimeLimitRequests is the request count -t implies (ab's MAX_REQUESTS): ab
+// stops a timed run after that many requests unless a later -n replaces it.
+const TimeLimitRequests = 50000
+
+// maxSeconds bounds -t and -s so that seconds convert to a time.Duration
+// without overflow (68 years is no real limit).
+const maxSeconds = 1 << 31
+
+// AB is a parsed ab command line: the run it asks for and how to report it.
+type AB struct {
+	// Plan is the run. Its Body is empty until SetBody: ab reads the body
+	// from BodyFile, and only the caller may read files. Plan.URLs is empty
+	// when the URLs come from URLsFile alone.
+	Plan loadgen.Plan
+
+	BodyFile string // -p or -u: the file whose bytes are the request body
+
+	Quiet         bool   // -q: no "Completed N requests" heartbeat
+	CSVFile       string // -e: write ab's percentile CSV there
+	GnuplotFile   string // -g: write ab's per-request TSV there (Plan.RecordSamples is set)
+	NoConfidence  bool   // -S: min/avg/max table, no sd, median or warnings
+	NoPercentiles bool   // -d: no percentile block
+	Verbosity     int    // -v: accepted for compatibility; benchq prints no request traces
+	Format        Format // --format, --json; FormatAB by default
+	URLsFile      string // --urls: a file of URLs, one a line, read with ParseURLList
+}
+
+// SetBody makes b the request body of every request (the bytes of BodyFile).
+func (a *AB) SetBody(b []byte) { a.Plan.Body = b }
+
+// AddURLs appends urls (from ParseURLList) to the plan's targets; each
+// request then picks one at random, as http_load does.
+func (a *AB) AddURLs(urls []string) { a.Plan.URLs = append(a.Plan.URLs, urls...) }
+
+// Host is the host name ab prints in "Benchmarking HOST (be patient)": the
+// first URL's host without port or IPv6 brackets; "" before there is a URL.
+func (a *AB) Host() string {
+	if len(a.Plan.URLs) == 0 {
+		return ""
+	}
+	u, err := url.Parse(a.Plan.URLs[0])
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// Args returns a canonical command line for a (without the program name):
+// ParseAB(a.Args()) yields a again, with -C and -A rendered as the -H lines
+// they become. The job API uses it to show what a target will run.
+func (a *AB) Args() []string {
+	p := &a.Plan
+	var args []string
+	add := func(s ...string) { args = append(args, s...) }
+	if p.Duration > 0 {
+		add("-t", strconv.FormatInt(int64(p.Duration/time.Second), 10))
+	}
+	add("-n", strconv.Itoa(p.Requests), "-c", strconv.Itoa(p.Concurrency))
+	if p.Timeout > 0 {
+		add("-s", strconv.FormatInt(int64(p.Timeout/time.Second), 10))
+	}
+	args = append(args, a.methodArgs()...)
+	if p.ContentType != "" {
+		add("-T", p.ContentType)
+	}
+	for _, h := range p.Headers {
+		add("-H", h.Key+": "+h.Value)
+	}
+	args = append(args, a.switchArgs()...)
+	if p.Rate > 0 {
+		add("--rate", strconv.FormatFloat(p.Rate, 'g', -1, 64))
+	}
+	if a.URLsFile != "" {
+		add("--urls", a.URLsFile)
+	}
+	return append(args, p.URLs...)
+}
+
+func (a *AB) methodArgs() []string {
+	m := a.Plan.Method
+	switch {
+	case a.BodyFile != "" && m == "POST":
+		return []string{"-p", a.BodyFile}
+	case a.BodyFile != "" && m == "PUT":
+		return []string{"-u", a.BodyFile}
+	case a.BodyFile != "":
+		return []string{"-p", a.BodyFile, "-m", m}
+	case m == "HEAD":
+		return []string{"-i"}
+	case m != "GET":
+		return []string{"-m", m}
+	}
+	return nil
+}
+
+func (a *AB) switchArgs() []string {
+	var args []string
+	flag := func(on bool, name string, value ...string) {
+		if on {
+			args = append(append(args, name), value...)
+		}
+	}
+	flag(a.Plan.KeepAlive, "-k")
+	flag(a.Plan.AcceptVariableLength, "-l")
+	flag(a.Plan.ContinueOnError, "-r")
+	flag(a.Quiet, "-q")
+	flag(a.NoConfidence, "-S")
+	flag(a.NoPercentiles, "-d")
+	flag(a.Verbosity != 0, "-v", strconv.Itoa(a.Verbosity))
+	flag(a.CSVFile != "", "-e", a.CSVFile)
+	flag(a.GnuplotFile != "", "-g", a.GnuplotFile)
+	flag(a.Format != FormatAB, "--format", string(a.Format))
+	return args
+}

@@ -1,0 +1,332 @@
+package abcmd
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benchq/benchq/internal/loadgen"
+)
+
+// abOptions is ab 2.4.x's getopt string: a letter followed by ':' takes a
+// value, either the rest of its word (-n100) or the next word (-n 100).
+const abOptions = "n:c:t:s:b:T:p:u:v:lrkVhwiIx:y:z:C:H:P:A:g:X:de:SqB:m:Z:f:E:"
+
+// method is the state of ab's method flags: ab refuses a second -i, -p or
+// -u once any method flag (-m included) has been given.
+type method int
+
+const (
+	methodNone method = iota
+	methodSet
+)
+
+// abParser is the state of one ParseAB call.
+type abParser struct {
+	a       AB
+	method  method
+	cookie  string // -C: the last one wins, as ab
+	auth    string // -A
+	headers []loadgen.Header
+}
+
+// ParseAB parses an ab command line (without the program name) with ab
+// 2.4.x's meanings: options first, combined as getopt allows (-kq, -n100),
+// then exactly one URL. -t sets the request count to TimeLimitRequests where
+// it appears, so only a later -n overrides it. The benchq long options
+// --json, --format F, --rate R and --urls FILE may appear among the options;
+// with --urls the URL may be left out.
+//
+// Errors are *UsageError or *InputError with ab's message, ErrHelp (-h),
+// ErrVersion (-V), or a wrapped loadgen.ErrInvalidPlan for what ab would
+// send but benchq cannot (a header line with no name).
+func ParseAB(args []string) (*AB, error) {
+	p := &abParser{a: AB{Format: FormatAB, Plan: loadgen.Plan{
+		Method: "GET", Concurrency: 1, Requests: 1,
+	}}}
+	rest, err := p.options(args)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.operands(rest); err != nil {
+		return nil, err
+	}
+	return p.finish()
+}
+
+// options applies the options and returns the operands after them.
+func (p *abParser) options(args []string) ([]string, error) {
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		var used int
+		var err error
+		switch {
+		case arg == "--":
+			return args[i+1:], nil
+		case strings.HasPrefix(arg, "--"):
+			used, err = p.long(arg, args[i+1:])
+		case len(arg) > 1 && arg[0] == '-':
+			used, err = p.short(arg, args[i+1:])
+		default:
+			return args[i:], nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		i += used
+	}
+	return nil, nil
+}
+
+// short applies one word of short options and returns how many of the
+// following words it used as a value (0 or 1).
+func (p *abParser) short(arg string, next []string) (int, error) {
+	for j := 1; j < len(arg); j++ {
+		c := arg[j]
+		k := strings.IndexByte(abOptions, c)
+		if c == ':' || k < 0 {
+			return 0, usageErr("illegal option -- " + string(c))
+		}
+		if k+1 >= len(abOptions) || abOptions[k+1] != ':' {
+			if err := p.apply(c, ""); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		switch {
+		case j+1 < len(arg):
+			return 0, p.apply(c, arg[j+1:])
+		case len(next) > 0:
+			return 1, p.apply(c, next[0])
+		default:
+			return 0, usageErr("option requires an argument -- " + string(c))
+		}
+	}
+	return 0, nil
+}
+
+// long applies one benchq long option, "--name value" or "--name=value".
+func (p *abParser) long(arg string, next []string) (int, error) {
+	name, value, hasValue := strings.Cut(arg, "=")
+	switch name {
+	case "--json", "--help":
+		if hasValue {
+			return 0, usageErr("option '" + name + "' doesn't allow an argument")
+		}
+		if name == "--help" {
+			return 0, ErrHelp
+		}
+		p.a.Format = FormatJSON
+		return 0, nil
+	case "--format", "--rate", "--urls":
+	default:
+		return 0, usageErr("unrecognized option '" + name + "'")
+	}
+	used := 0
+	if !hasValue {
+		if len(next) == 0 {
+			return 0, usageErr("option '" + name + "' requires an argument")
+		}
+		value, used = next[0], 1
+	}
+	return used, p.applyLong(name, value)
+}
+
+func (p *abParser) applyLong(name, value string) error {
+	switch name {
+	case "--format":
+		f := Format(value)
+		if f != FormatAB && f != FormatHTTPLoad && f != FormatJSON {
+			return usageErr(fmt.Sprintf("invalid --format %q: want ab, http_load or json", value))
+		}
+		p.a.Format = f
+	case "--rate":
+		r, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsInf(r, 0) || !(r > 0) {
+			return usageErr(fmt.Sprintf("invalid --rate %q: want requests per second > 0", value))
+		}
+		p.a.Plan.Rate = r
+	case "--urls":
+		if value == "" {
+			return usageErr("option '--urls' requires a file name")
+		}
+		p.a.URLsFile = value
+	}
+	return nil
+}
+
+// apply applies one short option; v is its value, "" for a switch.
+func (p *abParser) apply(c byte, v string) error {
+	a := &p.a
+	switch c {
+	case 'n', 'c', 't', 's', 'v':
+		return p.number(c, v)
+	case 'i', 'p', 'u', 'm':
+		return p.setMethod(c, v)
+	case 'H':
+		return p.header(v)
+	case 'T':
+		if strings.ContainsAny(v, "\r\n") {
+			return inputErr(fmt.Sprintf("Invalid content type %q", v))
+		}
+		a.Plan.ContentType = v
+	case 'C':
+		p.cookie = strings.TrimSpace(v)
+	case 'A':
+		p.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(strings.TrimLeft(v, " \t\r\n\v\f")))
+	case 'k':
+		a.Plan.KeepAlive = true
+	case 'l':
+		a.Plan.AcceptVariableLength = true
+	case 'r':
+		a.Plan.ContinueOnError = true
+	case 'q':
+		a.Quiet = true
+	case 'S':
+		a.NoConfidence = true
+	case 'd':
+		a.NoPercentiles = true
+	case 'e':
+		a.CSVFile = v
+	case 'g':
+		a.GnuplotFile = v
+		a.Plan.RecordSamples = v != ""
+	case 'V':
+		return ErrVersion
+	case 'h':
+		return ErrHelp
+	default:
+		return usageErr(fmt.Sprintf("option -%c is not supported by benchq", c))
+	}
+	return nil
+}
+
+// number applies the options with an integer value. Values must be whole
+// decimal numbers: ab's atoi would read "10x" as 10 and "abc" as 0.
+func (p *abParser) number(c byte, v string) error {
+	n, err := strconv.Atoi(v)
+	plan := &p.a.Plan
+	switch c {
+	case 'n':
+		if err != nil || n <= 0 {
+			return inputErr("Invalid number of requests")
+		}
+		plan.Requests = n
+	case 'c':
+		if err != nil || n < 1 || n > loadgen.MaxConcurrency {
+			return usageErr(fmt.Sprintf("Invalid Concurrency [Range 1..%d]", loadgen.MaxConcurrency))
+		}
+		plan.Concurrency = n
+	case 't':
+		if err != nil || n < 0 || n > maxSeconds {
+			return inputErr("Invalid time limit")
+		}
+		plan.Duration = time.Duration(n) * time.Second
+		plan.Requests = TimeLimitRequests
+	case 's':
+		if err != nil || n < 1 || n > maxSeconds {
+			return inputErr("Invalid timeout")
+		}
+		plan.Timeout = time.Duration(n) * time.Second
+	case 'v':
+		if err != nil {
+			return inputErr("Invalid verbosity")
+		}
+		p.a.Verbosity = n
+	}
+	return nil
+}
+
+// setMethod applies -i, -p, -u and -m with ab's rules: -i, -p and -u refuse
+// any earlier method flag; -m replaces the method silently, so "-p f -m
+// PATCH" sends PATCH with the body while "-m PATCH -p f" is an error.
+func (p *abParser) setMethod(c byte, v string) error {
+	plan := &p.a.Plan
+	if c == 'm' {
+		if !isToken(v) {
+			return inputErr(fmt.Sprintf("Invalid method %q", v))
+		}
+		plan.Method, p.method = v, methodSet
+		return nil
+	}
+	name := map[byte]string{'i': "HEAD", 'p': "POST", 'u': "PUT"}[c]
+	if p.method != methodNone {
+		return inputErr("Cannot mix " + name + " with other methods")
+	}
+	plan.Method, p.method = name, methodSet
+	if c != 'i' {
+		p.a.BodyFile = v
+	}
+	return nil
+}
+
+// header adds one -H line, "Name: value".
+func (p *abParser) header(v string) error {
+	key, value, ok := strings.Cut(v, ":")
+	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+	if !ok || !isToken(key) || strings.ContainsAny(value, "\r\n") {
+		return inputErr(fmt.Sprintf("Invalid header line %q: want 'Name: value'", v))
+	}
+	p.headers = append(p.headers, loadgen.Header{Key: key, Value: value})
+	return nil
+}
+
+// operands takes the URL: exactly one, or none when --urls names them.
+func (p *abParser) operands(rest []string) error {
+	switch {
+	case len(rest) == 0 && p.a.URLsFile != "":
+		return nil
+	case len(rest) != 1:
+		return usageErr("wrong number of arguments")
+	}
+	u, err := normalizeURL(rest[0])
+	if err != nil {
+		return err
+	}
+	p.a.Plan.URLs = []string{u}
+	return nil
+}
+
+// finish checks what needs every option at once and assembles the headers
+// in ab's order: Cookie, Authorization, then -H lines as given.
+func (p *abParser) finish() (*AB, error) {
+	a := &p.a
+	if a.Plan.Concurrency > a.Plan.Requests {
+		return nil, usageErr("Cannot use concurrency level greater than total number of requests")
+	}
+	if a.BodyFile != "" && (a.Plan.Method == "GET" || a.Plan.Method == "HEAD") {
+		return nil, inputErr("Cannot send a request body with " + a.Plan.Method)
+	}
+	var hs []loadgen.Header
+	if p.cookie != "" {
+		hs = append(hs, loadgen.Header{Key: "Cookie", Value: p.cookie})
+	}
+	if p.auth != "" {
+		hs = append(hs, loadgen.Header{Key: "Authorization", Value: p.auth})
+	}
+	a.Plan.Headers = append(hs, p.headers...)
+	if len(a.Plan.URLs) > 0 {
+		if err := a.Plan.Validate(); err != nil {
+			return nil, fmt.Errorf("abcmd: %w", err)
+		}
+	}
+	return a, nil
+}
+
+// isToken reports whether s is a non-empty RFC 9110 token (a method or a
+// header name).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

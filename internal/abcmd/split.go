@@ -1,0 +1,177 @@
+package abcmd
+
+import (
+	"fmt"
+	"strings"
+)
+
+// programNames are the words a command line may start with; they name the
+// tool, not an argument, and are dropped.
+var programNames = [...]string{"ab", "http_load"}
+
+// SplitCommandLine splits s into words as a POSIX shell does, without any
+// expansion: blanks separate words; single quotes keep everything up to the
+// next single quote; double quotes keep everything but allow \" \\ \$ \`
+// and backslash-newline inside; an unquoted backslash keeps the next byte
+// (backslash-newline joins lines). A first word written as a bare "ab" or
+// "http_load" is the program name and is dropped, so a line pasted from a
+// shell history works. Errors wrap ErrSyntax.
+func SplitCommandLine(s string) ([]string, error) {
+	sp := splitter{s: s}
+	if err := sp.run(); err != nil {
+		return nil, err
+	}
+	words := sp.words
+	if len(words) > 0 && !sp.firstQuoted && isProgramName(words[0]) {
+		words = words[1:]
+	}
+	return words, nil
+}
+
+func isProgramName(w string) bool {
+	for _, p := range programNames {
+		if w == p {
+			return true
+		}
+	}
+	return false
+}
+
+// splitter is the state of one SplitCommandLine call.
+type splitter struct {
+	s           string
+	i           int
+	words       []string
+	cur         strings.Builder
+	inWord      bool
+	firstQuoted bool // the first word had a quote or escape in it
+}
+
+func (sp *splitter) run() error {
+	for sp.i < len(sp.s) {
+		c := sp.s[sp.i]
+		var err error
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			sp.endWord()
+			sp.i++
+		case '\'':
+			err = sp.singleQuoted()
+		case '"':
+			err = sp.doubleQuoted()
+		case '\\':
+			err = sp.escaped()
+		default:
+			sp.inWord = true
+			sp.cur.WriteByte(c)
+			sp.i++
+		}
+		if err != nil {
+			return err
+		}
+	}
+	sp.endWord()
+	return nil
+}
+
+func (sp *splitter) endWord() {
+	if !sp.inWord {
+		return
+	}
+	sp.words = append(sp.words, sp.cur.String())
+	sp.cur.Reset()
+	sp.inWord = false
+}
+
+// quoting marks the current word as one that used quotes or escapes.
+func (sp *splitter) quoting() {
+	sp.inWord = true
+	if len(sp.words) == 0 {
+		sp.firstQuoted = true
+	}
+}
+
+func (sp *splitter) singleQuoted() error {
+	start := sp.i
+	end := strings.IndexByte(sp.s[sp.i+1:], '\'')
+	if end < 0 {
+		return fmt.Errorf("%w: unterminated single quote at byte %d", ErrSyntax, start)
+	}
+	sp.quoting()
+	sp.cur.WriteString(sp.s[sp.i+1 : sp.i+1+end])
+	sp.i += end + 2
+	return nil
+}
+
+func (sp *splitter) doubleQuoted() error {
+	start := sp.i
+	sp.quoting()
+	for sp.i++; sp.i < len(sp.s); sp.i++ {
+		c := sp.s[sp.i]
+		switch {
+		case c == '"':
+			sp.i++
+			return nil
+		case c == '\\' && sp.i+1 < len(sp.s) && strings.IndexByte("$`\"\\\n", sp.s[sp.i+1]) >= 0:
+			sp.i++
+			if sp.s[sp.i] != '\n' { // backslash-newline is a line continuation
+				sp.cur.WriteByte(sp.s[sp.i])
+			}
+		default:
+			sp.cur.WriteByte(c)
+		}
+	}
+	return fmt.Errorf("%w: unterminated double quote at byte %d", ErrSyntax, start)
+}
+
+func (sp *splitter) escaped() error {
+	if sp.i+1 >= len(sp.s) {
+		return fmt.Errorf("%w: backslash at the end of the line", ErrSyntax)
+	}
+	next := sp.s[sp.i+1]
+	sp.i += 2
+	if next == '\n' {
+		return nil // line continuation: joins the lines, adds nothing
+	}
+	sp.quoting()
+	sp.cur.WriteByte(next)
+	return nil
+}
+
+// JoinCommandLine is the inverse of SplitCommandLine: it quotes each word
+// only as much as needed, so SplitCommandLine(JoinCommandLine(w)) == w for
+// every w (a first word "ab" is quoted so that it is not taken for the
+// program name).
+func JoinCommandLine(words []string) string {
+	var b strings.Builder
+	for i, w := range words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if isPlainWord(w) && (i > 0 || !isProgramName(w)) {
+			b.WriteString(w)
+			continue
+		}
+		b.WriteByte('\'')
+		b.WriteString(strings.ReplaceAll(w, "'", `'\''`))
+		b.WriteByte('\'')
+	}
+	return b.String()
+}
+
+// isPlainWord reports whether w needs no quotes: non-empty and made only of
+// bytes no shell treats specially.
+func isPlainWord(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("_@%+=:,./-", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

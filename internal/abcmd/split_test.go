@@ -1,0 +1,80 @@
+package abcmd
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestSplitCommandLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"", nil},
+		{"   \t\n ", nil},
+		{"-n 1000 -c 50", []string{"-n", "1000", "-c", "50"}},
+		{"ab -n 10 http://127.0.0.1:8081/", []string{"-n", "10", "http://127.0.0.1:8081/"}},
+		{"http_load -parallel 5", []string{"-parallel", "5"}},
+		{"'ab' -n 1", []string{"ab", "-n", "1"}}, // a quoted ab is an argument
+		{`\ab x`, []string{"ab", "x"}},
+		{"-k ab", []string{"-k", "ab"}}, // only a first word is the program
+		{"-H 'Accept: */*' http://127.0.0.1:8081/path",
+			[]string{"-H", "Accept: */*", "http://127.0.0.1:8081/path"}},
+		{`-H "X-A: \"q\" \$HOME \\ \x"`, []string{"-H", `X-A: "q" $HOME \ \x`}},
+		{`-H X-A:\ b`, []string{"-H", "X-A: b"}},
+		{"a'b c'd", []string{"ab cd"}},
+		{`''`, []string{""}},
+		{`"" x`, []string{"", "x"}},
+		{"-n 1 \\\n -c 1", []string{"-n", "1", "-c", "1"}},
+		{"\"a\\\nb\"", []string{"ab"}},
+		{`'it'\''s'`, []string{"it's"}},
+		{"a\tb\r\nc", []string{"a", "b", "c"}},
+		{"héllo wörld", []string{"héllo", "wörld"}},
+		{"x | y; $z", []string{"x", "|", "y;", "$z"}}, // no operators, no expansion
+	}
+	for _, tt := range tests {
+		got, err := SplitCommandLine(tt.in)
+		if err != nil {
+			t.Errorf("SplitCommandLine(%q) error = %v, want nil", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("SplitCommandLine(%q) mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestSplitCommandLineErrors(t *testing.T) {
+	for _, in := range []string{`'abc`, `"abc`, `-H "a\"`, `abc\`, `x 'y" z`} {
+		got, err := SplitCommandLine(in)
+		if !errors.Is(err, ErrSyntax) {
+			t.Errorf("SplitCommandLine(%q) = %q, %v, want ErrSyntax", in, got, err)
+		}
+	}
+}
+
+func TestJoinCommandLine(t *testing.T) {
+	tests := []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"-n", "10", "http://127.0.0.1:8081/a?b=c"}, "-n 10 'http://127.0.0.1:8081/a?b=c'"},
+		{[]string{"-H", "Accept: */*"}, "-H 'Accept: */*'"},
+		{[]string{"it's", ""}, `'it'\''s' ''`},
+		{[]string{"ab", "ab"}, "'ab' ab"},
+	}
+	for _, tt := range tests {
+		got := JoinCommandLine(tt.in)
+		if got != tt.want {
+			t.Errorf("JoinCommandLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		back, err := SplitCommandLine(got)
+		if err != nil || !cmp.Equal(back, tt.in, cmpopts.EquateEmpty()) {
+			t.Errorf("SplitCommandLine(JoinCommandLine(%q)) = %q, %v, want the words back", tt.in, back, err)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalid is matched (errors.Is) by every *ValidationError, so callers can
+// map a bad spec to a 4xx without knowing its details.
+var ErrInvalid = errors.New("job: invalid spec")
+
+// ErrBadTransition is wrapped by Job.Transition when the lifecycle forbids
+// the requested status change.
+var ErrBadTransition = errors.New("job: bad status transition")
+
+// FieldError is one problem with one field of a spec. Field is a path in
+// the submitted JSON ("sweep.concurrency[1]", "targets[0].url"); it is empty
+// when the problem is the body as a whole (malformed JSON, trailing data).
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// ValidationError lists every problem found in a spec, in field order of
+// discovery, so a client can fix them all in one round trip.
+type ValidationError struct {
+	Problems []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		if p.Field == "" {
+			parts[i] = p.Message
+			continue
+		}
+		parts[i] = p.Field + ": " + p.Message
+	}
+	return "job: invalid spec: " + strings.Join(parts, "; ")
+}
+
+// Is makes errors.Is(err, ErrInvalid) true for every ValidationError.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// maxProblems bounds a ValidationError: a 1 MiB spec can hold a hundred
+// thousand bad values, and a client needs the first ones to fix its input.
+const maxProblems = 100
+
+// problems collects field errors while a spec is checked.
+type problems struct {
+	list    []FieldError
+	seen    map[FieldError]bool
+	omitted int
+}
+
+// add records a problem once: a sweep value shared by many points is
+// reported a single time.
+func (p *problems) add(field, format string, args ...any) {
+	p.append(FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *problems) append(list ...FieldError) {
+	if p.seen == nil {
+		p.seen = make(map[FieldError]bool)
+	}
+	for _, fe := range list {
+		if p.seen[fe] {
+			continue
+		}
+		p.seen[fe] = true
+		if len(p.list) >= maxProblems {
+			p.omitted++
+			continue
+		}
+		p.list = append(p.list, fe)
+	}
+}
+
+// err returns nil when nothing was collected, so callers can return it as is.
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	list := p.list
+	if p.omitted > 0 {
+		list = append(list, FieldError{Message: fmt.Sprintf("%d more problems not listed", p.omitted)})
+	}
+	return &ValidationError{Problems: list}
+}
+
+// index builds the path of a list element: index("sweep.requests", 2) is
+// "sweep.requests[2]".
+func index(field string, i int) string {
+	return fmt.Sprintf("%s[%d]", field, i)
+}

@@ -1,0 +1,88 @@
+package job
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestPlanURLTarget(t *testing.T) {
+	s := Spec{
+		Targets: []Target{
+			{Name: "a", URL: "http://127.0.0.1:8081/x"},
+			{Name: "b", URL: "http://127.0.0.1:8082/y", Request: &Request{Method: "PUT", Body: `{"k":1}`, ContentType: "application/json", KeepAlive: true}},
+		},
+		Request: Request{Headers: map[string]string{"X-B": "2", "Accept": "*/*"}, AcceptVariableLength: true, Timeout: Duration(5 * time.Second)},
+		Sweep:   Sweep{Concurrency: []int{4}, Requests: []int{200}},
+	}
+	points := s.Points()
+	got, err := s.Plan(points[0])
+	if err != nil {
+		t.Fatalf("Plan(a) = %v", err)
+	}
+	want := loadgen.Plan{
+		URLs: []string{"http://127.0.0.1:8081/x"}, Method: "GET",
+		Headers:     []loadgen.Header{{Key: "Accept", Value: "*/*"}, {Key: "X-B", Value: "2"}},
+		Concurrency: 4, Requests: 200, Timeout: 5 * time.Second,
+		AcceptVariableLength: true, ContinueOnError: true,
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
+		t.Errorf("Plan(a) mismatch (-want +got):\n%s", diff)
+	}
+	got, err = s.Plan(points[1])
+	if err != nil {
+		t.Fatalf("Plan(b) = %v", err)
+	}
+	want = loadgen.Plan{
+		URLs: []string{"http://127.0.0.1:8082/y"}, Method: "PUT", Body: []byte(`{"k":1}`), ContentType: "application/json",
+		KeepAlive: true, Concurrency: 4, Requests: 200, Timeout: DefaultTimeout, ContinueOnError: true,
+	}
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
+		t.Errorf("Plan(b) (own request replaces the job's) mismatch (-want +got):\n%s", diff)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("loadgen.Plan.Validate(Plan(b)) = %v, want nil", err)
+	}
+}
+
+func TestPlanRate(t *testing.T) {
+	s := Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}},
+		Sweep: Sweep{Duration: []Duration{Duration(3 * time.Second)}, Rate: []float64{250}}}
+	got, err := s.Plan(s.Points()[0])
+	if err != nil {
+		t.Fatalf("Plan = %v", err)
+	}
+	if got.Rate != 250 || got.Duration != 3*time.Second || got.Requests != 0 || got.Concurrency != DefaultOpenConcurrency {
+		t.Errorf("Plan(rate point) = rate %v duration %v requests %d concurrency %d, want 250 3s 0 %d",
+			got.Rate, got.Duration, got.Requests, got.Concurrency, DefaultOpenConcurrency)
+	}
+}
+
+func TestPlanUnknownPoint(t *testing.T) {
+	s := validSpec()
+	for _, p := range []Point{{TargetIndex: 5, Target: "a"}, {TargetIndex: 0, Target: "z"}, {TargetIndex: -1}} {
+		if _, err := s.Plan(p); !errors.Is(err, ErrUnknownPoint) {
+			t.Errorf("Plan(%+v) = %v, want ErrUnknownPoint", p, err)
+		}
+	}
+}
+
+func TestWarmupPlan(t *testing.T) {
+	s := validSpec()
+	if _, ok, err := s.WarmupPlan(s.Points()[0]); ok || err != nil {
+		t.Errorf("WarmupPlan(no warm-up) = ok %v, %v, want false, nil", ok, err)
+	}
+	s.Sweep.WarmupRequests = 2
+	p := s.Points()[3] // concurrency 4
+	got, ok, err := s.WarmupPlan(p)
+	if !ok || err != nil {
+		t.Fatalf("WarmupPlan = ok %v, %v, want true, nil", ok, err)
+	}
+	if got.Requests != 2 || got.Concurrency != 2 || got.Duration != 0 || got.Rate != 0 {
+		t.Errorf("WarmupPlan = requests %d concurrency %d duration %v rate %v, want 2 2 0 0", got.Requests, got.Concurrency, got.Duration, got.Rate)
+	}
+}

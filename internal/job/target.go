@@ -1,0 +1,192 @@
+package job
+
+import (
+	"net/textproto"
+	"sort"
+
+	"github.com/benchq/benchq/internal/loadgen"
+)
+
+// source is a target resolved to what the engine needs: its URLs, the
+// effective request options and the sweep values its own flags bring (an
+// ab target's -c/-n/-t, http_load's -parallel/-fetches/-seconds/-rate).
+type source struct {
+	urls      []string
+	urlFields []string // where each URL came from, for error paths
+	req       Request
+	// continueOnError keeps a run going after connection errors. ab stops
+	// on a refused connection unless -r; url and http_load targets never
+	// abort: failures are counted in the result.
+	continueOnError bool
+
+	flagField   string // the ab/http_load field, where flag values are reported
+	concurrency []int
+	stops       []stop
+	rates       []float64
+}
+
+// stop is what ends a closed-model run: a request count, a time limit, or
+// both (ab -t -n: whichever comes first).
+type stop struct {
+	requests int
+	duration Duration
+}
+
+// resolveTarget turns targets[i] of a defaulted spec into a source. It
+// reports problems of the target's form (which of url/ab/http_load, urls,
+// parse errors); Validate checks the values.
+func (s Spec) resolveTarget(i int) (source, []FieldError) {
+	t := s.Targets[i]
+	field := index("targets", i)
+	var p problems
+	switch n := countSet(t.URL != "", t.AB != "", t.HTTPLoad != ""); {
+	case n != 1:
+		p.add(field, "give exactly one of url, ab or http_load")
+		return source{}, p.list
+	case t.HTTPLoad == "" && len(t.URLs) > 0:
+		p.add(field+".urls", "only with http_load; use url for a single address")
+		return source{}, p.list
+	}
+	req := s.Request
+	if t.Request != nil {
+		req = *t.Request
+	}
+	switch {
+	case t.URL != "":
+		return source{urls: []string{t.URL}, urlFields: []string{field + ".url"}, req: req, continueOnError: true}, nil
+	case t.AB != "":
+		return s.resolveAB(t, field)
+	default:
+		return resolveHTTPLoad(t, field, req)
+	}
+}
+
+func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
+	var p problems
+	plan, err := parseABTarget(t.AB)
+	if err != nil {
+		p.add(field+".ab", "%v", err)
+		return source{}, p.list
+	}
+	// ab reads the body from a file (-p), which a job cannot name, so the
+	// body alone comes from the target's or the job's request.
+	body, contentType := s.Request.Body, s.Request.ContentType
+	if r := t.Request; r != nil {
+		if r.Method != "" || len(r.Headers) > 0 || r.KeepAlive || r.Timeout != 0 || r.AcceptVariableLength {
+			p.add(field+".request", "an ab target sets only body and content_type here; set the rest with ab's flags")
+		}
+		body, contentType = r.Body, r.ContentType
+	}
+	src := source{
+		urls:            plan.URLs,
+		urlFields:       repeatString(field+".ab", len(plan.URLs)),
+		req:             requestFromPlan(plan, body, contentType),
+		continueOnError: plan.ContinueOnError,
+	}
+	src.setFlags(field+".ab", plan)
+	return src, p.list
+}
+
+func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError) {
+	var p problems
+	plan, err := parseHTTPLoadTarget(t.HTTPLoad)
+	if err != nil {
+		p.add(field+".http_load", "%v", err)
+		return source{}, p.list
+	}
+	if len(t.URLs) == 0 {
+		p.add(field+".urls", "an http_load target needs its list of URLs here")
+		return source{}, p.list
+	}
+	src := source{urls: t.URLs, req: req, continueOnError: true}
+	for k := range t.URLs {
+		src.urlFields = append(src.urlFields, index(field+".urls", k))
+	}
+	src.setFlags(field+".http_load", plan)
+	return src, nil
+}
+
+// setFlags records the sweep values given by a command line's flags.
+func (src *source) setFlags(field string, plan loadgen.Plan) {
+	src.flagField = field
+	if plan.Concurrency > 0 {
+		src.concurrency = []int{plan.Concurrency}
+	}
+	if plan.Requests > 0 || plan.Duration > 0 {
+		src.stops = []stop{{requests: plan.Requests, duration: Duration(plan.Duration)}}
+	}
+	if plan.Rate > 0 {
+		src.rates = []float64{plan.Rate}
+	}
+}
+
+// requestFromPlan expresses an ab command line's request options as a
+// Request, with the job's body. Repeated headers are joined with ", ", as
+// HTTP allows for list-valued fields.
+func requestFromPlan(plan loadgen.Plan, body, contentType string) Request {
+	r := Request{
+		Method:               plan.Method,
+		Body:                 body,
+		ContentType:          plan.ContentType,
+		KeepAlive:            plan.KeepAlive,
+		Timeout:              Duration(plan.Timeout),
+		AcceptVariableLength: plan.AcceptVariableLength,
+	}
+	if r.ContentType == "" {
+		r.ContentType = contentType
+	}
+	for _, h := range plan.Headers {
+		key := textproto.CanonicalMIMEHeaderKey(h.Key)
+		if key == "Content-Type" { // ab users set it with -H as often as -T
+			if r.ContentType == "" {
+				r.ContentType = h.Value
+			}
+			continue
+		}
+		if old, ok := r.Headers[key]; ok {
+			r.Headers[key] = old + ", " + h.Value
+			continue
+		}
+		if r.Headers == nil {
+			r.Headers = make(map[string]string)
+		}
+		r.Headers[key] = h.Value
+	}
+	return r.withDefaults()
+}
+
+// headerList returns the headers in a stable order (sorted by name), since
+// a JSON object has none.
+func (r Request) headerList() []loadgen.Header {
+	if len(r.Headers) == 0 {
+		return nil
+	}
+	keys := make([]string, 0, len(r.Headers))
+	for k := range r.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	list := make([]loadgen.Header, len(keys))
+	for i, k := range keys {
+		list[i] = loadgen.Header{Key: k, Value: r.Headers[k]}
+	}
+	return list
+}
+
+func countSet(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
+}
+
+func repeatString(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}

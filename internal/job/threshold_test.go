@@ -1,0 +1,34 @@
+package job
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseThreshold(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Threshold
+	}{
+		{"rps >= 1000", Threshold{Metric: "rps", Op: ">=", Value: 1000}},
+		{"p95_ms<200", Threshold{Metric: "p95_ms", Op: "<", Value: 200}},
+		{"failed_ratio <= 0.01", Threshold{Metric: "failed_ratio", Op: "<=", Value: 0.01}},
+		{"non_2xx == 0", Threshold{Metric: "non_2xx", Op: "==", Value: 0}},
+		{"failed != 3", Threshold{Metric: "failed", Op: "!=", Value: 3}},
+		{"lighttpd: p99_ms > 50", Threshold{Target: "lighttpd", Metric: "p99_ms", Op: ">", Value: 50}},
+	}
+	for _, tt := range tests {
+		got, err := ParseThreshold(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseThreshold(%q) = %+v, %v, want %+v", tt.in, got, err, tt.want)
+		}
+		if again, err := ParseThreshold(got.String()); err != nil || again != got {
+			t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", tt.in, got.String(), again, err)
+		}
+	}
+	for _, bad := range []string{"", "rps", "rps = 5", "rps => 5", "rsp > 5", "rps > fast", "rps > NaN", ": rps > 1", "rps > 1e999"} {
+		if _, err := ParseThreshold(bad); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseThreshold(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package job
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// URLChecker is the address policy: it returns an error for a URL the
+// service must not send traffic to (internal/netguard provides it). It sees
+// only URLs whose scheme is http or https and that have a host.
+type URLChecker func(u *url.URL) error
+
+// validator checks a defaulted spec against limits.
+type validator struct {
+	lim   Limits
+	check URLChecker
+	problems
+}
+
+// Validate checks s, with defaults applied as WithDefaults does, against
+// lim (zero fields take DefaultLimits) and the address policy check (nil
+// admits every http and https URL: for tests and tools only). It returns
+// every problem at once as a *ValidationError naming each field path, or
+// nil. Validate fills no field; store s.WithDefaults().
+func (s Spec) Validate(lim Limits, check URLChecker) error {
+	d := s.WithDefaults()
+	v := &validator{lim: lim.withDefaults(), check: check}
+	v.meta(d)
+	v.targets(d)
+	v.request("request", d.Request)
+	v.sweep(d.Sweep)
+	v.cells(d)
+	v.baseline(d)
+	v.thresholds(d)
+	v.webhook(d.Webhook)
+	return v.err()
+}
+
+const (
+	maxNameLen   = 200
+	maxLabels    = 32
+	maxLabelKey  = 63
+	maxLabelVal  = 255
+	maxTargetLen = 64
+)
+
+func (v *validator) meta(s Spec) {
+	if len(s.Name) > maxNameLen || hasControl(s.Name) {
+		v.add("name", "want at most %d printable characters", maxNameLen)
+	}
+	if len(s.Labels) > maxLabels {
+		v.add("labels", "%d labels exceed the limit of %d", len(s.Labels), maxLabels)
+	}
+	for _, k := range sortedKeys(s.Labels) {
+		field := "labels[" + fmt.Sprintf("%q", k) + "]"
+		if !validLabelKey(k) {
+			v.add(field, "a label name is 1 to %d letters, digits, '_', '-', '.' or '/'", maxLabelKey)
+		}
+		if val := s.Labels[k]; len(val) > maxLabelVal || hasControl(val) {
+			v.add(field, "a label value is at most %d printable characters", maxLabelVal)
+		}
+	}
+}
+
+func (v *validator) targets(s Spec) {
+	if len(s.Targets) == 0 {
+		v.add("targets", "at least one target is required")
+	}
+	seen := make(map[string]int, len(s.Targets))
+	for i, t := range s.Targets {
+		field := index("targets", i)
+		v.targetName(field+".name", t.Name)
+		if j, dup := seen[t.Name]; dup {
+			v.add(field+".name", "%q is already the name of targets[%d]", t.Name, j)
+		} else {
+			seen[t.Name] = i
+		}
+		src, errs := s.resolveTarget(i)
+		if len(errs) > 0 {
+			v.append(errs...)
+			continue
+		}
+		for k, raw := range src.urls {
+			v.url(src.urlFields[k], raw)
+		}
+		switch {
+		case t.AB != "":
+			v.request(field+".ab", src.req)
+		case t.Request != nil:
+			v.request(field+".request", *t.Request)
+		}
+	}
+}
+
+func (v *validator) targetName(field, name string) {
+	switch {
+	case strings.TrimSpace(name) == "":
+		v.add(field, "a target name cannot be blank")
+	case len(name) > maxTargetLen || hasControl(name):
+		v.add(field, "want at most %d printable characters", maxTargetLen)
+	case strings.Contains(name, ":"):
+		v.add(field, "a target name cannot contain ':' (thresholds use \"name: metric op value\")")
+	}
+}
+
+// url checks one target or webhook address: scheme, host, then the policy.
+func (v *validator) url(field, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		v.add(field, "%q is not a URL: %v", raw, unwrapURLError(err))
+		return
+	}
+	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
+		v.add(field, "scheme %q is not allowed: want http or https", u.Scheme)
+		return
+	}
+	if u.Hostname() == "" {
+		v.add(field, "%q has no host", raw)
+		return
+	}
+	if ps := u.Port(); ps != "" {
+		if port, err := strconv.Atoi(ps); err != nil || port < 1 || port > 65535 {
+			v.add(field, "port %q is not 1..65535", ps)
+			return
+		}
+	}
+	if v.check == nil {
+		return
+	}
+	if err := v.check(u); err != nil {
+		v.add(field, "refused by the address policy: %v", err)
+	}
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+func (v *validator) baseline(s Spec) {
+	if s.Baseline == "" {
+		return
+	}
+	names := make([]string, len(s.Targets))
+	for i, t := range s.Targets {
+		if t.Name == s.Baseline {
+			return
+		}
+		names[i] = t.Name
+	}
+	v.add("baseline", "%q names no target (targets: %s)", s.Baseline, strings.Join(names, ", "))
+}
+
+func (v *validator) thresholds(s Spec) {
+	for i, raw := range s.Thresholds {
+		th, err := parseThreshold(raw)
+		if err != nil {
+			v.add(index("thresholds", i), "%v", err)
+			continue
+		}
+		if th.Target != "" && !s.hasTarget(th.Target) {
+			v.add(index("thresholds", i), "%q names no target", th.Target)
+		}
+	}
+}
+
+func (v *validator) webhook(w *Webhook) {
+	if w == nil {
+		return
+	}
+	v.url("webhook.url", w.URL)
+	seen := make(map[string]bool, len(w.Events))
+	for i, e := range w.Events {
+		switch {
+		case e != EventSucceeded && e != EventFailed && e != EventCanceled:
+			v.add(index("webhook.events", i), "unknown event %q: want %s, %s or %s", e, EventSucceeded, EventFailed, EventCanceled)
+		case seen[e]:
+			v.add(index("webhook.events", i), "%q is listed twice", e)
+		}
+		seen[e] = true
+	}
+}
+
+func (s Spec) hasTarget(name string) bool {
+	for _, t := range s.Targets {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+func validLabelKey(k string) bool {
+	if k == "" || len(k) > maxLabelKey {
+		return false
+	}
+	for _, c := range k {
+		if !(c < unicode.MaxASCII && (unicode.IsLetter(c) || unicode.IsDigit(c))) && !strings.ContainsRune("_-./", c) {
+			return false
+		}
+	}
+	return true
+}

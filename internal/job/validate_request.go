@@ -1,0 +1,75 @@
+package job
+
+import (
+	"net/textproto"
+	"strconv"
+	"strings"
+)
+
+// request checks one set of request options; field is where they came
+// from ("request", "targets[1].request", or "targets[1].ab" for flags).
+func (v *validator) request(field string, r Request) {
+	if !knownMethod(r.Method) {
+		v.add(field+".method", "unknown method %q: want GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS", r.Method)
+	}
+	if r.Body != "" && (r.Method == "GET" || r.Method == "HEAD") {
+		v.add(field+".body", "a body cannot be sent with %s: set method to POST, PUT or PATCH", r.Method)
+	}
+	if len(r.Body) > v.lim.MaxBodyBytes {
+		v.add(field+".body", "%d bytes are above the limit of %d", len(r.Body), v.lim.MaxBodyBytes)
+	}
+	if r.Timeout <= 0 || r.Timeout.Std() > v.lim.MaxDuration {
+		v.add(field+".timeout", "%v is outside (0s, %v]", r.Timeout, v.lim.MaxDuration)
+	}
+	if hasControl(r.ContentType) {
+		v.add(field+".content_type", "%q contains control characters", r.ContentType)
+	}
+	for _, k := range sortedKeys(r.Headers) {
+		if msg := headerProblem(k, r.Headers[k]); msg != "" {
+			v.add(field+".headers["+strconv.Quote(k)+"]", "%s", msg)
+		}
+	}
+}
+
+func knownMethod(m string) bool {
+	switch m {
+	case "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		return true
+	}
+	return false
+}
+
+// headerProblem explains why a header cannot be sent as given, or returns
+// "". Framing headers are the engine's: a wrong Content-Length or
+// Connection would corrupt the measurement rather than test the target.
+func headerProblem(name, value string) string {
+	if !isToken(name) {
+		return "not a valid header name"
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return "a header value cannot contain CR, LF or NUL"
+	}
+	switch textproto.CanonicalMIMEHeaderKey(name) {
+	case "Content-Length", "Transfer-Encoding":
+		return "set by the engine from the body"
+	case "Connection", "Keep-Alive":
+		return "set by the engine: use keepalive"
+	case "Content-Type":
+		return "use content_type"
+	}
+	return ""
+}
+
+// isToken reports whether s is a non-empty RFC 9110 token.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
