@@ -1,0 +1,203 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+func TestCreateGetRoundTrip(t *testing.T) {
+	s, _ := newStore(t)
+	want := newJob("j1", "key-1", 0, map[string]string{"branch": "main"})
+	mustCreate(t, s, want)
+	got, err := s.GetJob(t.Context(), "j1")
+	if err != nil {
+		t.Fatalf("GetJob(j1) = %v, want nil", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GetJob(j1) differs from the created job (-want +got):\n%s", diff)
+	}
+	if got.Progress.RunsTotal != 4 {
+		t.Errorf("GetJob(j1).Progress.RunsTotal = %d, want 4", got.Progress.RunsTotal)
+	}
+}
+
+func TestCreateTwiceConflicts(t *testing.T) {
+	s, _ := newStore(t)
+	mustCreate(t, s, newJob("j1", "", 0, nil))
+	err := s.CreateJob(t.Context(), newJob("j1", "other", 1, nil))
+	if !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("second CreateJob(j1) = %v, want ErrConflict", err)
+	}
+	got, err := s.GetJob(t.Context(), "j1")
+	if err != nil || got.Owner != "" {
+		t.Errorf("GetJob(j1) = owner %q, %v; want the first job kept (owner \"\")", got.Owner, err)
+	}
+}
+
+func TestMissingJobIsNotFound(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	noop := func(*job.Job) error { return nil }
+	calls := map[string]error{}
+	_, calls["GetJob"] = s.GetJob(ctx, "nope")
+	_, calls["UpdateJob"] = s.UpdateJob(ctx, "nope", noop)
+	_, calls["RequestCancel"] = s.RequestCancel(ctx, "nope")
+	_, calls["SaveRun"] = s.SaveRun(ctx, "nope", &job.Run{})
+	_, calls["Runs"] = s.Runs(ctx, "nope")
+	calls["SetProgress"] = s.SetProgress(ctx, "nope", job.Progress{})
+	for name, err := range calls {
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s(nope) = %v, want ErrNotFound", name, err)
+		}
+	}
+}
+
+func TestUpdateJobTransitions(t *testing.T) {
+	s, _ := newStore(t)
+	mustCreate(t, s, newJob("j1", "", 0, nil))
+	now := base.Add(time.Minute)
+	got, err := s.UpdateJob(t.Context(), "j1", func(j *job.Job) error {
+		j.ID, j.Owner = "hijack", "someone" // immutable: ignored
+		return j.Transition(job.StatusRunning, now)
+	})
+	if err != nil {
+		t.Fatalf("UpdateJob(queued -> running) = %v, want nil", err)
+	}
+	if got.Status != job.StatusRunning || got.ID != "j1" || got.Owner != "" {
+		t.Errorf("UpdateJob = status %s id %s owner %q, want running j1 \"\"", got.Status, got.ID, got.Owner)
+	}
+	_, err = s.UpdateJob(t.Context(), "j1", func(j *job.Job) error {
+		return j.Transition(job.StatusRunning, now)
+	})
+	if !errors.Is(err, store.ErrConflict) || !errors.Is(err, job.ErrBadTransition) {
+		t.Errorf("UpdateJob(running -> running) = %v, want ErrConflict and job.ErrBadTransition", err)
+	}
+	stored, _ := s.GetJob(t.Context(), "j1")
+	if stored.Status != job.StatusRunning || stored.StartedAt == nil || !stored.StartedAt.Equal(now) {
+		t.Errorf("GetJob after updates = %s started %v, want running started %v", stored.Status, stored.StartedAt, now)
+	}
+}
+
+// TestUpdateJobNoLostUpdate has 20 writers each add 1 five times to the
+// same job at once: an update lost to a race would leave less than 100.
+func TestUpdateJobNoLostUpdate(t *testing.T) {
+	s, _ := newStore(t)
+	mustCreate(t, s, newJob("j1", "", 0, nil))
+	const writers, each = 20, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for range writers {
+		wg.Go(func() {
+			for range each {
+				_, err := s.UpdateJob(t.Context(), "j1", func(j *job.Job) error {
+					j.Progress.RunsDone++
+					return nil
+				})
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("UpdateJob = %v, want nil", err)
+		}
+	}
+	got, err := s.GetJob(t.Context(), "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Progress.RunsDone != writers*each {
+		t.Errorf("RunsDone after %d concurrent increments = %d, want %d", writers*each, got.Progress.RunsDone, writers*each)
+	}
+}
+
+func TestUpdateJobReturnsFnError(t *testing.T) {
+	s, _ := newStore(t)
+	mustCreate(t, s, newJob("j1", "", 0, nil))
+	boom := errors.New("boom")
+	_, err := s.UpdateJob(t.Context(), "j1", func(j *job.Job) error {
+		j.Error = "must not be stored"
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Errorf("UpdateJob(fn fails) = %v, want it to wrap fn's error", err)
+	}
+	if got, _ := s.GetJob(t.Context(), "j1"); got.Error != "" {
+		t.Errorf("Error after a failed fn = %q, want \"\" (nothing stored)", got.Error)
+	}
+}
+
+func TestSetProgressShowsInGetJob(t *testing.T) {
+	s, _ := newStore(t)
+	mustCreate(t, s, newJob("j1", "", 0, nil))
+	p := job.Progress{RunsTotal: 4, RunsDone: 2, RequestsDone: 77, CurrentRPS: 1234.5, CurrentRun: &job.RunKey{Point: 1, Repeat: 0}}
+	if err := s.SetProgress(t.Context(), "j1", p); err != nil {
+		t.Fatalf("SetProgress = %v", err)
+	}
+	// A status change must not clobber the progress written apart.
+	if _, err := s.UpdateJob(t.Context(), "j1", func(j *job.Job) error { j.Verdict = "none"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetJob(t.Context(), "j1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(p, got.Progress); diff != "" {
+		t.Errorf("GetJob.Progress (-want +got):\n%s", diff)
+	}
+}
+
+func TestRequestCancel(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	queued, running, done := newJob("q", "", 0, nil), newJob("r", "", 1, nil), newJob("d", "", 2, nil)
+	mustCreate(t, s, queued, running, done)
+	for id, to := range map[string][]job.Status{"r": {job.StatusRunning}, "d": {job.StatusRunning, job.StatusSucceeded}} {
+		for _, st := range to {
+			if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error { return j.Transition(st, base) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tests := []struct {
+		id         string
+		wantStatus job.Status
+		wantErr    error
+	}{
+		{"q", job.StatusCanceled, nil}, // never starts
+		{"r", job.StatusRunning, nil},  // the worker stops it
+		{"d", "", store.ErrConflict},   // already finished
+		{"q", "", store.ErrConflict},   // canceled is final
+	}
+	for _, tt := range tests {
+		got, err := s.RequestCancel(ctx, tt.id)
+		if !errors.Is(err, tt.wantErr) {
+			t.Fatalf("RequestCancel(%s) = %v, want %v", tt.id, err, tt.wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		if got.Status != tt.wantStatus || !got.CancelRequested {
+			t.Errorf("RequestCancel(%s) = %s cancel_requested=%v, want %s true", tt.id, got.Status, got.CancelRequested, tt.wantStatus)
+		}
+		if flag, err := s.CancelRequested(ctx, tt.id); !flag || err != nil {
+			t.Errorf("CancelRequested(%s) = %v, %v; want true, nil", tt.id, flag, err)
+		}
+	}
+	if flag, err := s.CancelRequested(ctx, "d"); flag || err != nil {
+		t.Errorf("CancelRequested(d) = %v, %v; want false, nil (finished jobs are not flagged)", flag, err)
+	}
+	events, err := s.ReadEvents(ctx, "q", "0", 0)
+	if err != nil || len(events) != 1 || events[0].Type != store.EventJobFinished {
+		t.Errorf("ReadEvents(q) = %+v, %v; want one job.finished event", events, err)
+	}
+}

@@ -1,0 +1,146 @@
+package store_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// ids lists the IDs of jobs, in order.
+func ids(jobs []*job.Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}
+
+// pageAll follows cursors to the end, creating a newer job after each page
+// when insert is set, to show inserts do not shift pages.
+func pageAll(t *testing.T, s *store.Store, f store.ListFilter, insert func(page int)) []string {
+	t.Helper()
+	var all []string
+	for page := 0; page < 50; page++ {
+		jobs, next, err := s.ListJobs(t.Context(), f)
+		if err != nil {
+			t.Fatalf("ListJobs(page %d) = %v", page, err)
+		}
+		all = append(all, ids(jobs)...)
+		if next == "" {
+			return all
+		}
+		if insert != nil {
+			insert(page)
+		}
+		f.Cursor = next
+	}
+	t.Fatal("ListJobs never returned an empty cursor")
+	return nil
+}
+
+func TestListJobsPagesNewestFirstStableUnderInserts(t *testing.T) {
+	s, _ := newStore(t)
+	var want []string
+	for i := range 25 {
+		mustCreate(t, s, newJob(jobID(i), "", i, nil))
+		want = append([]string{jobID(i)}, want...)
+	}
+	insert := func(page int) { mustCreate(t, s, newJob(jobID(100+page), "", 1000+page, nil)) }
+	got := pageAll(t, s, store.ListFilter{Limit: 10}, insert)
+	if !slices.Equal(got, want) {
+		t.Errorf("pages of 10 = %v,\nwant %v (newest first, inserts never shift a page)", got, want)
+	}
+}
+
+func TestListJobsFilters(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	mustCreate(t, s,
+		newJob("a0", "alice", 0, map[string]string{"branch": "main", "env": "ci"}),
+		newJob("a1", "alice", 1, map[string]string{"branch": "dev"}),
+		newJob("b2", "bob", 2, map[string]string{"branch": "main"}),
+		newJob("a3", "alice", 3, map[string]string{"branch": "main"}),
+	)
+	for _, id := range []string{"a0", "b2"} {
+		if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error { return j.Transition(job.StatusRunning, base) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		f    store.ListFilter
+		want []string
+	}{
+		{"all", store.ListFilter{}, []string{"a3", "b2", "a1", "a0"}},
+		{"owner", store.ListFilter{Owner: "alice"}, []string{"a3", "a1", "a0"}},
+		{"status", store.ListFilter{Status: job.StatusRunning}, []string{"b2", "a0"}},
+		{"status queued", store.ListFilter{Status: job.StatusQueued}, []string{"a3", "a1"}},
+		{"owner+status", store.ListFilter{Owner: "alice", Status: job.StatusRunning}, []string{"a0"}},
+		{"label", store.ListFilter{Labels: map[string]string{"branch": "main"}}, []string{"a3", "b2", "a0"}},
+		{"two labels", store.ListFilter{Labels: map[string]string{"branch": "main", "env": "ci"}}, []string{"a0"}},
+		{"label+owner paged", store.ListFilter{Owner: "alice", Labels: map[string]string{"branch": "main"}, Limit: 1}, []string{"a3", "a0"}},
+		{"no match", store.ListFilter{Owner: "carol"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := pageAll(t, s, tt.f, nil); !slices.Equal(got, tt.want) {
+				t.Errorf("ListJobs(%+v) = %v, want %v", tt.f, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestListJobsForgetsExpiredJobs(t *testing.T) {
+	s, rdb := newStore(t)
+	mustCreate(t, s, newJob("j0", "", 0, nil), newJob("j1", "", 1, nil), newJob("j2", "", 2, nil))
+	if err := rdb.Del(t.Context(), "benchq:job:j1").Err(); err != nil { // as if its TTL ran out
+		t.Fatal(err)
+	}
+	got := pageAll(t, s, store.ListFilter{}, nil)
+	if want := []string{"j2", "j0"}; !slices.Equal(got, want) {
+		t.Errorf("ListJobs after j1 expired = %v, want %v", got, want)
+	}
+	n, err := rdb.ZCard(t.Context(), "benchq:jobs").Result()
+	if err != nil || n != 2 {
+		t.Errorf("ZCARD benchq:jobs after listing = %d, %v; want 2 (the expired entry removed)", n, err)
+	}
+}
+
+func TestListJobsBadCursor(t *testing.T) {
+	s, _ := newStore(t)
+	for _, c := range []string{"garbage!", "Zm9v" /* "foo" */} {
+		if _, _, err := s.ListJobs(t.Context(), store.ListFilter{Cursor: c}); !errors.Is(err, store.ErrInvalidCursor) {
+			t.Errorf("ListJobs(cursor %q) = %v, want ErrInvalidCursor", c, err)
+		}
+	}
+}
+
+func TestCountByStatus(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	// job-000 was created long before the retention window; the others now.
+	for i := range 3 {
+		j := newJob(jobID(i), "", 0, nil)
+		j.CreatedAt = base.AddDate(-100, 0, 0) // far past the retention: not counted
+		if i > 0 {
+			j.CreatedAt = nowUTC()
+		}
+		mustCreate(t, s, j)
+	}
+	if _, err := s.RequestCancel(ctx, jobID(2)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.CountByStatus(ctx)
+	if err != nil {
+		t.Fatalf("CountByStatus = %v", err)
+	}
+	want := map[job.Status]int64{job.StatusQueued: 1, job.StatusCanceled: 1, job.StatusRunning: 0, job.StatusSucceeded: 0, job.StatusFailed: 0}
+	for st, n := range want {
+		if got[st] != n {
+			t.Errorf("CountByStatus()[%s] = %d, want %d", st, got[st], n)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sentinel errors callers test with errors.Is.
+var (
+	// ErrNotFound: no job with that ID (never created, or expired).
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict: the job already exists, the lifecycle forbids the change
+	// (it also wraps job.ErrBadTransition then), or concurrent writers kept
+	// changing the job for longer than UpdateJob retries.
+	ErrConflict = errors.New("store: conflict")
+	// ErrInvalidCursor: a ListJobs cursor or a ReadEvents ID that the store
+	// never handed out.
+	ErrInvalidCursor = errors.New("store: invalid cursor")
+)
+
+// DefaultRetention is how long a job's keys live after its last write when
+// Options.Retention is zero.
+const DefaultRetention = 30 * 24 * time.Hour
+
+// Options configures a Store.
+type Options struct {
+	// Retention is how long a job and everything about it is kept after its
+	// last write; zero means 30 days.
+	Retention time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.Retention <= 0 {
+		o.Retention = DefaultRetention
+	}
+	return o
+}
+
+// Store persists jobs, runs, progress and events in Redis. It is safe for
+// concurrent use; all state is in Redis, so any number of API and worker
+// processes may share it.
+type Store struct {
+	rdb       redis.UniversalClient
+	retention time.Duration
+	now       func() time.Time
+}
+
+// New returns a Store on rdb, the process's shared client.
+func New(rdb redis.UniversalClient, o Options) *Store {
+	o = o.withDefaults()
+	return &Store{rdb: rdb, retention: o.Retention, now: time.Now}
+}
+
+// Ping checks that Redis answers, for readiness probes.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// touchJob queues the retention TTL on every key of job id.
+func (s *Store) touchJob(ctx context.Context, pipe redis.Pipeliner, id string) {
+	for _, k := range jobKeys(id) {
+		pipe.Expire(ctx, k, s.retention)
+	}
+}
+
+// touchIndexes queues the retention TTL on the indexes a job of owner
+// appears in.
+func (s *Store) touchIndexes(ctx context.Context, pipe redis.Pipeliner, owner string) {
+	pipe.Expire(ctx, allIndexKey(), s.retention)
+	pipe.Expire(ctx, ownerIndexKey(owner), s.retention)
+	for _, st := range statuses() {
+		pipe.Expire(ctx, statusIndexKey(st), s.retention)
+	}
+}
+
+// mustExist returns ErrNotFound when the job hash is missing; writes to a
+// job's other keys check it first, so they never create keys for a job
+// that does not exist.
+func (s *Store) mustExist(ctx context.Context, id string) error {
+	n, err := s.rdb.Exists(ctx, jobKey(id)).Result()
+	if err != nil {
+		return fmt.Errorf("store: job %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: job %s: %w", id, ErrNotFound)
+	}
+	return nil
+}

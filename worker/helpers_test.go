@@ -1,0 +1,138 @@
+package worker_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/worker"
+)
+
+// target is a loopback HTTP server whose requests the test counts.
+type target struct {
+	url  string
+	hits atomic.Int64
+	last atomic.Int64 // unix ns of the latest request
+}
+
+// startTarget serves "hello benchq" after delay on 127.0.0.1.
+func startTarget(t *testing.T, delay time.Duration) *target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &target{url: "http://" + ln.Addr().String() + "/bench"}
+	srv := &fasthttp.Server{Handler: func(c *fasthttp.RequestCtx) {
+		tg.hits.Add(1)
+		tg.last.Store(time.Now().UnixNano())
+		if delay > 0 {
+			time.Sleep(delay)
+		}
+		c.SetBodyString("hello benchq")
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.ShutdownWithContext(ctx)
+	})
+	return tg
+}
+
+// env is one test's Redis, store and queue client.
+type env struct {
+	rdb   *redis.Client
+	st    *store.Store
+	queue *asynq.Client
+	log   *slog.Logger
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
+	return &env{
+		rdb:   rdb,
+		st:    store.New(rdb, store.Options{}),
+		queue: asynq.NewClientFromRedisClient(rdb),
+		log:   slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+}
+
+// create stores a queued job for spec and returns it with its task.
+func (e *env) create(t *testing.T, spec job.Spec) (*job.Job, *asynq.Task) {
+	t.Helper()
+	spec = spec.WithDefaults()
+	j := job.New(job.NewID(), "", spec, time.Now().UTC())
+	if err := e.st.CreateJob(t.Context(), j); err != nil {
+		t.Fatalf("CreateJob = %v", err)
+	}
+	task, err := queue.NewJobRunTask(j.ID, spec.Estimate())
+	if err != nil {
+		t.Fatalf("NewJobRunTask = %v", err)
+	}
+	return j, task
+}
+
+func (e *env) enqueue(t *testing.T, task *asynq.Task) {
+	t.Helper()
+	if _, err := e.queue.EnqueueContext(t.Context(), task); err != nil {
+		t.Fatalf("Enqueue = %v", err)
+	}
+}
+
+// startWorker runs a Worker until the test ends.
+func (e *env) startWorker(t *testing.T) {
+	t.Helper()
+	w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Worker.Run = %v", err)
+		}
+	})
+}
+
+// waitStatus polls the job until cond holds, failing after limit.
+func (e *env) waitJob(t *testing.T, id string, limit time.Duration, what string, cond func(*job.Job) bool) *job.Job {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		j, err := e.st.GetJob(t.Context(), id)
+		if err != nil {
+			t.Fatalf("GetJob(%s) = %v", id, err)
+		}
+		if cond(j) {
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: %s not reached within %v; job is %s, progress %+v", id, what, limit, j.Status, j.Progress)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func terminal(j *job.Job) bool { return j.Status.Terminal() }
+
+// closedSpec is a closed-model sweep over targets.
+func closedSpec(concurrency, requests []int, repeats int, targets ...*target) job.Spec {
+	s := job.Spec{Sweep: job.Sweep{Concurrency: concurrency, Requests: requests, Repeats: repeats}}
+	for i, tg := range targets {
+		s.Targets = append(s.Targets, job.Target{Name: string(rune('a' + i)), URL: tg.url})
+	}
+	return s
+}

@@ -1,0 +1,149 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// end records how the attempt ended and returns what asynq must do.
+func (sw *sweep) end(err error) error {
+	id := sw.job.ID
+	switch {
+	case err == nil:
+		status, why, oerr := sw.outcome()
+		if oerr != nil {
+			return fmt.Errorf("worker: job %s: %w", id, oerr)
+		}
+		return sw.finish(status, why)
+	case errors.Is(err, errCanceled):
+		return sw.finish(job.StatusCanceled, "")
+	case errors.Is(err, errNeverRuns):
+		if ferr := sw.finish(job.StatusFailed, err.Error()); ferr != nil {
+			return ferr // retried: the next attempt fails it again
+		}
+		return fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
+	case errors.Is(err, errInterrupted):
+		return sw.handBack()
+	default: // Redis or the engine: asynq retries; the job stays running and resumes
+		return fmt.Errorf("worker: job %s: %w", id, err)
+	}
+}
+
+// outcome decides a completed sweep's status from every stored run, this
+// attempt's and earlier ones': failed when no run of some target got a
+// single connection through (it could not be benchmarked at all),
+// succeeded otherwise. Errors under load are results, not failures.
+func (sw *sweep) outcome() (job.Status, string, error) {
+	ctx, cancel := detached(sw.ctx)
+	defer cancel()
+	runs, err := sw.r.st.Runs(ctx, sw.job.ID)
+	if err != nil {
+		return "", "", err
+	}
+	type tally struct {
+		runs, refused int
+		why           string
+	}
+	per := map[string]*tally{}
+	for _, run := range runs {
+		t := per[run.Target]
+		if t == nil {
+			t = &tally{}
+			per[run.Target] = t
+		}
+		t.runs++
+		if why := unreachable(run.Result); why != "" {
+			t.refused++
+			t.why = why
+		}
+	}
+	var reasons []string
+	seen := map[string]bool{}
+	for _, p := range sw.points { // in the spec's target order
+		if t := per[p.Target]; t != nil && !seen[p.Target] && t.refused == t.runs {
+			reasons = append(reasons, fmt.Sprintf("target %q could not be reached in any of its %d runs: %s", p.Target, t.runs, t.why))
+		}
+		seen[p.Target] = true
+	}
+	if len(reasons) > 0 {
+		return job.StatusFailed, strings.Join(reasons, "; "), nil
+	}
+	return job.StatusSucceeded, "", nil
+}
+
+// unreachable says why a run never got a connection through, or "" when
+// it did: aborted as ab aborts on a refused first connection, or (targets
+// that never abort) nothing completed and every failure was a connect.
+func unreachable(res *abreport.Report) string {
+	switch {
+	case res == nil || res.CompleteRequests > 0:
+		return ""
+	case res.Aborted != "":
+		return res.Aborted
+	case res.FailedRequests > 0 && res.Failed.Connect == res.FailedRequests:
+		return fmt.Sprintf("all %d connections failed", res.FailedRequests)
+	default:
+		return ""
+	}
+}
+
+// finish moves the job to its terminal status with the final progress and
+// ends its event stream.
+func (sw *sweep) finish(status job.Status, why string) error {
+	ctx, cancel := detached(sw.ctx)
+	defer cancel()
+	final := sw.idleProgress()
+	j, err := sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
+		if err := j.Transition(status, time.Now().UTC()); err != nil {
+			return err
+		}
+		j.Progress, j.Error = final, why
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("worker: finish job %s as %s: %w", sw.job.ID, status, err)
+	}
+	ev := store.Finished{Status: j.Status, Verdict: j.Verdict, Error: j.Error, RunsDone: final.RunsDone}
+	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventJobFinished, ev); err != nil {
+		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
+	}
+	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "runs", final.RunsDone, "error", why)
+	return nil
+}
+
+// handBack returns a running job to the queue; asynq retries the task (or
+// has requeued it already, when it aborted the attempt) and the next
+// attempt skips the stored runs. The partial run, if any, was discarded.
+func (sw *sweep) handBack() error {
+	ctx, cancel := detached(sw.ctx)
+	defer cancel()
+	final := sw.idleProgress()
+	_, err := sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
+		if j.Status != job.StatusRunning {
+			return nil // nothing to give back
+		}
+		j.Progress = final
+		return j.Transition(job.StatusQueued, time.Now().UTC())
+	})
+	sw.r.log.Info("worker: job handed back", "job", sw.job.ID, "runs_stored", final.RunsDone, "err", err)
+	if err != nil {
+		// Left running: the retry resumes a running job all the same.
+		return fmt.Errorf("worker: job %s: %w (hand-back not recorded: %w)", sw.job.ID, ErrHandedBack, err)
+	}
+	return fmt.Errorf("worker: job %s: %w", sw.job.ID, ErrHandedBack)
+}
+
+// idleProgress is the progress between runs: runs done, nothing current.
+func (sw *sweep) idleProgress() job.Progress {
+	p := sw.progress.current()
+	p.RunsDone, p.CurrentRun, p.RequestsDone, p.CurrentRPS = sw.stored, nil, 0, 0
+	return p
+}

@@ -1,0 +1,350 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// ErrHandedBack is returned by HandleJobRun when it gave the job back to
+// the queue (shutdown, or asynq ending the attempt): the job is queued
+// again and a later attempt resumes after the runs already stored.
+var ErrHandedBack = errors.New("worker: job handed back")
+
+// Reasons a sweep stops early, sorted by end.
+var (
+	errCanceled    = errors.New("worker: cancel requested")
+	errInterrupted = errors.New("worker: interrupted")
+	errNeverRuns   = errors.New("worker: job can never run")
+	errFinished    = errors.New("worker: job already finished")
+)
+
+// jobStore is the persistence the runner needs; *store.Store implements it.
+type jobStore interface {
+	UpdateJob(ctx context.Context, id string, fn func(j *job.Job) error) (*job.Job, error)
+	RunKeys(ctx context.Context, id string) (map[job.RunKey]bool, error)
+	Runs(ctx context.Context, id string) ([]job.Run, error)
+	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
+	progressSink
+	cancelFlag
+}
+
+// Runner handles job:run tasks: one call runs one job's sweep.
+type Runner struct {
+	st            jobStore
+	dial          loadgen.DialFunc
+	log           *slog.Logger
+	cancelPoll    time.Duration
+	progressEvery time.Duration
+
+	drainOnce sync.Once
+	draining  chan struct{} // closed on shutdown: no run starts after it
+	active    sync.WaitGroup
+}
+
+// NewRunner returns a Runner on st. Worker builds one; tests and tools
+// may call its HandleJobRun directly.
+func NewRunner(st *store.Store, cfg Config) *Runner {
+	return newRunner(st, cfg.withDefaults())
+}
+
+func newRunner(st jobStore, cfg Config) *Runner {
+	return &Runner{
+		st: st, dial: cfg.DialFunc, log: cfg.Logger,
+		cancelPoll: cancelPollInterval, progressEvery: progressInterval,
+		draining: make(chan struct{}),
+	}
+}
+
+// HandleJobRun runs the sweep of the job named by t. It returns nil when
+// the job ended (succeeded, failed, canceled, or was already over), an
+// error wrapping asynq.SkipRetry when the job can never run, ErrHandedBack
+// when it gave the job back, and any other error for asynq to retry.
+func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
+	r.active.Add(1)
+	defer r.active.Done()
+	p, err := queue.ParseJobRun(t)
+	if err != nil {
+		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry)
+	}
+	j, err := r.begin(ctx, p.JobID)
+	if err != nil || j == nil {
+		return err
+	}
+	sw, err := r.newSweep(ctx, j)
+	if err != nil {
+		return err
+	}
+	return sw.run(ctx)
+}
+
+// begin moves a queued job to running, or resumes one left running by a
+// dead or interrupted attempt. It returns nil, nil when there is nothing
+// to do: the job finished or was canceled while queued.
+func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
+	var started bool
+	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
+		started = j.Status == job.StatusQueued
+		switch j.Status {
+		case job.StatusQueued:
+			return j.Transition(job.StatusRunning, time.Now().UTC())
+		case job.StatusRunning:
+			return nil
+		default:
+			return fmt.Errorf("%w: %s", errFinished, j.Status)
+		}
+	})
+	switch {
+	case errors.Is(err, errFinished):
+		r.log.Info("worker: job not run", "job", id, "reason", err)
+		return nil, nil
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
+	case err != nil:
+		return nil, fmt.Errorf("worker: start job %s: %w", id, err)
+	}
+	if started {
+		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
+			return nil, fmt.Errorf("worker: start job %s: %w", id, err)
+		}
+	}
+	r.log.Info("worker: job running", "job", id, "resumed", !started)
+	return j, nil
+}
+
+// drain makes every sweep hand its job back after its current run.
+func (r *Runner) drain() { r.drainOnce.Do(func() { close(r.draining) }) }
+
+// wait waits up to limit for running handlers to return.
+func (r *Runner) wait(limit time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		r.active.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		return false
+	}
+}
+
+// sweep is one attempt at one job.
+type sweep struct {
+	r        *Runner
+	ctx      context.Context // the attempt's; ends on asynq abort or timeout
+	job      *job.Job
+	points   []job.Point
+	todo     []job.RunKey // the schedule without the runs already stored
+	stored   int
+	progress *progressWriter
+	watch    *cancelWatch
+}
+
+func (r *Runner) newSweep(ctx context.Context, j *job.Job) (*sweep, error) {
+	have, err := r.st.RunKeys(ctx, j.ID)
+	if err != nil {
+		return nil, fmt.Errorf("worker: job %s: %w", j.ID, err)
+	}
+	sw := &sweep{r: r, ctx: ctx, job: j, points: j.Spec.Points()}
+	schedule := j.Spec.Schedule()
+	for _, k := range schedule {
+		if have[k] {
+			sw.stored++
+			continue
+		}
+		sw.todo = append(sw.todo, k)
+	}
+	start := job.Progress{RunsTotal: len(schedule), RunsDone: sw.stored}
+	sw.progress = newProgressWriter(r.st, j.ID, start, r.progressEvery, r.log)
+	return sw, nil
+}
+
+func (sw *sweep) run(ctx context.Context) error {
+	sw.watch = watchCancel(ctx, sw.r.st, sw.job.ID, sw.r.cancelPoll, sw.r.log)
+	sw.progress.start(ctx)
+	err := sw.runAll()
+	sw.progress.stop()
+	sw.watch.stop()
+	return sw.end(err)
+}
+
+func (sw *sweep) runAll() error {
+	if sw.job.CancelRequested { // a retry of a job canceled while it ran
+		return errCanceled
+	}
+	for i, k := range sw.todo {
+		if i > 0 {
+			if err := sw.pause(); err != nil {
+				return err
+			}
+		}
+		if err := sw.interrupted(); err != nil {
+			return err
+		}
+		if err := sw.runOne(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// interrupted says whether the sweep must stop before its next run.
+func (sw *sweep) interrupted() error {
+	select {
+	case <-sw.watch.ctx.Done():
+		return sw.stopReason()
+	case <-sw.r.draining:
+		return errInterrupted
+	default:
+		return nil
+	}
+}
+
+// stopReason tells a cancel from the end of the attempt.
+func (sw *sweep) stopReason() error {
+	if sw.watch.canceled() {
+		return errCanceled
+	}
+	return errInterrupted
+}
+
+// pause waits sweep.pause_between_runs, or less if the sweep must stop.
+func (sw *sweep) pause() error {
+	d := sw.job.Spec.Sweep.PauseBetweenRuns.Std()
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-sw.watch.ctx.Done():
+		return sw.stopReason()
+	case <-sw.r.draining:
+		return errInterrupted
+	}
+}
+
+// runOne runs one repeat of one point, after its warm-up, and stores it.
+// A run cut short by a cancel or by the end of the attempt is discarded.
+func (sw *sweep) runOne(k job.RunKey) error {
+	if k.Point < 0 || k.Point >= len(sw.points) {
+		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
+	}
+	p := sw.points[k.Point]
+	plan, err := sw.job.Spec.Plan(p)
+	if err != nil {
+		return fmt.Errorf("%w: point %d: %w", errNeverRuns, k.Point, err)
+	}
+	sw.progress.update(func(pr *job.Progress) {
+		pr.CurrentRun, pr.RequestsDone, pr.CurrentRPS = &job.RunKey{Point: k.Point, Repeat: k.Repeat}, 0, 0
+	})
+	if err := sw.warmup(p); err != nil {
+		return err
+	}
+	plan.Dial, plan.Progress = sw.r.dial, sw.progress.snapshot
+	started := time.Now().UTC()
+	m, err := sw.load(plan)
+	if err != nil {
+		return fmt.Errorf("point %d: %w", k.Point, err)
+	}
+	run := &job.Run{
+		RunKey: k, Target: p.Target, Concurrency: p.Concurrency,
+		StartedAt: started, FinishedAt: time.Now().UTC(),
+		Result: abreport.FromMeasurement(m, abreport.Options{
+			VariableLength: plan.AcceptVariableLength,
+			BodySent:       len(plan.Body) > 0,
+		}),
+	}
+	return sw.save(run)
+}
+
+// warmup sends sweep.warmup_requests before a run; nothing is kept.
+func (sw *sweep) warmup(p job.Point) error {
+	plan, ok, err := sw.job.Spec.WarmupPlan(p)
+	if err != nil {
+		return fmt.Errorf("%w: warm-up of point %d: %w", errNeverRuns, p.Index, err)
+	}
+	if !ok {
+		return nil
+	}
+	plan.Dial = sw.r.dial
+	if _, err := sw.load(plan); err != nil {
+		return fmt.Errorf("warm-up of point %d: %w", p.Index, err)
+	}
+	return nil
+}
+
+// load runs a plan under the cancel watch. A canceled measurement is
+// reported as the stop reason, never returned.
+func (sw *sweep) load(plan loadgen.Plan) (*loadgen.Measurement, error) {
+	m, err := loadgen.Run(sw.watch.ctx, plan)
+	switch {
+	case errors.Is(err, loadgen.ErrInvalidPlan):
+		return nil, fmt.Errorf("%w: %w", errNeverRuns, err)
+	case err != nil:
+		return nil, err
+	case m.Canceled:
+		return nil, sw.stopReason()
+	}
+	return m, nil
+}
+
+// save stores a finished run even if the attempt is ending: it is
+// complete, and storing it spares the next attempt running it again.
+func (sw *sweep) save(run *job.Run) error {
+	ctx, cancel := detached(sw.ctx)
+	defer cancel()
+	saved, err := sw.r.st.SaveRun(ctx, sw.job.ID, run)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errNeverRuns, err)
+	}
+	if err != nil {
+		return err
+	}
+	if saved { // else an overlapping attempt stored it first
+		sw.stored++
+	}
+	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
+		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
+		RequestsPerSecond: run.Result.RequestsPerSecond}
+	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventRunFinished, ev); err != nil {
+		sw.r.log.Warn("worker: append run.finished event", "job", sw.job.ID, "run", run.RunKey, "err", err)
+	}
+	stored := sw.stored
+	sw.progress.update(func(pr *job.Progress) {
+		pr.RunsDone, pr.CurrentRun, pr.RequestsDone, pr.CurrentRPS = stored, nil, 0, 0
+	})
+	return nil
+}
+
+// runFinished is the data of a run.finished event.
+type runFinished struct {
+	job.RunKey
+	Target            string  `json:"target"`
+	Concurrency       int     `json:"concurrency"`
+	CompleteRequests  int64   `json:"complete_requests"`
+	FailedRequests    int64   `json:"failed_requests"`
+	RequestsPerSecond float64 `json:"requests_per_second"`
+}
+
+// detached gives the writes that record how an attempt ended a context
+// that survives the attempt's own, bounded so a dead Redis cannot hold the
+// handler forever.
+func detached(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+}

@@ -1,0 +1,138 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// Fixed timings of the runner.
+const (
+	// cancelPollInterval: with loadgen stopping within a second of its
+	// context ending, a DELETE stops the load within 1.2 s at worst.
+	cancelPollInterval = 200 * time.Millisecond
+	// progressInterval caps progress writes at 4 a second (DESIGN.md §4).
+	progressInterval = 250 * time.Millisecond
+	// cleanupTimeout bounds the writes that record how an attempt ended.
+	cleanupTimeout = 5 * time.Second
+	// handBackDelay is how soon a handed-back job may be picked up again.
+	handBackDelay = time.Second
+	// DefaultShutdownTimeout is how long a run may go on after Shutdown.
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Config configures a Worker.
+type Config struct {
+	// Concurrency is the number of jobs run at once; zero means 1: a load
+	// generator must not share its CPU with another benchmark.
+	Concurrency int
+	// ShutdownTimeout bounds how long Shutdown lets the current run finish
+	// before the run is discarded and the job handed back; zero means 30s.
+	ShutdownTimeout time.Duration
+	// Logger receives the worker's and asynq's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// DialFunc, if set, opens every load connection: the address policy
+	// (internal/netguard) plugs in here. Nil means a plain TCP dial.
+	DialFunc loadgen.DialFunc
+}
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 1
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Worker serves the jobs queue: an asynq server on the process's shared
+// Redis client with the Runner behind the job:run task type. Webhook
+// deliveries have their own server and queue.
+type Worker struct {
+	srv    *asynq.Server
+	mux    *asynq.ServeMux
+	runner *Runner
+	log    *slog.Logger
+}
+
+// New builds a Worker; Start or Run starts it.
+func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
+	cfg = cfg.withDefaults()
+	r := newRunner(st, cfg)
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:     cfg.Concurrency,
+		Queues:          map[string]int{queue.QueueJobs: 1},
+		ShutdownTimeout: cfg.ShutdownTimeout,
+		RetryDelayFunc:  retryDelay,
+		// Retries wait in a sorted set that asynq scans every 5s by
+		// default; a handed-back job should resume about handBackDelay
+		// later, so scan every second.
+		DelayedTaskCheckInterval: handBackDelay,
+		IsFailure:                isFailure,
+		Logger:                   asynqLogger{cfg.Logger},
+		LogLevel:                 asynq.WarnLevel,
+		HealthCheckFunc: func(err error) {
+			if err != nil {
+				cfg.Logger.Warn("worker: redis health check", "err", err)
+			}
+		},
+	})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(queue.TypeJobRun, r.HandleJobRun)
+	return &Worker{srv: srv, mux: mux, runner: r, log: cfg.Logger}
+}
+
+// retryDelay brings a handed-back job back at once; real failures back
+// off as asynq does by default.
+func retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	if errors.Is(err, ErrHandedBack) {
+		return handBackDelay
+	}
+	return asynq.DefaultRetryDelayFunc(n, err, t)
+}
+
+// isFailure keeps hand-backs from using up the task's retries.
+func isFailure(err error) bool { return !errors.Is(err, ErrHandedBack) }
+
+// Start starts fetching and running jobs in the background.
+func (w *Worker) Start() error {
+	if err := w.srv.Start(w.mux); err != nil {
+		return fmt.Errorf("worker: start: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops taking jobs and lets the current run finish within
+// Config.ShutdownTimeout; the job is then handed back to the queue. It
+// returns once the handlers are done (or cleanupTimeout after asynq gave
+// up on them).
+func (w *Worker) Shutdown() {
+	w.runner.drain()
+	w.srv.Shutdown()
+	if !w.runner.wait(cleanupTimeout) {
+		w.log.Warn("worker: a job handler did not return after shutdown")
+	}
+}
+
+// Run starts the worker, blocks until ctx is done, then shuts down.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	w.Shutdown()
+	return nil
+}
