@@ -1,0 +1,11 @@
+// Package api is benchq's HTTP interface: an echo v4 server that accepts
+// benchmark jobs, enqueues them, and serves their status, results and
+// progress events, plus health, readiness, Prometheus metrics and the
+// OpenAPI document with Swagger UI.
+//
+// Handlers depend on the small JobStore and Enqueuer interfaces declared
+// here, not on the Redis store or the asynq client, so they can be tested
+// with fakes. Every error leaves as RFC 9457 application/problem+json; one
+// table in problem.go maps domain errors to statuses and problem types, and
+// internal errors are logged with the request id, never echoed.
+package api

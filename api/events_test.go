@@ -1,0 +1,100 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// readSSE reads an event stream to its end and returns its lines.
+func readSSE(t *testing.T, env *testEnv, path, lastID string) []string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, env.url+path, nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("GET %s = %d %s, want 200 text/event-stream", path, resp.StatusCode, ct)
+	}
+	var lines []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("GET %s: stream did not end cleanly: %v", path, err)
+	}
+	return lines
+}
+
+func event(id, typ string) store.Event {
+	data, _ := json.Marshal(map[string]string{"id": id})
+	return store.Event{ID: id, Type: typ, Data: data, Time: time.Now()}
+}
+
+func TestEventsReplayAndEnd(t *testing.T) {
+	env := newTestEnv(t, nil)
+	seedJob(env, "j", job.StatusRunning)
+	env.store.addEvent("j", event("1-0", "job.started"))
+	env.store.addEvent("j", event("2-0", "run.finished"))
+	go func() {
+		time.Sleep(120 * time.Millisecond) // past a few heartbeats
+		env.store.addEvent("j", event("3-0", "job.finished"))
+		env.store.addEvent("j", event("4-0", "never.sent"))
+	}()
+	lines := readSSE(t, env, "/v1/jobs/j/events", "")
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"id: 1-0\nevent: job.started\ndata: {\"id\":\"1-0\"}", "id: 2-0", "id: 3-0\nevent: job.finished", ": heartbeat"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("event stream lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "never.sent") {
+		t.Errorf("event stream went on after job.finished:\n%s", got)
+	}
+
+	lines = readSSE(t, env, "/v1/jobs/j/events", "2-0")
+	if got := strings.Join(lines, "\n"); strings.Contains(got, "id: 1-0") || !strings.Contains(got, "id: 3-0") {
+		t.Errorf("resumed after 2-0 = \n%s\nwant only events after 2-0", got)
+	}
+}
+
+func TestEventsEndForFinishedJobWithoutFinalEvent(t *testing.T) {
+	env := newTestEnv(t, nil)
+	seedJob(env, "old", job.StatusSucceeded) // its events expired
+	done := make(chan []string)
+	go func() { done <- readSSE(t, env, "/v1/jobs/old/events", "") }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("stream of a finished job with no events did not end")
+	}
+}
+
+func TestShutdownEndsStreams(t *testing.T) {
+	env := newTestEnv(t, func(c *Config) { c.Heartbeat = time.Hour; c.EventPoll = time.Hour })
+	seedJob(env, "j", job.StatusRunning)
+	done := make(chan struct{})
+	go func() { readSSE(t, env, "/v1/jobs/j/events", ""); close(done) }()
+	time.Sleep(100 * time.Millisecond)
+	if err := env.srv.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Shutdown left an event stream open")
+	}
+}

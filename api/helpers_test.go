@@ -1,0 +1,80 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loopbackOnly mirrors the cmd wiring's interim URL policy.
+func loopbackOnly(u *url.URL) error {
+	if h := u.Hostname(); h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
+		return nil
+	}
+	return errors.New("only loopback targets are allowed")
+}
+
+type testEnv struct {
+	store *fakeStore
+	queue *fakeQueue
+	srv   *Server
+	url   string
+}
+
+func newTestEnv(t *testing.T, tune func(*Config)) *testEnv {
+	t.Helper()
+	env := &testEnv{store: newFakeStore(), queue: &fakeQueue{}}
+	cfg := Config{CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
+	if tune != nil {
+		tune(&cfg)
+	}
+	env.srv = New(cfg, Deps{Store: env.store, Queue: env.queue})
+	hs := httptest.NewServer(env.srv.Handler())
+	t.Cleanup(hs.Close)
+	env.url = hs.URL
+	return env
+}
+
+func (e *testEnv) do(t *testing.T, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return resp, b
+}
+
+// problem decodes a problem+json response, failing the test if it is not one.
+func problem(t *testing.T, resp *http.Response, body []byte) Problem {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+		t.Fatalf("Content-Type = %q, want application/problem+json (body %s)", ct, body)
+	}
+	var p Problem
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("problem body %q: %v", body, err)
+	}
+	if p.Status != resp.StatusCode || !strings.HasPrefix(p.Type, problemBase) && p.Type != "about:blank" {
+		t.Fatalf("problem = %+v for HTTP %d, want matching status and a benchq type", p, resp.StatusCode)
+	}
+	return p
+}

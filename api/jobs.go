@@ -1,0 +1,247 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// Page sizes of GET /v1/jobs.
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+// handleCreateJob submits a job.
+//
+//	@Summary		Submit a benchmark job
+//	@Description	Decodes, defaults and validates the spec, stores the job as queued and enqueues it. Every invalid field is listed at once in a 422 problem.
+//	@Tags			jobs
+//	@Accept			json
+//	@Produce		json
+//	@Param			spec	body		job.Spec	true	"the job spec; every field but targets has a default"
+//	@Success		202		{object}	JobResponse	"accepted; Location names the job"
+//	@Header			202		{string}	Location	"/v1/jobs/{id}"
+//	@Failure		400		{object}	Problem		"malformed JSON"
+//	@Failure		413		{object}	Problem		"body over the size limit"
+//	@Failure		422		{object}	Problem		"invalid fields, each named"
+//	@Failure		503		{object}	Problem		"queue unavailable"
+//	@Router			/v1/jobs [post]
+func (s *Server) handleCreateJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody)
+	spec, err := job.Decode(body)
+	if err != nil {
+		return decodeError(err, s.cfg.MaxBody)
+	}
+	spec = spec.WithDefaults()
+	if err := spec.Validate(*s.cfg.Limits, s.cfg.CheckURL); err != nil {
+		return err
+	}
+	j := &job.Job{
+		ID:        job.NewID(),
+		Spec:      spec,
+		Status:    job.StatusQueued,
+		CreatedAt: time.Now().UTC(),
+		Progress:  job.Progress{RunsTotal: len(spec.Schedule())},
+	}
+	if err := s.store.CreateJob(ctx, j); err != nil {
+		return fmt.Errorf("api: create job: %w", err)
+	}
+	if err := s.enqueue(c, j); err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
+	return c.JSON(http.StatusAccepted, newJobResponse(j))
+}
+
+// enqueue hands a stored job to the workers. If the queue refuses it, the
+// job is marked failed so it does not sit queued forever.
+func (s *Server) enqueue(c echo.Context, j *job.Job) error {
+	ctx := c.Request().Context()
+	task, err := queue.NewJobRunTask(j.ID, j.Spec.Estimate())
+	if err == nil {
+		_, err = s.queue.EnqueueContext(ctx, task)
+	}
+	if err == nil {
+		return nil
+	}
+	s.log.Error("api: enqueue job", "request_id", requestID(c), "job", j.ID, "err", err)
+	_, uerr := s.store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
+		now := time.Now().UTC()
+		j.Status, j.Error, j.FinishedAt = job.StatusFailed, "could not be enqueued", &now
+		return nil
+	})
+	if uerr != nil {
+		s.log.Error("api: mark unenqueued job failed", "job", j.ID, "err", uerr)
+	}
+	return fmt.Errorf("%w: job queue: %v", errUnavailable, err)
+}
+
+// decodeError sorts Decode's errors: an oversized body is a 413, a body
+// that is not a JSON object at all a 400, and field problems a 422.
+func decodeError(err error, limit int64) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return fmt.Errorf("%w: the limit is %d bytes", errTooLarge, limit)
+	}
+	var ve *job.ValidationError
+	if errors.As(err, &ve) {
+		for _, p := range ve.Problems {
+			if p.Field != "" {
+				return err
+			}
+		}
+		return fmt.Errorf("%w: %s", errMalformed, strings.TrimPrefix(err.Error(), "job: invalid spec: "))
+	}
+	if errors.Is(err, job.ErrInvalid) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errMalformed, err)
+}
+
+// handleListJobs lists jobs, newest first.
+//
+//	@Summary		List jobs
+//	@Description	Filters by status and by labels (every label must match); pages with an opaque cursor.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			status	query		string		false	"only jobs in this status"	Enums(queued,running,succeeded,failed,canceled)
+//	@Param			label	query		[]string	false	"key:value; repeat to require several"	collectionFormat(multi)
+//	@Param			cursor	query		string		false	"next_cursor of the previous page"
+//	@Param			limit	query		int			false	"page size, 1..100 (default 20)"
+//	@Success		200		{object}	ListJobsResponse
+//	@Failure		400		{object}	Problem	"bad filter"
+//	@Router			/v1/jobs [get]
+func (s *Server) handleListJobs(c echo.Context) error {
+	f, err := listFilter(c)
+	if err != nil {
+		return err
+	}
+	jobs, next, err := s.store.ListJobs(c.Request().Context(), f)
+	if err != nil {
+		return fmt.Errorf("api: list jobs: %w", err)
+	}
+	resp := ListJobsResponse{Jobs: make([]JobResponse, 0, len(jobs)), NextCursor: next}
+	for _, j := range jobs {
+		resp.Jobs = append(resp.Jobs, newJobResponse(j))
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+func listFilter(c echo.Context) (store.ListFilter, error) {
+	q := c.QueryParams()
+	f := store.ListFilter{Cursor: q.Get("cursor"), Limit: defaultPageSize}
+	if st := q.Get("status"); st != "" {
+		switch s := job.Status(st); s {
+		case job.StatusQueued, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCanceled:
+			f.Status = s
+		default:
+			return f, queryError("status", "unknown status %q", st)
+		}
+	}
+	for _, l := range q["label"] {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || k == "" {
+			return f, queryError("label", "label %q is not key:value", l)
+		}
+		if f.Labels == nil {
+			f.Labels = map[string]string{}
+		}
+		f.Labels[k] = v
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxPageSize {
+			return f, queryError("limit", "limit %q is not an integer in 1..%d", l, maxPageSize)
+		}
+		f.Limit = n
+	}
+	return f, nil
+}
+
+func queryError(field, format string, args ...any) error {
+	return fieldError{field: field, err: fmt.Errorf("%w: %s", errBadQuery, fmt.Sprintf(format, args...))}
+}
+
+// handleGetJob shows one job.
+//
+//	@Summary		Get a job
+//	@Description	The spec with defaults, status, progress (runs done, requests done, current rps) and verdict.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			id	path		string	true	"job id"
+//	@Success		200	{object}	JobResponse
+//	@Failure		404	{object}	Problem
+//	@Router			/v1/jobs/{id} [get]
+func (s *Server) handleGetJob(c echo.Context) error {
+	j, err := s.store.GetJob(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return fmt.Errorf("api: get job: %w", err)
+	}
+	return c.JSON(http.StatusOK, newJobResponse(j))
+}
+
+// handleGetResults shows a job with its runs.
+//
+//	@Summary		Get a job's results
+//	@Description	Every run stored so far, each with its ApacheBench-compatible result.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			id	path		string	true	"job id"
+//	@Success		200	{object}	ResultsResponse
+//	@Failure		404	{object}	Problem
+//	@Router			/v1/jobs/{id}/results [get]
+func (s *Server) handleGetResults(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	j, err := s.store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("api: get job: %w", err)
+	}
+	runs, err := s.store.Runs(ctx, id)
+	if err != nil {
+		return fmt.Errorf("api: get runs: %w", err)
+	}
+	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs)})
+}
+
+// handleCancelJob cancels a job.
+//
+//	@Summary		Cancel a job
+//	@Description	A queued job never starts; a running one stops within about a second and keeps the runs already finished.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			id	path		string	true	"job id"
+//	@Success		202	{object}	JobResponse	"cancel requested"
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem	"the job already finished"
+//	@Router			/v1/jobs/{id} [delete]
+func (s *Server) handleCancelJob(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	j, err := s.store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("api: get job: %w", err)
+	}
+	if j.Status.Terminal() {
+		return fmt.Errorf("%w: job %s is %s", errJobFinished, id, j.Status)
+	}
+	j, err = s.store.RequestCancel(ctx, id)
+	if errors.Is(err, store.ErrConflict) {
+		return fmt.Errorf("%w: job %s finished meanwhile", errJobFinished, id)
+	}
+	if err != nil {
+		return fmt.Errorf("api: cancel job: %w", err)
+	}
+	return c.JSON(http.StatusAccepted, newJobResponse(j))
+}

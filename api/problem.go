@@ -1,0 +1,177 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// problemBase prefixes every problem type URI. The URIs are identifiers that
+// clients switch on; they must never change once published.
+const problemBase = "https://benchq.dev/problems/"
+
+// Problem is an RFC 9457 problem details object.
+type Problem struct {
+	Type     string `json:"type" example:"https://benchq.dev/problems/validation"`
+	Title    string `json:"title" example:"Invalid job spec"`
+	Status   int    `json:"status" example:"422"`
+	Detail   string `json:"detail,omitempty"`
+	Instance string `json:"instance,omitempty" example:"/v1/jobs"`
+	// Field names the offending input when there is exactly one.
+	Field string `json:"field,omitempty" example:"sweep.concurrency[0]"`
+	// Errors lists every invalid field of a validation problem.
+	Errors    []FieldProblem `json:"errors,omitempty"`
+	RequestID string         `json:"request_id,omitempty"`
+}
+
+// FieldProblem is one invalid field.
+type FieldProblem struct {
+	Field   string `json:"field" example:"sweep.concurrency[0]"`
+	Message string `json:"message" example:"must be at least 1"`
+}
+
+// Errors the handlers return that are not domain errors.
+var (
+	errMalformed   = errors.New("api: malformed request body")
+	errTooLarge    = errors.New("api: request body too large")
+	errBadQuery    = errors.New("api: bad query parameter")
+	errUnavailable = errors.New("api: dependency unavailable")
+	errNoURLPolicy = errors.New("api: no URL policy configured")
+	errJobFinished = errors.New("api: job already finished")
+)
+
+// problemKind is one row of the error table.
+type problemKind struct {
+	err    error
+	status int
+	slug   string
+	title  string
+	// echo is true when the error's own text is written for the client
+	// (validation messages); otherwise the title is all the client sees.
+	echo bool
+}
+
+// problemKinds is THE table from errors to problems; the first row whose
+// error matches (errors.Is) wins. Anything unmatched is an internal error.
+func problemKinds() []problemKind {
+	return []problemKind{
+		{errTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", true},
+		{errMalformed, http.StatusBadRequest, "malformed-body", "Malformed request body", true},
+		{job.ErrInvalid, http.StatusUnprocessableEntity, "validation", "Invalid job spec", true},
+		{errBadQuery, http.StatusBadRequest, "bad-query", "Invalid query parameter", true},
+		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false},
+		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false},
+		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true},
+		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false},
+		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false},
+	}
+}
+
+// httpKinds name echo's own errors (routing, method, body limit).
+func httpKind(code int) (slug, title string) {
+	switch code {
+	case http.StatusNotFound:
+		return "not-found", "Not found"
+	case http.StatusMethodNotAllowed:
+		return "method-not-allowed", "Method not allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "body-too-large", "Request body too large"
+	case http.StatusBadRequest:
+		return "bad-request", "Bad request"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported-media-type", "Unsupported media type"
+	case http.StatusServiceUnavailable:
+		return "unavailable", "Service unavailable"
+	}
+	return "http-" + fmt.Sprint(code), http.StatusText(code)
+}
+
+// problemFor maps an error to the problem sent to the client, and reports
+// whether it is an internal error that must be logged instead of shown.
+func problemFor(err error) (p Problem, internal bool) {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		slug, title := httpKind(he.Code)
+		p = Problem{Type: problemBase + slug, Title: title, Status: he.Code}
+		if msg, ok := he.Message.(string); ok && he.Code < 500 {
+			p.Detail = msg
+		}
+		return p, he.Code >= 500
+	}
+	for _, k := range problemKinds() {
+		if errors.Is(err, k.err) {
+			p = Problem{Type: problemBase + k.slug, Title: k.title, Status: k.status}
+			if k.echo {
+				p.Detail = err.Error()
+				addFields(&p, err)
+			}
+			return p, false
+		}
+	}
+	return Problem{
+		Type:   problemBase + "internal",
+		Title:  "Internal error",
+		Status: http.StatusInternalServerError,
+		Detail: "an internal error occurred; quote the request id when reporting it",
+	}, true
+}
+
+// addFields copies a validation error's field list into the problem.
+func addFields(p *Problem, err error) {
+	var ve *job.ValidationError
+	if !errors.As(err, &ve) {
+		var fe fieldError
+		if errors.As(err, &fe) {
+			p.Field = fe.field
+		}
+		return
+	}
+	p.Detail = fmt.Sprintf("%d problem(s) in the job spec", len(ve.Problems))
+	for _, fp := range ve.Problems {
+		p.Errors = append(p.Errors, FieldProblem{Field: fp.Field, Message: fp.Message})
+	}
+	if len(ve.Problems) == 1 {
+		p.Field = ve.Problems[0].Field
+		p.Detail = ve.Problems[0].Message
+	}
+}
+
+// fieldError attaches a field name (a query parameter) to an error.
+type fieldError struct {
+	field string
+	err   error
+}
+
+func (e fieldError) Error() string { return e.err.Error() }
+func (e fieldError) Unwrap() error { return e.err }
+
+// handleError is echo's HTTPErrorHandler: every error, echo's own 404/405
+// included, leaves as application/problem+json.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return // an event stream already started; nothing sane to add
+	}
+	p, internal := problemFor(err)
+	p.Instance = c.Request().URL.Path
+	p.RequestID = requestID(c)
+	if internal {
+		s.log.Error("api: internal error", "request_id", p.RequestID,
+			"method", c.Request().Method, "route", c.Path(), "err", err)
+	}
+	body, err := json.Marshal(p)
+	if err == nil {
+		if c.Request().Method == http.MethodHead {
+			body = nil
+		}
+		err = c.Blob(p.Status, "application/problem+json", body)
+	}
+	if err != nil {
+		s.log.Warn("api: write problem", "request_id", p.RequestID, "err", err)
+	}
+}

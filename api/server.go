@@ -1,0 +1,208 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+//	@title						benchq API
+//	@version					1.0
+//	@description				HTTP benchmarking as a service: submit a sweep of ApacheBench-style runs, poll or stream its progress, fetch ab-compatible results.
+//	@license.name				MIT
+//	@BasePath					/
+//	@accept						json
+//	@produce					json
+//	@tag.name					jobs
+//	@tag.description			Benchmark jobs: submit, list, inspect, cancel, stream.
+//	@tag.name					ops
+//	@tag.description			Health, readiness and metrics.
+
+// Config tunes the API server. Zero values mean the documented default.
+type Config struct {
+	// MaxBody caps a request body in bytes; zero means 1 MiB. A larger body
+	// is answered with a 413 problem.
+	MaxBody int64
+	// Limits bound what a job may ask for; zero means job.DefaultLimits().
+	Limits *job.Limits
+	// CheckURL decides which target URLs a job may reach. Required: the
+	// API refuses every URL when it is nil, rather than allowing all.
+	CheckURL job.URLChecker
+	// Logger receives request logs and internal errors; nil discards.
+	Logger *slog.Logger
+
+	// Server timeouts; zero means 5s / 30s / 30s / 120s. They bound how long
+	// a slow or idle client can hold a connection (slowloris). The write
+	// timeout is lifted per write on event streams.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+
+	// Heartbeat is the interval of SSE comment lines that keep proxies from
+	// closing an idle stream; zero means 15s.
+	Heartbeat time.Duration
+	// EventPoll is how long one event read blocks in Redis; zero means 5s.
+	EventPoll time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxBody <= 0 {
+		c.MaxBody = 1 << 20
+	}
+	if c.Limits == nil {
+		l := job.DefaultLimits()
+		c.Limits = &l
+	}
+	if c.CheckURL == nil {
+		c.CheckURL = func(*url.URL) error { return errNoURLPolicy }
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.ReadHeaderTimeout = orDefault(c.ReadHeaderTimeout, 5*time.Second)
+	c.ReadTimeout = orDefault(c.ReadTimeout, 30*time.Second)
+	c.WriteTimeout = orDefault(c.WriteTimeout, 30*time.Second)
+	c.IdleTimeout = orDefault(c.IdleTimeout, 120*time.Second)
+	c.Heartbeat = orDefault(c.Heartbeat, 15*time.Second)
+	c.EventPoll = orDefault(c.EventPoll, 5*time.Second)
+	return c
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// Deps are the parts the API drives.
+type Deps struct {
+	Store JobStore
+	Queue Enqueuer
+	// Inspector, when set, exports queue depths on /metrics.
+	Inspector *asynq.Inspector
+}
+
+// Server is the benchq HTTP API.
+type Server struct {
+	cfg     Config
+	store   JobStore
+	queue   Enqueuer
+	log     *slog.Logger
+	echo    *echo.Echo
+	http    *http.Server
+	metrics *metrics
+
+	// closing is canceled when Shutdown starts, ending event streams that
+	// http.Server.Shutdown would otherwise wait for until its deadline.
+	closing     context.Context
+	stopClosing context.CancelFunc
+}
+
+// New builds the server and its routes; it does not listen yet.
+func New(cfg Config, deps Deps) *Server {
+	cfg = cfg.withDefaults()
+	s := &Server{
+		cfg:   cfg,
+		store: deps.Store,
+		queue: deps.Queue,
+		log:   cfg.Logger,
+		echo:  echo.New(),
+	}
+	s.closing, s.stopClosing = context.WithCancel(context.Background())
+	s.metrics = newMetrics(deps.Store, deps.Inspector)
+	s.echo.HideBanner = true
+	s.echo.HidePort = true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.echo.Use(
+		middleware.RequestID(),
+		s.metrics.middleware,
+		s.requestLogger(),
+		s.recoverer(),
+	)
+	s.routes()
+	s.http = &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		ReadTimeout:       cfg.ReadTimeout,
+		WriteTimeout:      cfg.WriteTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+// Handler returns the server's HTTP handler, for tests with httptest.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Registry returns the Prometheus registry behind /metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
+
+// Serve accepts connections on l until Shutdown; it returns nil after a
+// graceful shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("api: serve: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections and waits for requests in flight
+// (event streams end when their request context is canceled) until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopClosing()
+	if err := s.http.Shutdown(ctx); err != nil {
+		return fmt.Errorf("api: shutdown: %w", err)
+	}
+	return nil
+}
+
+// requestLogger logs one line per request with its id, route and status.
+func (s *Server) requestLogger() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true,
+		LogRequestID: true, LogRoutePath: true, HandleError: true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "http request",
+				slog.String("request_id", v.RequestID),
+				slog.String("method", v.Method),
+				slog.String("path", v.URIPath),
+				slog.String("route", v.RoutePath),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+			)
+			return nil
+		},
+	})
+}
+
+// recoverer turns a panic into a logged 500 problem: the last line of
+// defence, since no input should reach a panic.
+func (s *Server) recoverer() echo.MiddlewareFunc {
+	return middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisablePrintStack: true,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			s.log.Error("api: panic in handler", "request_id", requestID(c),
+				"route", c.Path(), "err", err, "stack", string(stack))
+			return fmt.Errorf("api: panic: %w", err)
+		},
+	})
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}

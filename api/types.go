@@ -1,0 +1,95 @@
+package api
+
+import (
+	"time"
+
+	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
+)
+
+// JobResponse is a job as the API shows it: the spec with its defaults
+// filled in, where it is in its lifecycle, and links to its sub-resources.
+type JobResponse struct {
+	ID              string       `json:"id" example:"01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	Status          job.Status   `json:"status" enums:"queued,running,succeeded,failed,canceled" example:"running"`
+	Spec            job.Spec     `json:"spec"`
+	CreatedAt       time.Time    `json:"created_at"`
+	StartedAt       *time.Time   `json:"started_at,omitempty"`
+	FinishedAt      *time.Time   `json:"finished_at,omitempty"`
+	Progress        job.Progress `json:"progress"`
+	Verdict         string       `json:"verdict,omitempty" enums:"pass,fail,none"`
+	Error           string       `json:"error,omitempty"`
+	CancelRequested bool         `json:"cancel_requested,omitempty"`
+	Links           JobLinks     `json:"links"`
+}
+
+// JobLinks are the URLs of a job's sub-resources.
+type JobLinks struct {
+	Self    string `json:"self" example:"/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	Results string `json:"results" example:"/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4/results"`
+	Events  string `json:"events" example:"/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4/events"`
+}
+
+// ListJobsResponse is one page of jobs, newest first.
+type ListJobsResponse struct {
+	Jobs []JobResponse `json:"jobs"`
+	// NextCursor fetches the next page; empty on the last one.
+	NextCursor string `json:"next_cursor"`
+}
+
+// ResultsResponse is a job with every run stored so far.
+type ResultsResponse struct {
+	Job  JobResponse   `json:"job"`
+	Runs []RunResponse `json:"runs"`
+}
+
+// RunResponse is one repeat of one point with its ab-compatible result.
+type RunResponse struct {
+	Point       int              `json:"point"`
+	Repeat      int              `json:"repeat"`
+	Target      string           `json:"target"`
+	Concurrency int              `json:"concurrency"`
+	StartedAt   time.Time        `json:"started_at"`
+	FinishedAt  time.Time        `json:"finished_at"`
+	Result      *abreport.Report `json:"result"`
+}
+
+// HealthResponse answers /healthz and /readyz.
+type HealthResponse struct {
+	Status string `json:"status" example:"ok"`
+}
+
+func jobPath(id string) string { return "/v1/jobs/" + id }
+
+func newJobResponse(j *job.Job) JobResponse {
+	self := jobPath(j.ID)
+	return JobResponse{
+		ID:              j.ID,
+		Status:          j.Status,
+		Spec:            j.Spec,
+		CreatedAt:       j.CreatedAt,
+		StartedAt:       j.StartedAt,
+		FinishedAt:      j.FinishedAt,
+		Progress:        j.Progress,
+		Verdict:         j.Verdict,
+		Error:           j.Error,
+		CancelRequested: j.CancelRequested,
+		Links:           JobLinks{Self: self, Results: self + "/results", Events: self + "/events"},
+	}
+}
+
+func newRunResponses(runs []job.Run) []RunResponse {
+	out := make([]RunResponse, 0, len(runs))
+	for _, r := range runs {
+		out = append(out, RunResponse{
+			Point:       r.Point,
+			Repeat:      r.Repeat,
+			Target:      r.Target,
+			Concurrency: r.Concurrency,
+			StartedAt:   r.StartedAt,
+			FinishedAt:  r.FinishedAt,
+			Result:      r.Result,
+		})
+	}
+	return out
+}

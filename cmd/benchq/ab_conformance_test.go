@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The seed write-ups' files: a 25 600-byte image and two HTML pages.
+var abSeedFiles = map[string]int{"test.jpg": 25600, "big.html": 49128, "small.html": 7638}
+
+// TestABConformance runs real ab and `benchq ab` with the same arguments
+// against the same local nginx and compares their stdout with every number
+// masked: the lines must be identical. Counters that do not depend on
+// timing must be equal outright.
+func TestABConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("conformance against real ab and nginx: skipped with -short")
+	}
+	for _, bin := range []string{"ab", "nginx"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("conformance test needs %s on PATH (apt-get install -y apache2-utils nginx): %v", bin, err)
+		}
+	}
+	base, dir := startNginx(t)
+	post := filepath.Join(dir, "post.txt")
+	if err := os.WriteFile(post, []byte("name=benchq&value=42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		exact bool // -n run: counts must match ab's and -n
+	}{
+		{"plain", []string{"-n", "2000", "-c", "10", base + "/test.jpg"}, true},
+		{"keepalive", []string{"-k", "-n", "2000", "-c", "10", base + "/big.html"}, true},
+		{"404", []string{"-n", "2000", "-c", "10", base + "/missing.html"}, true},
+		{"timelimit", []string{"-t", "1", "-c", "10", base + "/small.html"}, false},
+		{"post", []string{"-n", "2000", "-c", "10", "-p", post, "-T", "text/plain", base + "/post"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			abOut, abErr := runRealAB(t, tt.args)
+			code, out, errOut := runABTest(t, context.Background(), tt.args...)
+			if code != 0 {
+				t.Fatalf("benchq ab %q exit = %d, want 0; stderr:\n%s", tt.args, code, errOut)
+			}
+			compareMasked(t, "stdout", abOut, out)
+			if !tt.exact {
+				// How many heartbeat lines a timed run prints depends on
+				// its speed; only the last line's shape is ab's.
+				lastLine := func(s string) string {
+					lines := maskAB(strings.TrimSpace(s))
+					return lines[len(lines)-1]
+				}
+				if got, want := lastLine(errOut), lastLine(abErr); got != want {
+					t.Errorf("benchq ab %q: last stderr line %q, ab %q", tt.args, got, want)
+				}
+				return
+			}
+			compareMasked(t, "stderr", abErr, errOut)
+			if got := abField(out, "Complete requests"); got != "2000" {
+				t.Errorf("benchq ab %q: Complete requests %s, want 2000", tt.args, got)
+			}
+			for _, label := range []string{"Complete requests", "Failed requests", "Non-2xx responses",
+				"Keep-Alive requests", "Document Length", "Total transferred", "HTML transferred"} {
+				if want, got := abField(abOut, label), abField(out, label); got != want {
+					t.Errorf("benchq ab %q: %s %q, ab %q", tt.args, label, got, want)
+				}
+			}
+		})
+	}
+}
+
+// startNginx runs nginx in one process on a free loopback port, serving
+// the seed files, returning "http://127.0.0.1:PORT" and its directory.
+func startNginx(t *testing.T) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	www := filepath.Join(dir, "www")
+	if err := os.Mkdir(www, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, size := range abSeedFiles {
+		body := []byte(strings.Repeat("<p>benchq</p>\n", size/14+1))[:size]
+		if err := os.WriteFile(filepath.Join(www, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr := freeLoopbackAddr(t)
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root root;" // the temp dir is private to root
+	}
+	conf := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+%[3]s
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    server {
+        listen %[2]s;
+        root %[1]s/www;
+        location = /post { return 200 "posted\n"; }
+    }
+}
+`, dir, addr, user)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("nginx", "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	var nginxErr strings.Builder
+	cmd.Stdout, cmd.Stderr = &nginxErr, &nginxErr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start nginx: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() && nginxErr.Len() > 0 {
+			t.Logf("nginx output:\n%s", nginxErr.String())
+		}
+	})
+	waitListening(t, addr)
+	return "http://" + addr, dir
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+			_ = c.Close()
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nginx did not listen on %s within 5s", addr)
+}
+
+func runRealAB(t *testing.T, args []string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errOut strings.Builder
+	cmd := exec.CommandContext(ctx, "ab", args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ab %q: %v; stderr:\n%s", args, err, errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
+var abNumber = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
+
+// maskAB removes what legitimately differs between two runs: numbers (and
+// the padding that aligns them) and ab's SANE warnings, which depend on
+// the timings of the run.
+func maskAB(s string) []string {
+	var lines []string
+	skipNext := false
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case skipNext:
+			skipNext = false
+			continue
+		case strings.HasPrefix(line, "WARNING: The median and mean"), strings.HasPrefix(line, "ERROR: The median and mean"):
+			skipNext = true // and its second line
+			continue
+		}
+		lines = append(lines, strings.Join(strings.Fields(abNumber.ReplaceAllString(line, "N")), " "))
+	}
+	return lines
+}
+
+func compareMasked(t *testing.T, what, ab, benchq string) {
+	t.Helper()
+	want, got := maskAB(ab), maskAB(benchq)
+	for i := 0; i < max(len(want), len(got)); i++ {
+		var w, g string
+		if i < len(want) {
+			w = want[i]
+		}
+		if i < len(got) {
+			g = got[i]
+		}
+		if w != g {
+			t.Errorf("%s line %d (numbers masked): benchq %q, ab %q\n--- ab:\n%s\n--- benchq:\n%s", what, i+1, g, w, ab, benchq)
+			return
+		}
+	}
+}
+
+// abField returns the value of the report line "label: value".
+func abField(report, label string) string {
+	for _, line := range strings.Split(report, "\n") {
+		if rest, ok := strings.CutPrefix(line, label+":"); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/benchq/benchq/internal/abreport"
+)
+
+// abTarget is a loopback fasthttp server for `benchq ab` tests.
+type abTarget struct {
+	URL  string // with a trailing "/"
+	hits atomic.Int64
+}
+
+func startABTarget(t *testing.T, h fasthttp.RequestHandler) *abTarget {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &abTarget{URL: "http://" + ln.Addr().String() + "/"}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		tg.hits.Add(1)
+		h(ctx)
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return tg
+}
+
+// fixedBody answers every request with body.
+func fixedBody(body string) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString(body) }
+}
+
+// runABTest runs `benchq ab args...` in-process.
+func runABTest(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = runAB(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+const abBanner = "This is ApacheBench, Version 2.3 <$Revision$>\n" +
+	"Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/\n" +
+	"Licensed to The Apache Software Foundation, http://www.apache.org/\n\n"
+
+// heartbeat is what ab prints on stderr for n requests in steps of step.
+func heartbeat(n, step int) string {
+	var b strings.Builder
+	for k := step; k <= n; k += step {
+		fmt.Fprintf(&b, "Completed %d requests\n", k)
+	}
+	fmt.Fprintf(&b, "Finished %d requests\n", n)
+	return b.String()
+}
+
+func TestABReportAndHeartbeat(t *testing.T) {
+	tg := startABTarget(t, fixedBody(strings.Repeat("x", 1000)))
+	tests := []struct {
+		args       []string
+		n          int
+		wantStderr string
+		wantLead   string // the end of the Benchmarking line and what follows
+	}{
+		{[]string{"-n", "300", "-c", "3"}, 300, heartbeat(300, 100), "(be patient)\n\n\nServer Software:"},
+		{[]string{"-n", "2000", "-c", "10", "-k"}, 2000, heartbeat(2000, 200), "(be patient)\n\n\nServer Software:"},
+		{[]string{"-n", "150", "-c", "5"}, 150, "", "(be patient).....done\n\n\nServer Software:"},
+		{[]string{"-qn", "300", "-c", "3"}, 300, "", "(be patient).....done\n\n\nServer Software:"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, stdout, stderr := runABTest(t, context.Background(), append(tt.args, tg.URL)...)
+			if code != 0 {
+				t.Fatalf("benchq ab %q exit = %d, want 0; stderr:\n%s", tt.args, code, stderr)
+			}
+			if stderr != tt.wantStderr {
+				t.Errorf("benchq ab %q stderr =\n%s\nwant\n%s", tt.args, stderr, tt.wantStderr)
+			}
+			if !strings.HasPrefix(stdout, abBanner+"Benchmarking 127.0.0.1 "+tt.wantLead) {
+				t.Errorf("benchq ab %q stdout starts\n%.400s\nwant banner then %q", tt.args, stdout, tt.wantLead)
+			}
+			for _, line := range []string{
+				fmt.Sprintf("Complete requests:      %d\n", tt.n),
+				"Failed requests:        0\n",
+				"Document Length:        1000 bytes\n",
+				fmt.Sprintf("HTML transferred:       %d bytes\n", 1000*tt.n),
+				"Percentage of the requests served within a certain time (ms)\n",
+			} {
+				if !strings.Contains(stdout, line) {
+					t.Errorf("benchq ab %q stdout has no line %q:\n%s", tt.args, line, stdout)
+				}
+			}
+			if got := tg.hits.Swap(0); got != int64(tt.n) {
+				t.Errorf("benchq ab %q sent %d requests, want %d", tt.args, got, tt.n)
+			}
+		})
+	}
+}
+
+func TestABJSONAndHTTPLoad(t *testing.T) {
+	tg := startABTarget(t, fixedBody("hello"))
+	code, stdout, stderr := runABTest(t, context.Background(), "--json", "-n", "200", "-c", "4", tg.URL)
+	if code != 0 {
+		t.Fatalf("benchq ab --json exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	var r abreport.Report
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("benchq ab --json stdout is not JSON (%v):\n%s", err, stdout)
+	}
+	if r.CompleteRequests != 200 || r.DocumentLength != 5 || r.ConcurrencyLevel != 4 || r.StatusCodes[200] != 200 {
+		t.Errorf("benchq ab --json: complete %d, length %d, c %d, 200s %d; want 200, 5, 4, 200",
+			r.CompleteRequests, r.DocumentLength, r.ConcurrencyLevel, r.StatusCodes[200])
+	}
+	if stderr != heartbeat(200, 100) {
+		t.Errorf("benchq ab --json stderr = %q, want the heartbeat", stderr)
+	}
+	code, stdout, _ = runABTest(t, context.Background(), "-q", "--format", "http_load", "-n", "50", tg.URL)
+	if code != 0 || !strings.HasPrefix(stdout, "50 fetches, ") || !strings.Contains(stdout, "code 200 -- 50") {
+		t.Errorf("benchq ab --format http_load = %d,\n%s\nwant 0 and http_load's summary of 50 fetches", code, stdout)
+	}
+}
+
+func TestABFiles(t *testing.T) {
+	var gotBody, gotType atomic.Value
+	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+		gotBody.Store(string(ctx.PostBody()))
+		gotType.Store(string(ctx.Request.Header.ContentType()))
+		ctx.SetBodyString("ok")
+	})
+	dir := t.TempDir()
+	post, csv, tsv, urls := filepath.Join(dir, "post.txt"), filepath.Join(dir, "p.csv"),
+		filepath.Join(dir, "p.tsv"), filepath.Join(dir, "urls.txt")
+	if err := os.WriteFile(post, []byte("a=1&b=2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(urls, []byte(tg.URL+"a\n"+tg.URL+"b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runABTest(t, context.Background(), "-q", "-n", "40", "-c", "2",
+		"-p", post, "-T", "application/x-www-form-urlencoded", "-e", csv, "-g", tsv, "--urls", urls)
+	if code != 0 {
+		t.Fatalf("benchq ab -p -e -g --urls exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	if gotBody.Load() != "a=1&b=2" || gotType.Load() != "application/x-www-form-urlencoded" {
+		t.Errorf("server got body %q type %q, want a=1&b=2 and the -T type", gotBody.Load(), gotType.Load())
+	}
+	if !strings.Contains(stdout, "Total body sent:        ") || !strings.Contains(stdout, " kb/s sent\n") {
+		t.Errorf("benchq ab -p stdout lacks the sent lines:\n%s", stdout)
+	}
+	checkLines(t, csv, 102, "Percentage served,Time in ms")
+	checkLines(t, tsv, 41, "starttime\tseconds\tctime\tdtime\tttime\twait")
+}
+
+// checkLines checks that file has n lines, the first one first.
+func checkLines(t *testing.T, file string, n int, first string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("read %s: %v", file, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != n || lines[0] != first {
+		t.Errorf("%s has %d lines starting %q, want %d starting %q", filepath.Base(file), len(lines), lines[0], n, first)
+	}
+}
+
+func TestABBadInput(t *testing.T) {
+	const url = "http://127.0.0.1:1/"
+	tests := []struct {
+		args       []string
+		code       int
+		wantStderr string // its first line
+		wantStdout string
+	}{
+		{[]string{"-c", "10", "-n", "5", url}, 22, "ab: Cannot use concurrency level greater than total number of requests", ""},
+		{[]string{"-Q", url}, 22, "ab: illegal option -- Q", ""},
+		{[]string{"http://127.0.0.1:1"}, 22, "ab: invalid URL", ""},
+		{[]string{"-X", "127.0.0.1:3128", url}, 22, "ab: option -X is not supported by benchq", ""},
+		{nil, 22, "ab: wrong number of arguments", ""},
+		{[]string{"-h"}, 22, "Usage: benchq ab [options] [http[s]://]hostname[:port]/path", ""},
+		{[]string{"-n", "0", url}, 1, "Invalid number of requests", ""},
+		{[]string{"-i", "-p", "f", url}, 1, "Cannot mix POST with other methods", ""},
+		{[]string{"-p", "/nonexistent/post.txt", url}, 1,
+			"ab: Could not open POST data file (/nonexistent/post.txt): No such file or directory", ""},
+		{[]string{"--urls", "/nonexistent/urls.txt"}, 1, "benchq ab: --urls: open /nonexistent/urls.txt: no such file or directory", ""},
+		{[]string{"-V"}, 0, "", abBanner},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runABTest(t, context.Background(), tt.args...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != tt.code || first != tt.wantStderr || stdout != tt.wantStdout {
+			t.Errorf("benchq ab %q = %d, stderr %q, stdout %q; want %d, %q, %q",
+				tt.args, code, first, stdout, tt.code, tt.wantStderr, tt.wantStdout)
+		}
+		if tt.code == 22 && !strings.Contains(stderr, "\nUsage: benchq ab ") && tt.args != nil && tt.args[0] != "-h" {
+			t.Errorf("benchq ab %q stderr has no usage:\n%s", tt.args, stderr)
+		}
+	}
+}
+
+func TestABConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String() + "/"
+	_ = ln.Close() // nothing listens there now
+	code, stdout, stderr := runABTest(t, context.Background(), "-n", "10", url)
+	if code != 111 || stderr != "apr_socket_recv: Connection refused (111)\n" ||
+		stdout != abBanner+"Benchmarking 127.0.0.1 (be patient)..." {
+		t.Errorf("benchq ab against a closed port = %d, stderr %q, stdout %q; want 111, ab's refusal, the banner",
+			code, stderr, stdout)
+	}
+}
+
+func TestABInterrupted(t *testing.T) {
+	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(20 * time.Millisecond)
+		ctx.SetBodyString("slow")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	code, stdout, stderr := runABTest(t, ctx, "-n", "100000", "-c", "2", tg.URL)
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Errorf("benchq ab took %v after the cancel, want it to stop within a second", elapsed)
+	}
+	if code != 1 {
+		t.Errorf("benchq ab interrupted exit = %d, want 1 as ab on SIGINT", code)
+	}
+	if strings.Contains(stderr, "Finished") || !strings.Contains(stdout, "(be patient)\n\n\nServer Software:") ||
+		!strings.Contains(stdout, "Complete requests:") {
+		t.Errorf("benchq ab interrupted: stderr %q, stdout\n%s\nwant the partial report and no Finished line", stderr, stdout)
+	}
+}

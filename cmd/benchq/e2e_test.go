@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/redistest"
+)
+
+// TestEndToEndAllInOne runs benchq as `go run ./cmd/benchq` does (API, one
+// worker, embedded Redis) and a 2×2×2 sweep against two loopback targets.
+func TestEndToEndAllInOne(t *testing.T) {
+	m := startMain(t, nil)
+	a, b := startTarget(t, "hello from a"), startTarget(t, "hello from b")
+	j := submit(t, m.URL(), sweepSpec(a, b))
+	if j.Status != "queued" || j.Progress.RunsTotal != 8 {
+		t.Errorf("submitted job = %s with %d runs, want queued with 8", j.Status, j.Progress.RunsTotal)
+	}
+	if got := waitJob(t, m.URL(), j.ID, 60*time.Second); got.Status != "succeeded" {
+		t.Fatalf("job ended %s (%s), want succeeded", got.Status, got.Error)
+	}
+	checkSweep(t, results(t, m.URL(), j.ID), a, b)
+}
+
+// TestEndToEndServeAndWorkers runs the production shape as processes: a
+// real redis-server, `benchq serve` and two `benchq worker`.
+func TestEndToEndServeAndWorkers(t *testing.T) {
+	rs := redistest.Start(t)
+	bin := buildBenchq(t)
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s")
+	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
+	base := "http://" + api.waitAddr(t)
+	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+
+	a, b := startTarget(t, "a"), startTarget(t, "b")
+	j1 := submit(t, base, sweepSpec(a, b))
+	j2 := submit(t, base, sweepSpec(a, b))
+	for _, j := range []apiJob{j1, j2} {
+		if got := waitJob(t, base, j.ID, 90*time.Second); got.Status != "succeeded" {
+			t.Fatalf("job %s ended %s (%s), want succeeded", j.ID, got.Status, got.Error)
+		}
+	}
+	checkSweep(t, results(t, base, j1.ID), a, b)
+	if n := len(results(t, base, j2.ID)); n != 8 {
+		t.Errorf("second job has %d runs, want 8", n)
+	}
+	for _, p := range append(workers, api) {
+		p.stop(t)
+	}
+}
+
+// TestBadInputEndToEnd sends hostile bodies through the real wiring: each
+// must be a 4xx problem naming the field, never a 5xx.
+func TestBadInputEndToEnd(t *testing.T) {
+	m := startMain(t, nil)
+	ok := `"targets":[{"url":"http://127.0.0.1:9/"}]`
+	tests := []struct {
+		name   string
+		body   string
+		status int
+		field  string
+	}{
+		{"malformed JSON", `{"targets":`, 400, ""},
+		{"unknown field", `{` + ok + `,"surprise":true}`, 422, "surprise"},
+		{"wrong type", `{"targets":[{"url":42}]}`, 422, "targets[0].url"},
+		{"10 MB body", `{"name":"` + strings.Repeat("x", 10<<20) + `"}`, 413, ""},
+		{"file URL", `{"targets":[{"url":"file:///etc/passwd"}]}`, 422, "targets[0].url"},
+		{"gopher URL", `{"targets":[{"url":"gopher://127.0.0.1:70/"}]}`, 422, "targets[0].url"},
+		{"concurrency 0", `{` + ok + `,"sweep":{"concurrency":[0],"requests":[10]}}`, 422, "sweep.concurrency[0]"},
+		{"concurrency 100000", `{` + ok + `,"sweep":{"concurrency":[100000],"requests":[100000]}}`, 422, "sweep.concurrency[0]"},
+		{"requests below concurrency", `{` + ok + `,"sweep":{"concurrency":[50],"requests":[10]}}`, 422, "sweep.requests"},
+		{"unparsable duration", `{` + ok + `,"sweep":{"duration":["a while"]}}`, 422, "sweep.duration[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := call(t, http.MethodPost, m.URL()+"/v1/jobs", []byte(tt.body))
+			if resp.StatusCode != tt.status {
+				t.Fatalf("POST = %d %s, want %d", resp.StatusCode, b, tt.status)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/problem+json" {
+				t.Errorf("Content-Type = %q, want application/problem+json", ct)
+			}
+			var p struct {
+				Type   string `json:"type"`
+				Field  string `json:"field"`
+				Errors []struct {
+					Field string `json:"field"`
+				} `json:"errors"`
+			}
+			if err := json.Unmarshal(b, &p); err != nil || !strings.HasPrefix(p.Type, "https://benchq.dev/problems/") {
+				t.Fatalf("problem %s: %v", b, err)
+			}
+			named := strings.HasPrefix(p.Field, tt.field)
+			for _, e := range p.Errors {
+				named = named || strings.HasPrefix(e.Field, tt.field)
+			}
+			if !named {
+				t.Errorf("problem %s does not name %q", b, tt.field)
+			}
+		})
+	}
+}
+
+// buildBenchq compiles the binary once into the test's temp dir.
+func buildBenchq(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "benchq")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a benchq subprocess whose log lines are kept.
+type process struct {
+	cmd   *exec.Cmd
+	lines chan string
+	done  chan error
+}
+
+func startProcess(t *testing.T, bin string, env []string, args ...string) *process {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start benchq %q: %v", args, err)
+	}
+	p := &process{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			t.Logf("benchq %s: %s", args[0], sc.Text())
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		p.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return p
+}
+
+var listenLine = regexp.MustCompile(`API listening.* addr=(127\.0\.0\.1:\d+)`)
+
+// waitAddr reads the process's log until it names its bound address.
+func (p *process) waitAddr(t *testing.T) string {
+	t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case line := <-p.lines:
+			if m := listenLine.FindStringSubmatch(line); m != nil {
+				return m[1]
+			}
+		case err := <-p.done:
+			t.Fatalf("benchq serve exited before listening: %v", err)
+		case <-timeout:
+			t.Fatal("benchq serve did not log its address within 15s")
+		}
+	}
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("benchq %v after SIGTERM: %v, want exit 0", p.cmd.Args[1:], err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("benchq %v still running 20s after SIGTERM", p.cmd.Args[1:])
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/benchq/benchq/internal/config"
+)
+
+// target is a loopback fasthttp server that counts the requests it serves.
+type target struct {
+	URL  string
+	hits atomic.Int64
+}
+
+func startTarget(t *testing.T, body string) *target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &target{URL: "http://" + ln.Addr().String() + "/"}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		tg.hits.Add(1)
+		ctx.SetContentType("text/plain")
+		ctx.SetBodyString(body)
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return tg
+}
+
+// startMain runs the whole service in-process on a free loopback port.
+func startMain(t *testing.T, tune func(*config.Config)) *Main {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.ShutdownTimeout = 10 * time.Second
+	if tune != nil {
+		tune(&cfg)
+	}
+	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := m.Run(t.Context()); err != nil {
+		t.Fatalf("Main.Run: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Errorf("Main.Close: %v", err)
+		}
+	})
+	return m
+}
+
+// testWriter sends log lines to t.Log, so they show only on failure.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// apiJob is what the tests read of a job.
+type apiJob struct {
+	ID       string `json:"id"`
+	Status   string `json:"status"`
+	Error    string `json:"error"`
+	Progress struct {
+		RunsTotal int `json:"runs_total"`
+		RunsDone  int `json:"runs_done"`
+	} `json:"progress"`
+}
+
+// apiRun is what the tests read of a run's ab-compatible result.
+type apiRun struct {
+	Target      string `json:"target"`
+	Concurrency int    `json:"concurrency"`
+	Result      struct {
+		CompleteRequests int `json:"complete_requests"`
+		FailedRequests   int `json:"failed_requests"`
+		ConcurrencyLevel int `json:"concurrency_level"`
+	} `json:"result"`
+}
+
+func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	return resp, b
+}
+
+func submit(t *testing.T, base string, spec any) apiJob {
+	t.Helper()
+	body, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, b := call(t, http.MethodPost, base+"/v1/jobs", body)
+	var j apiJob
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &j) != nil || j.ID == "" {
+		t.Fatalf("POST /v1/jobs = %d %s, want 202 with a job", resp.StatusCode, b)
+	}
+	if loc := resp.Header.Get("Location"); loc != "/v1/jobs/"+j.ID {
+		t.Errorf("Location = %q, want /v1/jobs/%s", loc, j.ID)
+	}
+	return j
+}
+
+// waitJob polls a job until it is terminal or the limit passes.
+func waitJob(t *testing.T, base, id string, limit time.Duration) apiJob {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id, nil)
+		var j apiJob
+		if resp.StatusCode != 200 || json.Unmarshal(b, &j) != nil {
+			t.Fatalf("GET /v1/jobs/%s = %d %s", id, resp.StatusCode, b)
+		}
+		switch j.Status {
+		case "succeeded", "failed", "canceled":
+			return j
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still %s after %s (%d/%d runs)", id, j.Status, limit, j.Progress.RunsDone, j.Progress.RunsTotal)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func results(t *testing.T, base, id string) []apiRun {
+	t.Helper()
+	resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id+"/results", nil)
+	var r struct {
+		Runs []apiRun `json:"runs"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("GET /v1/jobs/%s/results = %d %s", id, resp.StatusCode, b)
+	}
+	return r.Runs
+}
+
+// sweepSpec is the e2e job: 2 targets × concurrency [1,4] × 200 requests ×
+// 2 repeats = 8 runs.
+func sweepSpec(a, b *target) map[string]any {
+	return map[string]any{
+		"name": "e2e",
+		"targets": []map[string]string{
+			{"name": "a", "url": a.URL},
+			{"name": "b", "url": b.URL},
+		},
+		"sweep": map[string]any{"concurrency": []int{1, 4}, "requests": []int{200}, "repeats": 2},
+	}
+}
+
+// checkSweep asserts the 8 runs of sweepSpec and the load the targets saw.
+func checkSweep(t *testing.T, runs []apiRun, a, b *target) {
+	t.Helper()
+	if len(runs) != 8 {
+		t.Fatalf("results have %d runs, want 8", len(runs))
+	}
+	perLevel := map[string]int{}
+	for _, r := range runs {
+		if r.Result.CompleteRequests != 200 || r.Result.ConcurrencyLevel != r.Concurrency || r.Result.FailedRequests != 0 {
+			t.Errorf("run %s c=%d: complete %d, concurrency_level %d, failed %d; want 200, %d, 0",
+				r.Target, r.Concurrency, r.Result.CompleteRequests, r.Result.ConcurrencyLevel, r.Result.FailedRequests, r.Concurrency)
+		}
+		perLevel[fmt.Sprintf("%s/%d", r.Target, r.Concurrency)]++
+	}
+	for _, k := range []string{"a/1", "a/4", "b/1", "b/4"} {
+		if perLevel[k] != 2 {
+			t.Errorf("runs of %s = %d, want 2 (repeats)", k, perLevel[k])
+		}
+	}
+	for name, tg := range map[string]*target{"a": a, "b": b} {
+		if got := tg.hits.Load(); got < 800 {
+			t.Errorf("target %s served %d requests, want at least 800", name, got)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Command benchq is HTTP benchmarking as a service: with no subcommand it
+// runs the API, one worker and an embedded Redis; `benchq serve` and
+// `benchq worker` are the production halves; `benchq ab` is an ApacheBench
+// drop-in on the same engine.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "ab":
+			return runAB(ctx, args[1:], stdout, stderr)
+		case "healthcheck":
+			return runHealthcheck(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return runService(ctx, args, os.Getenv, stdout, stderr)
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
+
+// TestReadmeExamples runs README.md's ```sh blocks verbatim, in order, in
+// one sh (they share $JOB), against the all-in-one service started
+// in-process. Only the address changes: the service's random port replaces
+// 127.0.0.1:8080, so the test never collides with a benchq already running.
+func TestReadmeExamples(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("curl not on PATH under CI: %v", err)
+		}
+		t.Skip("curl not installed (apt-get install -y curl); skipping the README examples")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := shBlock.FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) < 4 {
+		t.Fatalf("README.md has %d sh blocks, want the 4 curl examples", len(blocks))
+	}
+	m := startMain(t, nil)
+	var script strings.Builder
+	script.WriteString("set -eu\n")
+	for i, b := range blocks {
+		if !strings.Contains(b[1], "curl") {
+			t.Fatalf("README sh block %d runs no curl:\n%s", i+1, b[1])
+		}
+		fmt.Fprintf(&script, "%s\necho '@@block %d ok'\n", strings.ReplaceAll(b[1], "127.0.0.1:8080", m.Addr()), i+1)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "sh", "-c", script.String()).CombinedOutput()
+	t.Logf("README examples output:\n%s", out)
+	if err != nil {
+		t.Fatalf("README examples failed: %v", err)
+	}
+	for i := range blocks {
+		if marker := fmt.Sprintf("@@block %d ok", i+1); !strings.Contains(string(out), marker) {
+			t.Errorf("README block %d did not complete", i+1)
+		}
+	}
+	first := strings.SplitN(string(out), "\n", 2)[0] // echo "$JOB"
+	id := strings.TrimPrefix(first, m.URL()+"/v1/jobs/")
+	if id == first || id == "" {
+		t.Fatalf("first README block printed %q, want %s/v1/jobs/<id>", first, m.URL())
+	}
+	if j := waitJob(t, m.URL(), id, 10*time.Second); j.Status != "succeeded" {
+		t.Errorf("README job %s ended %s (%s), want succeeded", id, j.Status, j.Error)
+	}
+	if runs := results(t, m.URL(), id); len(runs) != 4 {
+		t.Errorf("README job has %d runs, want 4", len(runs))
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/config"
+)
+
+// openRedis builds the process's one Redis client: from the configured URL,
+// or against an embedded miniredis (all-in-one mode without a URL), which
+// is returned so Close can stop it.
+func openRedis(ctx context.Context, cfg config.Config) (redis.UniversalClient, *miniredis.Miniredis, error) {
+	var mini *miniredis.Miniredis
+	var opts *redis.UniversalOptions
+	if cfg.RedisURL == "" {
+		mini = miniredis.NewMiniRedis()
+		if err := mini.Start(); err != nil {
+			return nil, nil, fmt.Errorf("benchq: start embedded redis: %w", err)
+		}
+		opts = &redis.UniversalOptions{Addrs: []string{mini.Addr()}}
+	} else {
+		o, err := config.ParseRedisURL(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("benchq: %w", err)
+		}
+		opts = o
+	}
+	rdb := redis.NewUniversalClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		if mini != nil {
+			mini.Close()
+		}
+		return nil, nil, fmt.Errorf("benchq: redis ping: %w", err)
+	}
+	return rdb, mini, nil
+}

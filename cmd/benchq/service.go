@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/api"
+	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/worker"
+)
+
+// Main is one benchq service process: the API, a worker, or both, around
+// one shared Redis client. Tests run the whole service in-process with
+// Addr "127.0.0.1:0" and read the bound address from Addr().
+type Main struct {
+	Config config.Config
+	Logger *slog.Logger
+	// CheckURL is the target URL policy; nil means loopback only.
+	CheckURL job.URLChecker
+
+	mini     *miniredis.Miniredis
+	rdb      redis.UniversalClient
+	queue    *asynq.Client
+	api      *api.Server
+	listener net.Listener
+
+	stopWorker context.CancelFunc
+	wg         sync.WaitGroup
+	failed     chan error
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+// NewMain returns a Main for cfg; nothing starts until Run.
+func NewMain(cfg config.Config, logger *slog.Logger) *Main {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Main{Config: cfg, Logger: logger, failed: make(chan error, 2)}
+}
+
+// Run connects to Redis and starts the components of the configured
+// command. It returns once the API listens; the components then run in the
+// background until Close (or until one fails, reported on Failed).
+func (m *Main) Run(ctx context.Context) error {
+	if m.CheckURL == nil {
+		m.CheckURL = loopbackOnly
+	}
+	rdb, mini, err := openRedis(ctx, m.Config)
+	if err != nil {
+		return err
+	}
+	m.rdb, m.mini = rdb, mini
+	if mini != nil {
+		m.Logger.Warn("benchq: no BENCHQ_REDIS_URL: using an embedded in-memory Redis; jobs and results are NOT persisted and are lost on exit; loopback targets are allowed with no API key",
+			"redis", mini.Addr())
+	}
+	st := store.New(rdb, store.Options{Retention: m.Config.Retention})
+	if m.Config.Command != config.CommandWorker {
+		if err := m.startAPI(st); err != nil {
+			return err
+		}
+	}
+	if m.Config.Command != config.CommandServe {
+		m.startWorker(st)
+	}
+	return nil
+}
+
+func (m *Main) startAPI(st *store.Store) error {
+	l, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("benchq: listen on %s: %w", m.Config.Addr, err)
+	}
+	m.listener = l
+	m.queue = asynq.NewClientFromRedisClient(m.rdb)
+	c := m.Config
+	lim := job.Limits{MaxConcurrency: c.MaxConcurrency, MaxRequests: c.MaxRequests, MaxRuns: c.MaxRuns, MaxDuration: c.MaxDuration}
+	m.api = api.New(api.Config{
+		MaxBody:           c.MaxBody,
+		Limits:            &lim,
+		CheckURL:          m.CheckURL,
+		Logger:            m.Logger,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb)})
+	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := m.api.Serve(l); err != nil {
+			m.failed <- err
+		}
+	}()
+	return nil
+}
+
+func (m *Main) startWorker(st *store.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopWorker = cancel
+	w := worker.New(m.rdb, st, worker.Config{
+		Concurrency:     m.Config.Workers,
+		ShutdownTimeout: m.Config.ShutdownTimeout,
+		Logger:          m.Logger,
+	})
+	m.Logger.Info("benchq: worker started", "concurrency", m.Config.Workers)
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		if err := w.Run(ctx); err != nil && ctx.Err() == nil {
+			m.failed <- fmt.Errorf("benchq: worker: %w", err)
+		}
+	}()
+}
+
+// Addr is the API's bound address ("127.0.0.1:41234"), or "" when this
+// process runs no API.
+func (m *Main) Addr() string {
+	if m.listener == nil {
+		return ""
+	}
+	return m.listener.Addr().String()
+}
+
+// URL is the API's base URL, "http://" + Addr().
+func (m *Main) URL() string { return "http://" + m.Addr() }
+
+// Failed delivers an error when a component stops on its own.
+func (m *Main) Failed() <-chan error { return m.failed }
+
+// Close shuts down gracefully within Config.ShutdownTimeout: the API stops
+// accepting and finishes requests in flight, the worker finishes or hands
+// back its run, then Redis connections close. It is safe to call twice.
+func (m *Main) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Main) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if m.api != nil {
+		errs = append(errs, m.api.Shutdown(ctx))
+	}
+	if m.stopWorker != nil {
+		m.stopWorker()
+	}
+	m.wg.Wait()
+	if m.rdb != nil {
+		errs = append(errs, m.rdb.Close())
+	}
+	if m.mini != nil {
+		m.mini.Close()
+	}
+	m.Logger.Info("benchq: stopped")
+	return errors.Join(errs...)
+}
