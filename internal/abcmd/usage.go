@@ -1,0 +1,59 @@
+package abcmd
+
+import (
+	"fmt"
+	"io"
+)
+
+// abUsage lists the options ParseAB accepts, in ab's words where ab has
+// them; %[1]s is the program name.
+const abUsage = `Usage: %[1]s [options] [http[s]://]hostname[:port]/path
+Options are:
+    -n requests     Number of requests to perform
+    -c concurrency  Number of multiple requests to make at a time
+    -t timelimit    Seconds to max. to spend on benchmarking
+                    This implies -n 50000
+    -s timeout      Seconds to max. wait for each response
+                    Default is 30 seconds
+    -p postfile     File containing data to POST. Remember also to set -T
+    -u putfile      File containing data to PUT. Remember also to set -T
+    -T content-type Content-type header to use for POST/PUT data, eg.
+                    'application/x-www-form-urlencoded'
+                    Default is 'text/plain'
+    -v verbosity    Accepted for compatibility; no effect
+    -i              Use HEAD instead of GET
+    -C attribute    Add cookie, eg. 'Apache=1234'. (the last one is used)
+    -H attribute    Add Arbitrary header line, eg. 'Accept-Encoding: gzip'
+                    Inserted after all normal header lines. (repeatable)
+    -A attribute    Add Basic WWW Authentication, the attributes
+                    are a colon separated username and password.
+    -V              Print version number and exit
+    -k              Use HTTP KeepAlive feature
+    -d              Do not show percentiles served table.
+    -S              Do not show confidence estimators and warnings.
+    -q              Do not show progress when doing more than 150 requests
+    -l              Accept variable document length (use this for dynamic pages)
+    -g filename     Output collected data to gnuplot format file.
+    -e filename     Output CSV file with percentages served
+    -r              Don't exit on socket receive errors.
+    -m method       Method name
+    -h              Display usage information (this message)
+benchq options:
+    --json          Print the result as JSON (same as --format json)
+    --format f      Report format: ab (default), http_load or json
+    --rate r        Open model: start r requests per second at fixed intervals,
+                    latency measured from each intended start; -c caps the
+                    requests in flight
+    --urls file     Read URLs from file, one a line; each request picks one
+                    at random, as http_load does; the URL argument is optional
+Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
+`
+
+// WriteUsage writes the usage text for the ab command line, naming the
+// program prog (e.g. "benchq ab").
+func WriteUsage(w io.Writer, prog string) error {
+	if _, err := fmt.Fprintf(w, abUsage, prog); err != nil {
+		return fmt.Errorf("abcmd: write usage: %w", err)
+	}
+	return nil
+}
