@@ -75,6 +75,10 @@ func TestBadInputEndToEnd(t *testing.T) {
 		{"10 MB body", `{"name":"` + strings.Repeat("x", 10<<20) + `"}`, 413, ""},
 		{"file URL", `{"targets":[{"url":"file:///etc/passwd"}]}`, 422, "targets[0].url"},
 		{"gopher URL", `{"targets":[{"url":"gopher://127.0.0.1:70/"}]}`, 422, "targets[0].url"},
+		// Refused by the address policy at submission, never dialed.
+		{"private address", `{"targets":[{"url":"http://10.0.0.1/"}]}`, 422, "targets[0].url"},
+		{"metadata address", `{"targets":[{"url":"http://169.254.169.254/latest/"}]}`, 422, "targets[0].url"},
+		{"public name", `{"targets":[{"url":"http://example.com/"}]}`, 422, "targets[0].url"},
 		{"concurrency 0", `{` + ok + `,"sweep":{"concurrency":[0],"requests":[10]}}`, 422, "sweep.concurrency[0]"},
 		{"concurrency 100000", `{` + ok + `,"sweep":{"concurrency":[100000],"requests":[100000]}}`, 422, "sweep.concurrency[0]"},
 		{"requests below concurrency", `{` + ok + `,"sweep":{"concurrency":[50],"requests":[10]}}`, 422, "sweep.requests"},

@@ -15,6 +15,7 @@ import (
 	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/worker"
 )
@@ -25,8 +26,10 @@ import (
 type Main struct {
 	Config config.Config
 	Logger *slog.Logger
-	// CheckURL is the target URL policy; nil means loopback only.
-	CheckURL job.URLChecker
+	// Policy admits target addresses, at submission and again on each
+	// dial; nil means netguard.LoopbackOnly, the only mode this build
+	// offers until operator allowlists are configurable.
+	Policy *netguard.Policy
 
 	mini     *miniredis.Miniredis
 	rdb      redis.UniversalClient
@@ -53,8 +56,8 @@ func NewMain(cfg config.Config, logger *slog.Logger) *Main {
 // command. It returns once the API listens; the components then run in the
 // background until Close (or until one fails, reported on Failed).
 func (m *Main) Run(ctx context.Context) error {
-	if m.CheckURL == nil {
-		m.CheckURL = loopbackOnly
+	if m.Policy == nil {
+		m.Policy = netguard.LoopbackOnly()
 	}
 	rdb, mini, err := openRedis(ctx, m.Config)
 	if err != nil {
@@ -89,7 +92,7 @@ func (m *Main) startAPI(st *store.Store) error {
 	m.api = api.New(api.Config{
 		MaxBody:           c.MaxBody,
 		Limits:            &lim,
-		CheckURL:          m.CheckURL,
+		CheckURL:          m.Policy.CheckURL,
 		Logger:            m.Logger,
 		ReadHeaderTimeout: c.ReadHeaderTimeout,
 		ReadTimeout:       c.ReadTimeout,
@@ -114,6 +117,7 @@ func (m *Main) startWorker(st *store.Store) {
 		Concurrency:     m.Config.Workers,
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		Logger:          m.Logger,
+		DialFunc:        (&netguard.Dialer{Policy: m.Policy}).Dial,
 	})
 	m.Logger.Info("benchq: worker started", "concurrency", m.Config.Workers)
 	m.wg.Add(1)
