@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# compare.sh: wrk, ab, hey and `benchq ab` against the same local nginx.
+#
+# nginx (one worker) is pinned to CPU 0 and every client to CPU 1, so each
+# client's cost is measured on a core of its own. For every client the
+# script records requests completed, wall time, user+sys CPU seconds and
+# peak RSS (/usr/bin/time), and prints requests per client CPU-second
+# side by side, as a ratio to wrk (keep-alive) or ab (no keep-alive). A last
+# table shows benchq's peak RSS at two request counts: its latency
+# histograms must not grow with -n.
+#
+# Only 127.0.0.1 is ever loaded; every run is bounded in requests or time.
+# Default settings take about 4 minutes; --quick about one.
+#
+# Usage: bench/compare.sh [--quick] [--requests N] [--ka-requests N]
+#                         [--duration S] [--port P] [--files "a b"]
+set -euo pipefail
+
+usage() {
+	sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+
+  --quick           one file, fewer requests, shorter wrk runs
+  --requests N      requests per no-keep-alive run (default 20000)
+  --ka-requests N   requests per keep-alive run (default 50000)
+  --duration S      seconds per wrk run (default 5)
+  --port P          nginx port on 127.0.0.1 (default 18480)
+  --files "F ..."   files to load, among test.jpg big.html small.html
+EOF
+}
+
+quick=0
+requests=20000
+ka_requests=50000
+duration=5
+port=18480
+files="test.jpg big.html small.html"
+mem_small=100000
+mem_large=1000000
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=1 ;;
+	--requests) requests=$2; shift ;;
+	--ka-requests) ka_requests=$2; shift ;;
+	--duration) duration=$2; shift ;;
+	--port) port=$2; shift ;;
+	--files) files=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "compare.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ "$quick" = 1 ]; then
+	requests=5000 ka_requests=30000 duration=2 files="test.jpg"
+	mem_small=20000 mem_large=200000
+fi
+concurrency=50
+url_base="http://127.0.0.1:${port}"
+
+# --- tools -------------------------------------------------------------------
+
+need_install=()
+command -v nginx >/dev/null || need_install+=(nginx)
+command -v ab >/dev/null || need_install+=(apache2-utils)
+command -v wrk >/dev/null || need_install+=(wrk)
+command -v hey >/dev/null || need_install+=(hey)
+[ -x /usr/bin/time ] || need_install+=(time)
+command -v taskset >/dev/null || need_install+=(util-linux)
+command -v curl >/dev/null || need_install+=(curl)
+if [ ${#need_install[@]} -gt 0 ]; then
+	echo "compare.sh: installing ${need_install[*]}" >&2
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get install -y "${need_install[@]}" >&2
+fi
+command -v go >/dev/null || { echo "compare.sh: go is needed to build benchq" >&2; exit 1; }
+
+server_cpu=0 client_cpu=1
+if [ "$(nproc)" -lt 2 ]; then
+	echo "compare.sh: fewer than 2 CPUs: nginx and the clients share CPU 0" >&2
+	client_cpu=0
+fi
+
+# --- nginx -------------------------------------------------------------------
+
+work=$(mktemp -d /tmp/benchq-compare.XXXXXX)
+nginx_pid=""
+cleanup() {
+	if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+		kill -TERM "$nginx_pid" 2>/dev/null || true
+		wait "$nginx_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$work/www" "$work/tmp"
+# The seed write-ups' files: a 25 600-byte image, 49 128- and 7 638-byte HTML.
+head -c 25600 /dev/urandom >"$work/www/test.jpg"
+make_html() { # size file
+	{ printf '<html><body>\n'; yes '<p>benchq compare page</p>'; } 2>/dev/null | head -c "$1" >"$2" || true
+	[ "$(wc -c <"$2")" -eq "$1" ] || { echo "compare.sh: could not write $2" >&2; exit 1; }
+}
+make_html 49128 "$work/www/big.html"
+make_html 7638 "$work/www/small.html"
+
+user_line=""
+[ "$(id -u)" = 0 ] && user_line="user root root;"
+cat >"$work/nginx.conf" <<EOF
+daemon off;
+worker_processes 1;
+$user_line
+pid $work/nginx.pid;
+error_log $work/error.log;
+worker_rlimit_nofile 65536;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 10000000;
+    client_body_temp_path $work/tmp;
+    proxy_temp_path $work/tmp;
+    fastcgi_temp_path $work/tmp;
+    uwsgi_temp_path $work/tmp;
+    scgi_temp_path $work/tmp;
+    server {
+        listen 127.0.0.1:$port backlog=4096;
+        root $work/www;
+    }
+}
+EOF
+taskset -c "$server_cpu" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
+nginx_pid=$!
+for _ in $(seq 50); do
+	curl -sf -o /dev/null "$url_base/test.jpg" 2>/dev/null && break
+	sleep 0.1
+done
+curl -sf -o /dev/null "$url_base/test.jpg" || { echo "compare.sh: nginx did not start" >&2; cat "$work/error.log" >&2; exit 1; }
+
+# --- benchq ------------------------------------------------------------------
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+
+# --- measurement -------------------------------------------------------------
+
+# measure NAME CMD...: runs CMD on the client CPU under /usr/bin/time; sets
+# wall, cpu and rss_kib, and leaves CMD's stdout in $work/out.
+measure() {
+	local name=$1
+	shift
+	if ! /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
+		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err"; then
+		echo "compare.sh: $name failed:" >&2
+		tail -5 "$work/err" >&2
+	fi
+	# The last line: time prefixes a note when the command failed.
+	read -r wall user sys rss_kib < <(tail -n 1 "$work/time")
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+}
+
+# completed TOOL: requests the last run completed, from its stdout.
+completed() {
+	case $1 in
+	wrk) awk '/ requests in / { print $1 }' "$work/out" ;;
+	hey) awk '/^  \[[0-9]+\]/ { n += $2 } END { print n + 0 }' "$work/out" ;;
+	*) awk -F: '/^Complete requests:/ { gsub(/ /, "", $2); print $2 }' "$work/out" ;;
+	esac
+}
+
+rows=()
+# record CLIENT MODE FILE: appends a row for the last measurement.
+record() {
+	local n
+	n=$(completed "$1")
+	rows+=("$1|$2|$3|${n:-0}|$wall|$cpu|$rss_kib")
+}
+
+run_keepalive() { # file
+	local u="$url_base/$1"
+	measure wrk wrk -t1 -c"$concurrency" -d"${duration}s" "$u"
+	record wrk keep-alive "$1"
+	measure ab ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
+	record ab keep-alive "$1"
+	measure hey hey -c "$concurrency" -n "$ka_requests" "$u"
+	record hey keep-alive "$1"
+	measure benchq "$work/benchq" ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
+	record benchq keep-alive "$1"
+}
+
+run_close() { # file
+	local u="$url_base/$1"
+	measure wrk wrk -t1 -c"$concurrency" -d"${duration}s" -H 'Connection: close' "$u"
+	record wrk close "$1"
+	measure ab ab -q -c"$concurrency" -n"$requests" "$u"
+	record ab close "$1"
+	measure hey hey -disable-keepalive -c "$concurrency" -n "$requests" "$u"
+	record hey close "$1"
+	measure benchq "$work/benchq" ab -q -c"$concurrency" -n"$requests" "$u"
+	record benchq close "$1"
+}
+
+for f in $files; do
+	echo "compare.sh: $f: keep-alive" >&2
+	run_keepalive "$f"
+	echo "compare.sh: $f: no keep-alive" >&2
+	run_close "$f"
+done
+
+echo "compare.sh: memory: benchq ab -k -n $mem_small and -n $mem_large" >&2
+measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_small" "$url_base/small.html"
+mem_small_kib=$rss_kib mem_small_done=$(completed benchq)
+measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_large" "$url_base/small.html"
+mem_large_kib=$rss_kib mem_large_done=$(completed benchq)
+
+# --- report ------------------------------------------------------------------
+
+printf '%s\n' "${rows[@]}" | awk -F'|' '
+	function perCPU(n, c) { return c > 0 ? n / c : 0 }
+	{
+		client[NR] = $1; mode[NR] = $2; file[NR] = $3; n[NR] = $4
+		wall[NR] = $5; cpu[NR] = $6; rss[NR] = $7
+		if (($2 == "keep-alive" && $1 == "wrk") || ($2 == "close" && $1 == "ab"))
+			base[$2 "|" $3] = perCPU($4, $6)
+	}
+	END {
+		printf "%-7s %-10s %-11s %9s %7s %10s %7s %12s %8s %7s\n", "client", "mode", "file",
+			"requests", "wall s", "req/s", "CPU-s", "req/CPU-s", "RSS MiB", "ratio"
+		for (i = 1; i <= NR; i++) {
+			r = perCPU(n[i], cpu[i]); b = base[mode[i] "|" file[i]]
+			printf "%-7s %-10s %-11s %9d %7.2f %10.0f %7.2f %12.0f %8.1f %7s\n", client[i], mode[i],
+				file[i], n[i], wall[i], (wall[i] > 0 ? n[i] / wall[i] : 0), cpu[i], r, rss[i] / 1024,
+				(b > 0 ? sprintf("%.2f", r / b) : "-")
+		}
+	}'
+echo
+echo "ratio: requests per client CPU-second relative to wrk (keep-alive) or ab (close)"
+echo
+awk -v s="$mem_small" -v l="$mem_large" -v a="$mem_small_kib" -v b="$mem_large_kib" \
+	-v da="$mem_small_done" -v db="$mem_large_done" 'BEGIN {
+	printf "%-30s %9s %9s\n", "benchq ab -k -c50 (small.html)", "requests", "RSS MiB"
+	printf "%-30s %9d %9.1f\n", "-n " s, da, a / 1024
+	printf "%-30s %9d %9.1f\n", "-n " l, db, b / 1024
+	printf "%-30s %9s %9.1f\n", "growth", "", (b - a) / 1024
+}'
