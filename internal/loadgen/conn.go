@@ -56,38 +56,46 @@ type dialer struct {
 	hook DialFunc
 }
 
+// nodelayAbove is the request size above which a fast-path dial sets
+// TCP_NODELAY: a request that fits one segment of any network is written
+// whole on an idle connection, where Nagle's algorithm never waits.
+const nodelayAbove = 1400
+
 // open dials t and finishes any TLS handshake by deadline; ctx is cancelled
-// when the run stops.
-func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (net.Conn, error) {
-	var conn net.Conn
-	var err error
-	if d.hook != nil {
+// when the run stops. armed reports that the connection's deadline is
+// already set to deadline.
+func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, err error) {
+	switch {
+	case d.hook != nil:
 		dctx, cancel := context.WithDeadline(ctx, deadline)
 		conn, err = d.hook(dctx, t.addr)
 		cancel()
-	} else {
+	case t.ip.IsValid():
+		conn, armed, err = sockDial(ctx, t.ip, deadline, t.tls != nil || len(t.req) > nodelayAbove)
+		if armed || err != nil {
+			break
+		}
 		// KeepAlive -1: no TCP keep-alive probes; they would cost four
 		// setsockopt calls per connection and a request never idles that long.
 		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
-		if t.ip.IsValid() {
-			// No resolution and no parallel dial machinery: a third less
-			// CPU per connection without keep-alive.
-			conn, err = dialTCP(ctx, &nd, t.ip)
-		} else {
-			conn, err = nd.DialContext(ctx, "tcp", t.addr)
-		}
+		// No resolution and no parallel dial machinery: a third less CPU per
+		// connection than DialContext.
+		conn, err = dialTCP(ctx, &nd, t.ip)
+	default:
+		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
+		conn, err = nd.DialContext(ctx, "tcp", t.addr)
 	}
 	if err != nil || t.tls == nil {
-		return conn, err
+		return conn, armed, err
 	}
 	tc := tls.Client(conn, t.tls)
 	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("tls handshake: %w", err)
+		return nil, false, fmt.Errorf("tls handshake: %w", err)
 	}
-	return tc, nil
+	return tc, armed, nil
 }
 
 // tlsProtocol describes a handshake as ab's "SSL/TLS Protocol" line does:

@@ -1,0 +1,16 @@
+//go:build !linux
+
+package loadgen
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// sockDial is the Linux fast path of dialer.open; elsewhere every dial takes
+// the portable net.Dialer.
+func sockDial(context.Context, netip.AddrPort, time.Time, bool) (net.Conn, bool, error) {
+	return nil, false, nil
+}
