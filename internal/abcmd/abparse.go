@@ -246,7 +246,7 @@ func (p *abParser) number(c byte, v string) error {
 func (p *abParser) setMethod(c byte, v string) error {
 	plan := &p.a.Plan
 	if c == 'm' {
-		if !isToken(v) {
+		if !loadgen.IsToken(v) {
 			return inputErr(fmt.Sprintf("Invalid method %q", v))
 		}
 		plan.Method, p.method = v, methodSet
@@ -267,7 +267,7 @@ func (p *abParser) setMethod(c byte, v string) error {
 func (p *abParser) header(v string) error {
 	key, value, ok := strings.Cut(v, ":")
 	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-	if !ok || !isToken(key) || strings.ContainsAny(value, "\r\n") {
+	if !ok || !loadgen.IsToken(key) || strings.ContainsAny(value, "\r\n") {
 		return inputErr(fmt.Sprintf("Invalid header line %q: want 'Name: value'", v))
 	}
 	p.headers = append(p.headers, loadgen.Header{Key: key, Value: value})
@@ -316,17 +316,3 @@ func (p *abParser) finish() (*AB, error) {
 	return a, nil
 }
 
-// isToken reports whether s is a non-empty RFC 9110 token (a method or a
-// header name).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}

@@ -4,6 +4,8 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+
+	"github.com/benchq/benchq/internal/loadgen"
 )
 
 // request checks one set of request options; field is where they came
@@ -43,7 +45,7 @@ func knownMethod(m string) bool {
 // "". Framing headers are the engine's: a wrong Content-Length or
 // Connection would corrupt the measurement rather than test the target.
 func headerProblem(name, value string) string {
-	if !isToken(name) {
+	if !loadgen.IsToken(name) {
 		return "not a valid header name"
 	}
 	if strings.ContainsAny(value, "\r\n\x00") {
@@ -60,16 +62,3 @@ func headerProblem(name, value string) string {
 	return ""
 }
 
-// isToken reports whether s is a non-empty RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}

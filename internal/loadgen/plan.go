@@ -132,14 +132,14 @@ func (p Plan) Validate() error {
 	if p.ProgressInterval < 0 {
 		bad("progress_interval", "%v is negative", p.ProgressInterval)
 	}
-	if p.Method != "" && !isToken(p.Method) {
+	if p.Method != "" && !IsToken(p.Method) {
 		bad("method", "%q is not an HTTP token", p.Method)
 	}
 	if m := p.method(); len(p.Body) > 0 && (m == "GET" || m == "HEAD") {
 		bad("body", "a body cannot be sent with %s", m)
 	}
 	for i, h := range p.Headers {
-		if !isToken(h.Key) || strings.ContainsAny(h.Value, "\r\n") {
+		if !IsToken(h.Key) || strings.ContainsAny(h.Value, "\r\n") {
 			bad(fmt.Sprintf("headers[%d]", i), "%q is not a valid header line", h.Key+": "+h.Value)
 		}
 	}
@@ -175,8 +175,10 @@ func (p Plan) method() string {
 	}
 }
 
-// isToken reports whether s is a non-empty RFC 9110 token (method, header name).
-func isToken(s string) bool {
+// IsToken reports whether s is a non-empty RFC 9110 token, the syntax of a
+// method and of a header name. The job spec and the ab parser check their
+// input with it so their errors agree with the plan's.
+func IsToken(s string) bool {
 	if s == "" {
 		return false
 	}
