@@ -315,4 +315,3 @@ func (p *abParser) finish() (*AB, error) {
 	}
 	return a, nil
 }
-

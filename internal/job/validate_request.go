@@ -61,4 +61,3 @@ func headerProblem(name, value string) string {
 	}
 	return ""
 }
-
