@@ -1,0 +1,99 @@
+package job
+
+// Analysis is what a job's runs mean, beyond their raw numbers: statistics
+// over repeats per point, the difference to the baseline target, where each
+// target saturates, and the threshold verdict (issue 4). Analyze builds it
+// from the spec and the stored runs; the API serves it with the results and
+// the report renderers draw their tables and charts from it.
+type Analysis struct {
+	Points     []PointSummary `json:"points"`
+	Saturation []Saturation   `json:"saturation,omitempty"`
+	Verdict    VerdictResult  `json:"verdict"`
+}
+
+// Stat summarises one metric over a point's repeats. SD is the sample
+// standard deviation (0 for one repeat); CV = SD / Mean (0 when Mean is 0).
+type Stat struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+	CV   float64 `json:"cv"`
+}
+
+// PointSummary aggregates every stored run of one point.
+type PointSummary struct {
+	Point Point `json:"point"`
+	Runs  int   `json:"runs"`
+
+	RPS              Stat            `json:"rps"`
+	TimePerRequestMs Stat            `json:"time_per_request_ms"`
+	PercentilesMs    map[string]Stat `json:"percentiles_ms"` // keys "50".."100", as abreport
+	FailedRatio      Stat            `json:"failed_ratio"`
+	Non2xxRatio      Stat            `json:"non_2xx_ratio"`
+
+	// Noisy is set when the CV of req/s is above NoisyCV: rerun, or add
+	// repeats, before trusting a difference between targets.
+	Noisy bool `json:"noisy"`
+
+	// Comparison is set on every non-baseline target's point when the spec
+	// names a baseline.
+	Comparison *Comparison `json:"comparison,omitempty"`
+}
+
+// NoisyCV is the coefficient of variation of req/s over repeats above which
+// a point is flagged noisy.
+const NoisyCV = 0.10
+
+// Comparison is a point's difference to the baseline target's point with
+// the same concurrency and requests/duration/rate, in percent of the
+// baseline's mean: positive means more req/s or higher latency.
+type Comparison struct {
+	Baseline string  `json:"baseline"`
+	RPSPct   float64 `json:"rps_pct"`
+	P50Pct   float64 `json:"p50_pct"`
+	P99Pct   float64 `json:"p99_pct"`
+	// The same differences formatted as the seeds write them: "+12.69 %".
+	RPS string `json:"rps"`
+	P50 string `json:"p50"`
+	P99 string `json:"p99"`
+}
+
+// Saturation says where one target stops scaling in a concurrency sweep
+// (for one requests/duration/rate value). A nil field means not reached
+// within the sweep.
+type Saturation struct {
+	Target string `json:"target"`
+	// Requests, Duration or Rate name the sweep slice this is about.
+	Requests int      `json:"requests,omitempty"`
+	Duration Duration `json:"duration,omitempty"`
+	Rate     float64  `json:"rate,omitempty"`
+
+	PlateauAt     *int   `json:"plateau_at,omitempty"`      // lowest c where req/s gains < 5 % per doubling
+	LatencyKneeAt *int   `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
+	FailuresFrom  *int   `json:"failures_from,omitempty"`   // lowest c with failed requests
+	Sentence      string `json:"sentence"`                  // one sentence a person reads
+}
+
+// VerdictResult is the outcome of the spec's thresholds over every point.
+type VerdictResult struct {
+	Result   string             `json:"result"` // pass | fail | none (no thresholds)
+	Failures []ThresholdFailure `json:"failures,omitempty"`
+}
+
+// Verdict values.
+const (
+	VerdictPass = "pass"
+	VerdictFail = "fail"
+	VerdictNone = "none"
+)
+
+// ThresholdFailure is one cell that broke one threshold.
+type ThresholdFailure struct {
+	Threshold   string  `json:"threshold"` // as written in the spec
+	Target      string  `json:"target"`
+	Point       int     `json:"point"`
+	Concurrency int     `json:"concurrency"`
+	Value       float64 `json:"value"` // the point's mean of the metric
+}
