@@ -191,10 +191,10 @@ func (s *Server) handleGetJob(c echo.Context) error {
 	return c.JSON(http.StatusOK, newJobResponse(j))
 }
 
-// handleGetResults shows a job with its runs.
+// handleGetResults shows a job with its runs and their analysis.
 //
 //	@Summary		Get a job's results
-//	@Description	Every run stored so far, each with its ApacheBench-compatible result.
+//	@Description	Every run stored so far, each with its ApacheBench-compatible result, and their analysis: per point the mean, sd, min, max and CV over repeats, the difference to the baseline target ("+12.69 %"), where each target saturates, and the threshold verdict with the failing cells.
 //	@Tags			jobs
 //	@Produce		json
 //	@Param			id	path		string	true	"job id"
@@ -212,7 +212,7 @@ func (s *Server) handleGetResults(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("api: get runs: %w", err)
 	}
-	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs)})
+	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: job.Analyze(j.Spec, runs)})
 }
 
 // handleCancelJob cancels a job.

@@ -134,21 +134,39 @@ func seedJob(env *testEnv, id string, st job.Status) {
 func TestGetJobAndResults(t *testing.T) {
 	env := newTestEnv(t, nil)
 	seedJob(env, "j1", job.StatusSucceeded)
-	env.store.runs["j1"] = []job.Run{{RunKey: job.RunKey{Point: 1, Repeat: 0}, Target: "a", Concurrency: 4,
-		Result: &abreport.Report{ServerSoftware: "fasthttp"}}}
+	env.store.jobs["j1"].Spec = job.Spec{
+		Targets:    []job.Target{{Name: "a", URL: "http://127.0.0.1:8081/"}},
+		Sweep:      job.Sweep{Concurrency: []int{1, 4}, Requests: []int{100}, Repeats: 2},
+		Thresholds: []string{"rps >= 1000"},
+	}
+	env.store.jobs["j1"].Verdict = job.VerdictFail
+	env.store.runs["j1"] = []job.Run{
+		{RunKey: job.RunKey{Point: 1, Repeat: 0}, Target: "a", Concurrency: 4,
+			Result: &abreport.Report{ServerSoftware: "fasthttp", RequestsPerSecond: 100, CompleteRequests: 100}},
+		{RunKey: job.RunKey{Point: 1, Repeat: 1}, Target: "a", Concurrency: 4,
+			Result: &abreport.Report{ServerSoftware: "fasthttp", RequestsPerSecond: 120, CompleteRequests: 100}},
+	}
 
 	resp, body := env.do(t, http.MethodGet, "/v1/jobs/j1", "")
 	var jr JobResponse
-	if resp.StatusCode != 200 || json.Unmarshal(body, &jr) != nil || jr.Status != job.StatusSucceeded || jr.Links.Results != "/v1/jobs/j1/results" {
-		t.Errorf("GET /v1/jobs/j1 = %d %s, want 200 succeeded with links", resp.StatusCode, body)
+	if resp.StatusCode != 200 || json.Unmarshal(body, &jr) != nil || jr.Status != job.StatusSucceeded || jr.Links.Results != "/v1/jobs/j1/results" ||
+		jr.Verdict != job.VerdictFail {
+		t.Errorf("GET /v1/jobs/j1 = %d %s, want 200 succeeded, verdict fail, with links", resp.StatusCode, body)
 	}
 	resp, body = env.do(t, http.MethodGet, "/v1/jobs/j1/results", "")
 	var rr ResultsResponse
 	if err := json.Unmarshal(body, &rr); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET results = %d %s: %v", resp.StatusCode, body, err)
 	}
-	if len(rr.Runs) != 1 || rr.Runs[0].Point != 1 || rr.Runs[0].Concurrency != 4 || rr.Runs[0].Result.ServerSoftware != "fasthttp" {
-		t.Errorf("GET results runs = %+v, want the one stored run", rr.Runs)
+	if len(rr.Runs) != 2 || rr.Runs[0].Point != 1 || rr.Runs[0].Concurrency != 4 || rr.Runs[0].Result.ServerSoftware != "fasthttp" {
+		t.Errorf("GET results runs = %+v, want the two stored runs", rr.Runs)
+	}
+	an := rr.Analysis
+	if len(an.Points) != 2 || an.Points[0].Runs != 0 || an.Points[1].Runs != 2 || an.Points[1].RPS.Mean != 110 {
+		t.Errorf("GET results analysis points = %+v, want c = 1 not run, c = 4 with 2 runs at mean 110 req/s", an.Points)
+	}
+	if an.Verdict.Result != job.VerdictFail || len(an.Verdict.Failures) != 1 || an.Verdict.Failures[0].Concurrency != 4 {
+		t.Errorf("GET results verdict = %+v, want fail at c = 4", an.Verdict)
 	}
 }
 

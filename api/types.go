@@ -37,10 +37,14 @@ type ListJobsResponse struct {
 	NextCursor string `json:"next_cursor"`
 }
 
-// ResultsResponse is a job with every run stored so far.
+// ResultsResponse is a job with every run stored so far and what they
+// mean: repeat statistics per point, the baseline comparison, saturation
+// and the threshold verdict, computed from those runs (provisional while
+// the job runs).
 type ResultsResponse struct {
-	Job  JobResponse   `json:"job"`
-	Runs []RunResponse `json:"runs"`
+	Job      JobResponse   `json:"job"`
+	Runs     []RunResponse `json:"runs"`
+	Analysis job.Analysis  `json:"analysis"`
 }
 
 // RunResponse is one repeat of one point with its ab-compatible result.

@@ -18,15 +18,15 @@ func (sw *sweep) end(err error) error {
 	id := sw.job.ID
 	switch {
 	case err == nil:
-		status, why, oerr := sw.outcome()
+		status, why, verdict, oerr := sw.outcome()
 		if oerr != nil {
 			return fmt.Errorf("worker: job %s: %w", id, oerr)
 		}
-		return sw.finish(status, why)
+		return sw.finish(status, why, verdict)
 	case errors.Is(err, errCanceled):
-		return sw.finish(job.StatusCanceled, "")
+		return sw.finish(job.StatusCanceled, "", "")
 	case errors.Is(err, errNeverRuns):
-		if ferr := sw.finish(job.StatusFailed, err.Error()); ferr != nil {
+		if ferr := sw.finish(job.StatusFailed, err.Error(), ""); ferr != nil {
 			return ferr // retried: the next attempt fails it again
 		}
 		return fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
@@ -40,13 +40,15 @@ func (sw *sweep) end(err error) error {
 // outcome decides a completed sweep's status from every stored run, this
 // attempt's and earlier ones': failed when no run of some target got a
 // single connection through (it could not be benchmarked at all),
-// succeeded otherwise. Errors under load are results, not failures.
-func (sw *sweep) outcome() (job.Status, string, error) {
+// succeeded otherwise. Errors under load are results, not failures. A
+// succeeded job also gets the verdict of its thresholds over every run; a
+// failed one has none (there was nothing to judge).
+func (sw *sweep) outcome() (status job.Status, why, verdict string, err error) {
 	ctx, cancel := detached(sw.ctx)
 	defer cancel()
 	runs, err := sw.r.st.Runs(ctx, sw.job.ID)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	type tally struct {
 		runs, refused int
@@ -74,9 +76,9 @@ func (sw *sweep) outcome() (job.Status, string, error) {
 		seen[p.Target] = true
 	}
 	if len(reasons) > 0 {
-		return job.StatusFailed, strings.Join(reasons, "; "), nil
+		return job.StatusFailed, strings.Join(reasons, "; "), "", nil
 	}
-	return job.StatusSucceeded, "", nil
+	return job.StatusSucceeded, "", job.Analyze(sw.job.Spec, runs).Verdict.Result, nil
 }
 
 // unreachable says why a run never got a connection through, or "" when
@@ -96,8 +98,8 @@ func unreachable(res *abreport.Report) string {
 }
 
 // finish moves the job to its terminal status with the final progress and
-// ends its event stream.
-func (sw *sweep) finish(status job.Status, why string) error {
+// verdict ("" for none decided), and ends its event stream.
+func (sw *sweep) finish(status job.Status, why, verdict string) error {
 	ctx, cancel := detached(sw.ctx)
 	defer cancel()
 	final := sw.idleProgress()
@@ -105,7 +107,7 @@ func (sw *sweep) finish(status job.Status, why string) error {
 		if err := j.Transition(status, time.Now().UTC()); err != nil {
 			return err
 		}
-		j.Progress, j.Error = final, why
+		j.Progress, j.Error, j.Verdict = final, why, verdict
 		return nil
 	})
 	if err != nil {
@@ -115,7 +117,7 @@ func (sw *sweep) finish(status job.Status, why string) error {
 	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventJobFinished, ev); err != nil {
 		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
 	}
-	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "runs", final.RunsDone, "error", why)
+	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "verdict", verdict, "runs", final.RunsDone, "error", why)
 	return nil
 }
 

@@ -19,13 +19,18 @@ import (
 func TestSweepSucceeds(t *testing.T) {
 	e := newEnv(t)
 	a, b := startTarget(t, 0), startTarget(t, 0)
-	j, task := e.create(t, closedSpec([]int{1, 4}, []int{200}, 2, a, b))
+	spec := closedSpec([]int{1, 4}, []int{200}, 2, a, b)
+	spec.Thresholds = []string{"complete == 200", "b: failed_ratio <= 0"}
+	j, task := e.create(t, spec)
 	e.enqueue(t, task)
 	e.startWorker(t)
 
 	got := e.waitJob(t, j.ID, 30*time.Second, "a terminal status", terminal)
 	if got.Status != job.StatusSucceeded || got.Error != "" {
 		t.Fatalf("job status = %s (error %q), want succeeded", got.Status, got.Error)
+	}
+	if got.Verdict != job.VerdictPass {
+		t.Errorf("job verdict = %q, want pass (every run completed its 200 requests)", got.Verdict)
 	}
 	if got.Progress.RunsDone != 8 || got.Progress.RunsTotal != 8 || got.Progress.CurrentRun != nil {
 		t.Errorf("final progress = %+v, want 8 of 8 runs done, no current run", got.Progress)
@@ -53,6 +58,27 @@ func TestSweepSucceeds(t *testing.T) {
 		}
 	}
 	assertEventsEnd(t, e.st, j.ID, job.StatusSucceeded, 8)
+}
+
+// TestFailedThresholdSetsVerdict: a threshold no run can meet makes the
+// verdict fail, on the job and in its job.finished event.
+func TestFailedThresholdSetsVerdict(t *testing.T) {
+	e := newEnv(t)
+	spec := closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+	spec.Thresholds = []string{"complete == 20", "a: complete > 20"}
+	j, task := e.create(t, spec)
+	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
+	if err := r.HandleJobRun(t.Context(), task); err != nil {
+		t.Fatalf("HandleJobRun = %v, want nil", err)
+	}
+	got, err := e.st.GetJob(t.Context(), j.ID)
+	if err != nil || got.Status != job.StatusSucceeded || got.Verdict != job.VerdictFail {
+		t.Fatalf("job = %+v, %v; want succeeded with verdict fail", got, err)
+	}
+	events, err := e.st.ReadEvents(t.Context(), j.ID, "0", 0)
+	if err != nil || len(events) == 0 || !strings.Contains(string(events[len(events)-1].Data), `"verdict":"fail"`) {
+		t.Errorf("last event = %v, %v; want job.finished with verdict fail", events, err)
+	}
 }
 
 // assertEventsEnd checks the stream: job.started first, a run.finished per

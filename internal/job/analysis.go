@@ -96,4 +96,7 @@ type ThresholdFailure struct {
 	Point       int     `json:"point"`
 	Concurrency int     `json:"concurrency"`
 	Value       float64 `json:"value"` // the point's mean of the metric
+	// Reason is set when the cell fails without a value to compare: a
+	// latency metric of a point where no request completed.
+	Reason string `json:"reason,omitempty"`
 }

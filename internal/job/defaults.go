@@ -19,7 +19,6 @@ const (
 	DefaultOpenConcurrency = 100
 	DefaultRequests        = 100
 	DefaultRepeats         = 1
-	DefaultOrder           = OrderInterleaved
 )
 
 // DefaultWebhookEvents are the events a webhook without an events list gets.
@@ -92,7 +91,9 @@ func (w Sweep) withDefaults(fromFlags bool) Sweep {
 		w.Repeats = DefaultRepeats
 	}
 	if w.Order == "" {
-		w.Order = DefaultOrder
+		// Interleaved is the default (no DefaultOrder constant: swag would
+		// list it as one more enum value of Order, in random order).
+		w.Order = OrderInterleaved
 	}
 	if fromFlags {
 		return w

@@ -1,0 +1,84 @@
+package job
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+
+	"github.com/benchq/benchq/internal/abreport"
+)
+
+// Analyze turns a job's stored runs into what they mean: per point the
+// statistics over its repeats, the difference to the baseline target, where
+// each target saturates, and the verdict of the spec's thresholds. It is
+// pure and deterministic: the same spec and runs, in any order, give the
+// same Analysis. Points not run yet are listed with Runs 0 and zero stats,
+// and take no part in comparison, saturation or verdict; runs without a
+// result, or naming no point of the spec, are ignored.
+func Analyze(s Spec, runs []Run) Analysis {
+	cells := groupRuns(s.Points(), runs)
+	a := Analysis{Points: make([]PointSummary, len(cells))}
+	for i, c := range cells {
+		a.Points[i] = summarise(c.point, c.reports)
+	}
+	compareToBaseline(s.Baseline, a.Points)
+	a.Saturation = saturation(a.Points)
+	a.Verdict = verdict(s.Thresholds, cells)
+	return a
+}
+
+// pointRuns is one point with the reports of its runs, in repeat order.
+type pointRuns struct {
+	point   Point
+	reports []*abreport.Report
+}
+
+func groupRuns(points []Point, runs []Run) []pointRuns {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b Run) int {
+		return cmp.Or(cmp.Compare(a.Point, b.Point), cmp.Compare(a.Repeat, b.Repeat))
+	})
+	cells := make([]pointRuns, len(points))
+	for i, p := range points {
+		cells[i].point = p
+	}
+	for _, r := range sorted {
+		if r.Result == nil || r.Point < 0 || r.Point >= len(cells) {
+			continue
+		}
+		cells[r.Point].reports = append(cells[r.Point].reports, r.Result)
+	}
+	return cells
+}
+
+// summarise computes a point's statistics. Req/s and the ratios count
+// every run; latencies only the runs where something completed (see
+// metricOf), so their N may be below Runs.
+func summarise(p Point, reports []*abreport.Report) PointSummary {
+	ps := PointSummary{
+		Point:            p,
+		Runs:             len(reports),
+		RPS:              metricStat(reports, "rps"),
+		TimePerRequestMs: metricStat(reports, "time_per_request_ms"),
+		PercentilesMs:    make(map[string]Stat, len(percentKeys())),
+		FailedRatio:      metricStat(reports, "failed_ratio"),
+		Non2xxRatio:      metricStat(reports, "non_2xx_ratio"),
+	}
+	for _, pc := range percentKeys() {
+		ps.PercentilesMs[strconv.Itoa(pc)] = metricStat(reports, "p"+strconv.Itoa(pc)+"_ms")
+	}
+	ps.Noisy = ps.RPS.CV > NoisyCV
+	return ps
+}
+
+// sliceKey names a point's requests/duration/rate value: the points of one
+// target that share it form a concurrency series.
+type sliceKey struct {
+	requests int
+	duration Duration
+	rate     float64
+}
+
+func sliceOf(p Point) sliceKey {
+	return sliceKey{requests: p.Requests, duration: p.Duration, rate: p.Rate}
+}

@@ -1,0 +1,131 @@
+package job
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/abreport"
+)
+
+// sweepSpec is targets × concurrency × one duration, one repeat.
+func sweepSpec(conc []int, targets ...string) Spec {
+	s := Spec{Sweep: Sweep{Concurrency: conc, Duration: []Duration{Duration(10 * time.Second)}, Repeats: 1}}
+	for i, name := range targets {
+		s.Targets = append(s.Targets, Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/", 18080+i)})
+	}
+	return s
+}
+
+// abRun is a closed-model run at concurrency c and rps req/s, with ab's
+// time per request c·1000/rps; rps 0 is a run where nothing completed.
+func abRun(c int, rps float64) *abreport.Report {
+	if rps == 0 {
+		return &abreport.Report{ConcurrencyLevel: c}
+	}
+	return &abreport.Report{
+		ConcurrencyLevel: c, RequestsPerSecond: rps, TimePerRequestMs: float64(c) * 1000 / rps,
+		CompleteRequests: int64(rps * 10),
+		PercentilesMs:    abreport.Percentiles{P50: float64(c) * 500 / rps, P99: float64(c) * 2000 / rps},
+	}
+}
+
+// runsFor places one report per repeat on the spec's point of target and
+// concurrency; it fails the test when no such point exists.
+func runsFor(t *testing.T, s Spec, target string, c int, reports ...*abreport.Report) []Run {
+	t.Helper()
+	for _, p := range s.Points() {
+		if p.Target == target && p.Concurrency == c {
+			runs := make([]Run, len(reports))
+			for i, r := range reports {
+				runs[i] = Run{RunKey: RunKey{Point: p.Index, Repeat: i}, Target: target, Concurrency: c, Result: r}
+			}
+			return runs
+		}
+	}
+	t.Fatalf("no point for %s at c = %d", target, c)
+	return nil
+}
+
+// series runs target once per concurrency with the given req/s.
+func series(t *testing.T, s Spec, target string, rps ...float64) []Run {
+	t.Helper()
+	var runs []Run
+	for i, c := range s.Sweep.Concurrency {
+		runs = append(runs, runsFor(t, s, target, c, abRun(c, rps[i]))...)
+	}
+	return runs
+}
+
+func TestAnalyzePointStatistics(t *testing.T) {
+	s := sweepSpec([]int{4}, "a", "b")
+	s.Sweep.Repeats = 3
+	runs := runsFor(t, s, "a", 4, abRun(4, 100), abRun(4, 110), abRun(4, 120))
+	runs[1].Result.FailedRequests = 100 // of 1100 complete + 100 failed
+	runs[1].Result.Failed.Connect = 100
+	runs[2].Result.Non2xxResponses = 120 // of 1200 complete
+	runs = append(runs, runsFor(t, s, "b", 4, abRun(4, 50), abRun(4, 150))...)
+
+	a := Analyze(s, runs)
+	if len(a.Points) != 2 {
+		t.Fatalf("Analyze points = %d, want 2", len(a.Points))
+	}
+	pa, pb := a.Points[0], a.Points[1]
+	if pa.Runs != 3 || pa.RPS.N != 3 || pa.RPS.Mean != 110 || !near(pa.RPS.SD, 10) || pa.Noisy {
+		t.Errorf("point a rps = %+v (runs %d, noisy %v), want n 3, mean 110, sd 10, not noisy", pa.RPS, pa.Runs, pa.Noisy)
+	}
+	// time per request: 40, 36.36…, 33.33… ms.
+	if want := (40 + 4000.0/110 + 4000.0/120) / 3; !near(pa.TimePerRequestMs.Mean, want) {
+		t.Errorf("point a time per request mean = %v, want %v", pa.TimePerRequestMs.Mean, want)
+	}
+	if want := (1.0 / 12) / 3; !near(pa.FailedRatio.Mean, want) || pa.FailedRatio.Max != 1.0/12 {
+		t.Errorf("point a failed ratio = %+v, want mean %v, max 1/12", pa.FailedRatio, want)
+	}
+	if want := 0.1 / 3; !near(pa.Non2xxRatio.Mean, want) {
+		t.Errorf("point a non-2xx ratio mean = %v, want %v", pa.Non2xxRatio.Mean, want)
+	}
+	if got := pa.PercentilesMs["50"]; got.N != 3 || !near(got.Min, 2000.0/120) || len(pa.PercentilesMs) != 9 {
+		t.Errorf("point a p50 = %+v of %d keys, want n 3, min %v, 9 keys", got, len(pa.PercentilesMs), 2000.0/120)
+	}
+	// b: 50 and 150 → sd 70.7, cv 0.707.
+	if !pb.Noisy || !near(pb.RPS.CV, 70.71067811865476/100) {
+		t.Errorf("point b rps = %+v noisy %v, want cv 0.7071 and noisy", pb.RPS, pb.Noisy)
+	}
+	if a.Saturation != nil || a.Verdict.Result != VerdictNone || pa.Comparison != nil {
+		t.Errorf("Analyze = saturation %v, verdict %+v, comparison %v; want none of them", a.Saturation, a.Verdict, pa.Comparison)
+	}
+}
+
+func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
+	s := sweepSpec([]int{1, 2, 4}, "a", "b")
+	s.Baseline, s.Thresholds = "a", []string{"rps > 150"}
+	runs := append(series(t, s, "a", 100, 190, 210), series(t, s, "b", 120, 200, 150)...)
+	want := Analyze(s, runs)
+	reversed := make([]Run, 0, len(runs)+2)
+	for i := len(runs) - 1; i >= 0; i-- {
+		reversed = append(reversed, runs[i])
+	}
+	reversed = append(reversed, Run{RunKey: RunKey{Point: 99}, Result: abRun(1, 5)}, Run{RunKey: RunKey{Point: 0, Repeat: 7}})
+	got := Analyze(s, reversed)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Analyze(reversed runs + strays) differs from Analyze(runs):\n%+v\n%+v", got, want)
+	}
+	if _, err := json.Marshal(got); err != nil {
+		t.Errorf("json.Marshal(Analysis) = %v, want nil", err)
+	}
+}
+
+func TestAnalyzePointsNotRunYet(t *testing.T) {
+	s := sweepSpec([]int{1, 2}, "a", "b")
+	s.Baseline, s.Thresholds = "a", []string{"rps > 50"}
+	a := Analyze(s, runsFor(t, s, "a", 1, abRun(1, 100)))
+	if len(a.Points) != 4 || a.Points[0].Runs != 1 || a.Points[1].Runs != 0 || a.Points[1].RPS != (Stat{}) {
+		t.Fatalf("Analyze(one run of four points) points = %+v, want 4 with only the first run", a.Points)
+	}
+	if a.Points[1].Comparison != nil || a.Saturation != nil || a.Verdict.Result != VerdictPass {
+		t.Errorf("Analyze(one run) = comparison %v, saturation %v, verdict %+v; want none, none, pass on what ran",
+			a.Points[1].Comparison, a.Saturation, a.Verdict)
+	}
+}

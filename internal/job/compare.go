@@ -1,0 +1,64 @@
+package job
+
+import (
+	"fmt"
+	"math"
+)
+
+// compareToBaseline sets Comparison on every point of another target than
+// baseline that has runs, against the baseline's point with the same
+// concurrency and requests/duration/rate, when that one has runs too.
+func compareToBaseline(baseline string, points []PointSummary) {
+	if baseline == "" {
+		return
+	}
+	type key struct {
+		concurrency int
+		slice       sliceKey
+	}
+	base := map[key]*PointSummary{}
+	for i := range points {
+		if p := &points[i]; p.Point.Target == baseline && p.Runs > 0 {
+			base[key{p.Point.Concurrency, sliceOf(p.Point)}] = p
+		}
+	}
+	for i := range points {
+		p := &points[i]
+		if p.Point.Target == baseline || p.Runs == 0 {
+			continue
+		}
+		if b := base[key{p.Point.Concurrency, sliceOf(p.Point)}]; b != nil {
+			p.Comparison = compare(baseline, *b, *p)
+		}
+	}
+}
+
+func compare(baseline string, base, x PointSummary) *Comparison {
+	c := &Comparison{Baseline: baseline}
+	c.RPSPct, c.RPS = PercentChange(base.RPS, x.RPS)
+	c.P50Pct, c.P50 = PercentChange(base.PercentilesMs["50"], x.PercentilesMs["50"])
+	c.P99Pct, c.P99 = PercentChange(base.PercentilesMs["99"], x.PercentilesMs["99"])
+	return c
+}
+
+// PercentChange is x's mean relative to base's, in percent of base's, and
+// that number as the seeds write it ("+12.69 %"). When either has no value
+// (N = 0, e.g. no request completed) or base's mean is 0, there is no
+// meaningful percentage: it returns 0 and "n/a".
+func PercentChange(base, x Stat) (float64, string) {
+	if base.N == 0 || x.N == 0 || base.Mean == 0 {
+		return 0, "n/a"
+	}
+	pct := (x.Mean - base.Mean) / base.Mean * 100
+	return pct, FormatPercent(pct)
+}
+
+// FormatPercent writes a difference in percent with its sign and two
+// decimals, as the seeds do: 12.6949 -> "+12.69 %", -3.1 -> "-3.10 %". A
+// difference that rounds to zero is "+0.00 %", never "-0.00 %".
+func FormatPercent(pct float64) string {
+	if math.Abs(pct) < 0.005 {
+		pct = 0
+	}
+	return fmt.Sprintf("%+.2f %%", pct)
+}
