@@ -310,7 +310,7 @@ const docTemplate = `{
         },
         "/v1/jobs/{id}/results": {
             "get": {
-                "description": "Every run stored so far, each with its ApacheBench-compatible result.",
+                "description": "Every run stored so far, each with its ApacheBench-compatible result, and their analysis: per point the mean, sd, min, max and CV over repeats, the difference to the baseline target (\"+12.69 %\"), where each target saturates, and the threshold verdict with the failing cells.",
                 "produces": [
                     "application/json"
                 ],
@@ -752,6 +752,9 @@ const docTemplate = `{
         "api.ResultsResponse": {
             "type": "object",
             "properties": {
+                "analysis": {
+                    "$ref": "#/definitions/job.Analysis"
+                },
                 "job": {
                     "$ref": "#/definitions/api.JobResponse"
                 },
@@ -789,18 +792,132 @@ const docTemplate = `{
                 }
             }
         },
+        "job.Analysis": {
+            "type": "object",
+            "properties": {
+                "points": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.PointSummary"
+                    }
+                },
+                "saturation": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Saturation"
+                    }
+                },
+                "verdict": {
+                    "$ref": "#/definitions/job.VerdictResult"
+                }
+            }
+        },
+        "job.Comparison": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "type": "string"
+                },
+                "p50": {
+                    "type": "string"
+                },
+                "p50_pct": {
+                    "type": "number"
+                },
+                "p99": {
+                    "type": "string"
+                },
+                "p99_pct": {
+                    "type": "number"
+                },
+                "rps": {
+                    "description": "The same differences formatted as the seeds write them: \"+12.69 %\".",
+                    "type": "string"
+                },
+                "rps_pct": {
+                    "type": "number"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
                 "interleaved",
-                "sequential",
-                "interleaved"
+                "sequential"
             ],
             "x-enum-varnames": [
                 "OrderInterleaved",
-                "OrderSequential",
-                "DefaultOrder"
+                "OrderSequential"
             ]
+        },
+        "job.Point": {
+            "type": "object",
+            "properties": {
+                "concurrency": {
+                    "type": "integer"
+                },
+                "duration": {
+                    "type": "string"
+                },
+                "index": {
+                    "type": "integer"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "target": {
+                    "description": "target name",
+                    "type": "string"
+                },
+                "target_index": {
+                    "type": "integer"
+                }
+            }
+        },
+        "job.PointSummary": {
+            "type": "object",
+            "properties": {
+                "comparison": {
+                    "description": "Comparison is set on every non-baseline target's point when the spec\nnames a baseline.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Comparison"
+                        }
+                    ]
+                },
+                "failed_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "noisy": {
+                    "description": "Noisy is set when the CV of req/s is above NoisyCV: rerun, or add\nrepeats, before trusting a difference between targets.",
+                    "type": "boolean"
+                },
+                "non_2xx_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "percentiles_ms": {
+                    "description": "keys \"50\"..\"100\", as abreport",
+                    "type": "object",
+                    "additionalProperties": {
+                        "$ref": "#/definitions/job.Stat"
+                    }
+                },
+                "point": {
+                    "$ref": "#/definitions/job.Point"
+                },
+                "rps": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "runs": {
+                    "type": "integer"
+                },
+                "time_per_request_ms": {
+                    "$ref": "#/definitions/job.Stat"
+                }
+            }
         },
         "job.Progress": {
             "type": "object",
@@ -863,6 +980,40 @@ const docTemplate = `{
                 }
             }
         },
+        "job.Saturation": {
+            "type": "object",
+            "properties": {
+                "duration": {
+                    "type": "string"
+                },
+                "failures_from": {
+                    "description": "lowest c with failed requests",
+                    "type": "integer"
+                },
+                "latency_knee_at": {
+                    "description": "lowest c where latency grows faster than c",
+                    "type": "integer"
+                },
+                "plateau_at": {
+                    "description": "lowest c where req/s gains \u003c 5 % per doubling",
+                    "type": "integer"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "description": "Requests, Duration or Rate name the sweep slice this is about.",
+                    "type": "integer"
+                },
+                "sentence": {
+                    "description": "one sentence a person reads",
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Spec": {
             "type": "object",
             "properties": {
@@ -898,6 +1049,29 @@ const docTemplate = `{
                 },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"
+                }
+            }
+        },
+        "job.Stat": {
+            "type": "object",
+            "properties": {
+                "cv": {
+                    "type": "number"
+                },
+                "max": {
+                    "type": "number"
+                },
+                "mean": {
+                    "type": "number"
+                },
+                "min": {
+                    "type": "number"
+                },
+                "n": {
+                    "type": "integer"
+                },
+                "sd": {
+                    "type": "number"
                 }
             }
         },
@@ -987,6 +1161,47 @@ const docTemplate = `{
                     "items": {
                         "type": "string"
                     }
+                }
+            }
+        },
+        "job.ThresholdFailure": {
+            "type": "object",
+            "properties": {
+                "concurrency": {
+                    "type": "integer"
+                },
+                "point": {
+                    "type": "integer"
+                },
+                "reason": {
+                    "description": "Reason is set when the cell fails without a value to compare: a\nlatency metric of a point where no request completed.",
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                },
+                "threshold": {
+                    "description": "as written in the spec",
+                    "type": "string"
+                },
+                "value": {
+                    "description": "the point's mean of the metric",
+                    "type": "number"
+                }
+            }
+        },
+        "job.VerdictResult": {
+            "type": "object",
+            "properties": {
+                "failures": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ThresholdFailure"
+                    }
+                },
+                "result": {
+                    "description": "pass | fail | none (no thresholds)",
+                    "type": "string"
                 }
             }
         },
