@@ -17,6 +17,7 @@ func (s *Server) routes() {
 	v1.GET("/jobs", s.handleListJobs)
 	v1.GET("/jobs/:id", s.handleGetJob)
 	v1.GET("/jobs/:id/results", s.handleGetResults)
+	v1.GET("/jobs/:id/report", s.handleGetReport)
 	v1.GET("/jobs/:id/events", s.handleJobEvents)
 	v1.DELETE("/jobs/:id", s.handleCancelJob)
 

@@ -308,6 +308,67 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/jobs/{id}/report": {
+            "get": {
+                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG chart (per request count, duration or rate: req/s bars and p50/p99 latency lines against concurrency) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
+                "produces": [
+                    "application/json",
+                    "text/plain",
+                    "text/csv",
+                    "text/markdown",
+                    "image/svg+xml",
+                    "text/tab-separated-values"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Get a job's report",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "enum": [
+                            "ab",
+                            "http_load",
+                            "json",
+                            "csv",
+                            "markdown",
+                            "svg",
+                            "gnuplot"
+                        ],
+                        "type": "string",
+                        "description": "report format; when absent, chosen by Accept, else json",
+                        "name": "format",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the report",
+                        "schema": {
+                            "type": "string"
+                        }
+                    },
+                    "400": {
+                        "description": "unknown format (field: format)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs/{id}/results": {
             "get": {
                 "description": "Every run stored so far, each with its ApacheBench-compatible result, and their analysis: per point the mean, sd, min, max and CV over repeats, the difference to the baseline target (\"+12.69 %\"), where each target saturates, and the threshold verdict with the failing cells.",

@@ -27,6 +27,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runAB(ctx, args[1:], stdout, stderr)
 		case "healthcheck":
 			return runHealthcheck(ctx, args[1:], stdout, stderr)
+		case "report":
+			return runReport(ctx, args[1:], stdout, stderr)
 		}
 	}
 	return runService(ctx, args, os.Getenv, stdout, stderr)

@@ -1,0 +1,85 @@
+package api
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/report"
+)
+
+// handleGetReport renders a job's report in one of internal/report's
+// formats.
+//
+//	@Summary		Get a job's report
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG chart (per request count, duration or rate: req/s bars and p50/p99 latency lines against concurrency) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Tags			jobs
+//	@Produce		json
+//	@Produce		plain
+//	@Produce		text/csv
+//	@Produce		text/markdown
+//	@Produce		image/svg+xml
+//	@Produce		text/tab-separated-values
+//	@Param			id		path		string	true	"job id"
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, gnuplot)
+//	@Success		200		{string}	string	"the report"
+//	@Failure		400		{object}	Problem	"unknown format (field: format)"
+//	@Failure		404		{object}	Problem
+//	@Router			/v1/jobs/{id}/report [get]
+func (s *Server) handleGetReport(c echo.Context) error {
+	f, err := reportFormat(c.Request())
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	j, err := s.store.GetJob(ctx, id)
+	if err != nil {
+		return fmt.Errorf("api: get job: %w", err)
+	}
+	runs, err := s.store.Runs(ctx, id)
+	if err != nil {
+		return fmt.Errorf("api: get runs: %w", err)
+	}
+	// Render fully before sending: a renderer error then becomes a clean
+	// problem response instead of a truncated 200.
+	var buf bytes.Buffer
+	if err := report.Write(&buf, f, j, runs, job.Analyze(j.Spec, runs)); err != nil {
+		return fmt.Errorf("api: report %s: %w", id, err)
+	}
+	c.Response().Header().Set("Vary", "Accept")
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+extension(f)))
+	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
+}
+
+// reportFormat reads ?format=, falling back to the Accept header and then
+// to JSON, the format every client can read.
+func reportFormat(r *http.Request) (report.Format, error) {
+	if name := r.URL.Query().Get("format"); name != "" {
+		f, err := report.ParseFormat(name)
+		if err != nil {
+			return "", fieldError{field: "format", err: fmt.Errorf("%w: %w", errBadQuery, err)}
+		}
+		return f, nil
+	}
+	if f, ok := report.FormatFromAccept(r.Header.Get("Accept")); ok {
+		return f, nil
+	}
+	return report.FormatJSON, nil
+}
+
+// extension names the file a browser saves the report as.
+func extension(f report.Format) string {
+	switch f {
+	case report.FormatMarkdown:
+		return "md"
+	case report.FormatGnuplot:
+		return "tsv"
+	case report.FormatAB, report.FormatHTTPLoad:
+		return string(f) + ".txt"
+	}
+	return string(f)
+}

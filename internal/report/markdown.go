@@ -1,0 +1,150 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+// writeMarkdown writes the seeds/003 layout as GitHub-flavoured Markdown:
+// per requests/duration/rate value a heading and a table whose rows are
+// the targets and whose columns are the concurrency levels, cells the mean
+// req/s over repeats; with a baseline, one "X vs baseline" row per other
+// target with the difference in percent. Then the saturation sentences and
+// the verdict.
+func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
+	bw := bufio.NewWriter(w)
+	g := newGrid(a)
+	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(j)))
+	fmt.Fprintf(bw, "Job `%s`, %s. Cells are mean requests per second over %d repeat(s).\n",
+		j.ID, j.Status, j.Spec.WithDefaults().Sweep.Repeats)
+	if len(g.Slices) == 0 {
+		fmt.Fprint(bw, "\nNo runs yet.\n")
+	}
+	for _, s := range g.Slices {
+		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
+		writeMDTable(bw, g, s, j.Spec.Baseline)
+	}
+	writeMDSaturation(bw, a.Saturation)
+	writeMDVerdict(bw, a.Verdict, j.Spec.Points())
+	// The helpers print into bw, whose first error sticks and is returned
+	// here; their Fprintf errors are therefore not checked.
+	return bw.Flush()
+}
+
+// title names the job: its name, or its id when it has none.
+func title(j *job.Job) string {
+	if j.Spec.Name != "" {
+		return j.Spec.Name
+	}
+	return "benchq job " + j.ID
+}
+
+func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
+	conc := g.Conc[s]
+	head, rule := []string{""}, []string{"---"}
+	for _, c := range conc {
+		head = append(head, concLabel(c))
+		rule = append(rule, "---:")
+	}
+	mdRow(w, head)
+	mdRow(w, rule)
+	for _, t := range g.Targets {
+		row := []string{mdEscape(t)}
+		for _, c := range conc {
+			row = append(row, rpsCell(g.Cell(s, t, c)))
+		}
+		mdRow(w, row)
+	}
+	if baseline == "" || !hasTarget(g, baseline) {
+		return
+	}
+	for _, t := range g.Targets {
+		if t == baseline {
+			continue
+		}
+		row := []string{mdEscape(t + " vs " + baseline)}
+		for _, c := range conc {
+			row = append(row, comparisonCell(g.Cell(s, t, c)))
+		}
+		mdRow(w, row)
+	}
+}
+
+func hasTarget(g grid, name string) bool {
+	for _, t := range g.Targets {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+func rpsCell(ps *job.PointSummary) string {
+	if ps == nil || ps.Runs == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", ps.RPS.Mean)
+}
+
+func comparisonCell(ps *job.PointSummary) string {
+	if ps == nil || ps.Comparison == nil {
+		return "–"
+	}
+	return ps.Comparison.RPS
+}
+
+// mdRow writes one table row; an empty first cell (the corner of the
+// header) is written "| |", as seeds/003 and GitHub's own examples do.
+func mdRow(w io.Writer, cells []string) {
+	line := "| " + strings.Join(cells, " | ") + " |"
+	if len(cells) > 0 && cells[0] == "" {
+		line = "|" + line[2:]
+	}
+	fmt.Fprintln(w, line)
+}
+
+// mdEscape keeps a user-chosen name from breaking the table or the heading.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}
+
+func writeMDSaturation(w io.Writer, sat []job.Saturation) {
+	if len(sat) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\n## Saturation\n\n")
+	for _, s := range sat {
+		fmt.Fprintf(w, "- %s\n", mdEscape(s.Sentence))
+	}
+}
+
+func writeMDVerdict(w io.Writer, v job.VerdictResult, points []job.Point) {
+	result := v.Result
+	if result == "" {
+		result = job.VerdictNone
+	}
+	fmt.Fprintf(w, "\n## Verdict: %s\n", result)
+	switch {
+	case result == job.VerdictNone:
+		fmt.Fprint(w, "\nNo thresholds were set.\n")
+		return
+	case len(v.Failures) == 0:
+		fmt.Fprint(w, "\nEvery point met every threshold.\n")
+		return
+	}
+	fmt.Fprintf(w, "\n%d failing cell(s):\n\n", len(v.Failures))
+	mdRow(w, []string{"threshold", "target", "point", "value"})
+	mdRow(w, []string{"---", "---", "---", "---:"})
+	for _, f := range v.Failures {
+		point := concLabel(f.Concurrency)
+		if f.Point >= 0 && f.Point < len(points) {
+			point += ", " + stopFlag(points[f.Point])
+		}
+		mdRow(w, []string{"`" + strings.ReplaceAll(f.Threshold, "`", "'") + "`", mdEscape(f.Target),
+			point, fmt.Sprintf("%.2f", f.Value)})
+	}
+}

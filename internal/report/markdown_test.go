@@ -1,0 +1,94 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+func emptyAnalysis() job.Analysis {
+	return job.Analysis{Verdict: job.VerdictResult{Result: job.VerdictNone}}
+}
+
+// tableAfter returns the lines of the first table after a heading.
+func tableAfter(t *testing.T, md, heading string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(md, "\n"+heading+"\n")
+	if !ok {
+		t.Fatalf("Markdown lacks the heading %q:\n%s", heading, md)
+	}
+	var rows []string
+	for line := range strings.SplitSeq(strings.TrimLeft(rest, "\n"), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		rows = append(rows, line)
+	}
+	return rows
+}
+
+// TestMarkdownLayout checks seeds/003's layout: one table per request
+// count, columns = concurrency, one row per target, then the comparison
+// row against the baseline.
+func TestMarkdownLayout(t *testing.T) {
+	md := string(render(t, FormatMarkdown))
+	tables := map[string][2]string{
+		"## requests = 100":  {"| apache | 99.00 | 990.00 | 990.00 |", "| lighttpd | 99.50 | 1039.50 | 1089.00 |"},
+		"## requests = 1000": {"| apache | 103.95 | 1039.50 | 1039.50 |", "| lighttpd | 104.47 | 1091.47 | 1143.45 |"},
+	}
+	for heading, targets := range tables {
+		rows := tableAfter(t, md, heading)
+		want := []string{
+			"| | c=5 | c=50 | c=100 |",
+			"| --- | ---: | ---: | ---: |",
+			targets[0], targets[1],
+			"| lighttpd vs apache | +0.50 % | +5.00 % | +10.00 % |",
+		}
+		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+			t.Errorf("table under %q =\n%s\nwant\n%s", heading, strings.Join(rows, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	for _, text := range []string{"- apache (requests = 100) stops scaling at c=50.", "## Verdict: fail", "4 failing cell(s)",
+		"| `p99_ms < 200` | lighttpd | c=100, n=1000 | 218.66 |"} {
+		if !strings.Contains(md, text) {
+			t.Errorf("Markdown lacks %q:\n%s", text, md)
+		}
+	}
+}
+
+// TestMarkdownNoBaseline drops the comparison rows when the spec names no
+// baseline, and a pipe in a target name does not split a cell.
+func TestMarkdownNoBaseline(t *testing.T) {
+	j := fixtureJob()
+	j.Spec.Baseline = ""
+	j.Spec.Targets[1].Name = "light|tpd"
+	runs := fixtureRuns(j)
+	var sb strings.Builder
+	if err := Write(&sb, FormatMarkdown, j, runs, fixtureAnalysis(j, runs)); err != nil {
+		t.Fatal(err)
+	}
+	rows := tableAfter(t, sb.String(), "## requests = 100")
+	if len(rows) != 4 {
+		t.Fatalf("table rows = %d, want 4 (header, rule, 2 targets):\n%s", len(rows), strings.Join(rows, "\n"))
+	}
+	if want := `| light\|tpd | 99.50 | 1039.50 | 1089.00 |`; rows[3] != want {
+		t.Errorf("row of the piped name = %q, want %q", rows[3], want)
+	}
+}
+
+// TestMarkdownNoRuns says so instead of printing empty tables.
+func TestMarkdownNoRuns(t *testing.T) {
+	var sb strings.Builder
+	if err := Write(&sb, FormatMarkdown, fixtureJob(), nil, emptyAnalysis()); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"No runs yet.", "## Verdict: none", "No thresholds were set."} {
+		if !strings.Contains(sb.String(), text) {
+			t.Errorf("Markdown of a job without runs lacks %q:\n%s", text, sb.String())
+		}
+	}
+	if strings.Contains(sb.String(), "| c=") {
+		t.Errorf("Markdown of a job without runs has a table:\n%s", sb.String())
+	}
+}

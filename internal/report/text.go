@@ -1,0 +1,40 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
+)
+
+// writeAB prints every run's ab report, each under its header line and
+// separated by a blank line, so a script that splits on the headers gets
+// text it already knows how to parse.
+func writeAB(w io.Writer, j *job.Job, runs []job.Run) error {
+	return writeEach(w, j, runs, func(w io.Writer, r *abreport.Report) error {
+		return abreport.WriteAB(w, r, abreport.TextOptions{})
+	})
+}
+
+// writeHTTPLoad is writeAB with http_load's summary per run.
+func writeHTTPLoad(w io.Writer, j *job.Job, runs []job.Run) error {
+	return writeEach(w, j, runs, abreport.WriteHTTPLoad)
+}
+
+func writeEach(w io.Writer, j *job.Job, runs []job.Run, render func(io.Writer, *abreport.Report) error) error {
+	for i, v := range runViews(j, runs) {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintln(w, v.header()); err != nil {
+			return err
+		}
+		if err := render(w, v.Result); err != nil {
+			return fmt.Errorf("point %d repeat %d: %w", v.Point.Index, v.Repeat, err)
+		}
+	}
+	return nil
+}
