@@ -71,7 +71,7 @@ func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (conn n
 		conn, err = d.hook(dctx, t.addr)
 		cancel()
 	case t.ip.IsValid():
-		conn, armed, err = sockDial(ctx, t.ip, deadline, t.tls != nil || len(t.req) > nodelayAbove)
+		conn, armed, err = sockDial(ctx, t.ip, deadline, t.tls != nil || len(t.req) > nodelayAbove, t.tls != nil)
 		if armed || err != nil {
 			break
 		}

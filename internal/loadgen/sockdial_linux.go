@@ -7,61 +7,61 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // sockDial opens a TCP connection to ap below net.Dialer. Without
 // keep-alive a connection costs as much CPU as its request, and net.Dialer
 // spends eight system calls and a trip through the poller on one (socket,
 // bind, connect, a poller wait, getsockopt, getpeername, getsockname,
-// TCP_NODELAY) plus its dial machinery; this spends five, as ab does: a
-// non-blocking socket and connect, the fcntl and epoll registration of
-// os.NewFile, and a second connect that reports the outcome. On loopback the
-// handshake is done before the first connect returns, so the poller is
-// entered, and ctx watched, only for a connect still in progress. It reports
-// ok false, having done nothing, when ap needs the portable dialer (a zoned
-// IPv6 address); a connection it returns has its deadline set already, which
-// the first request keeps.
-func sockDial(ctx context.Context, ap netip.AddrPort, deadline time.Time, nodelay bool) (conn net.Conn, ok bool, err error) {
-	sa, family := sockaddr(ap)
-	if sa == nil {
+// TCP_NODELAY) plus its dial machinery; this spends three, all raw (see
+// sockConn): a non-blocking socket and connect, and a second connect that
+// reports the outcome. On loopback the handshake is done before the first
+// connect returns, so the poller is entered, and ctx watched, only for a
+// connect still in progress. It reports ok false, having done nothing, when
+// ap needs the portable dialer (a zoned IPv6 address); a connection it
+// returns has its deadline set already, which the first request keeps.
+// shared says that a goroutine other than the caller may close the
+// connection (crypto/tls does on a cancelled handshake): it is then
+// attached to the poller at once, whose descriptor locking makes that safe.
+func sockDial(ctx context.Context, ap netip.AddrPort, deadline time.Time, nodelay, shared bool) (conn net.Conn, ok bool, err error) {
+	sa, ok := sockaddr(ap)
+	if !ok {
 		return nil, false, nil
 	}
-	fd, err := syscall.Socket(family, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
+	fd, err := syscall.Socket(sa.family(), syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, syscall.IPPROTO_TCP)
 	if err != nil {
 		return nil, true, dialError(ap, "socket", err)
 	}
+	c := &sockConn{fd: fd, remote: ap}
+	c.deadline.Store(unixNano(deadline))
 	if nodelay {
 		// Nagle could hold the tail of a request larger than a segment, or a
 		// TLS record written right after another, for a delayed ACK; a small
 		// request written once on an idle connection never waits.
-		if err := syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1); err != nil {
-			_ = syscall.Close(fd)
-			return nil, true, dialError(ap, "setsockopt", err)
+		one := int32(1)
+		if _, _, errno := syscall.RawSyscall6(syscall.SYS_SETSOCKOPT, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_NODELAY,
+			uintptr(unsafe.Pointer(&one)), unsafe.Sizeof(one), 0); errno != 0 {
+			_ = c.Close()
+			return nil, true, dialError(ap, "setsockopt", errno)
 		}
 	}
-	if err := syscall.Connect(fd, sa); err != nil && err != syscall.EINPROGRESS {
-		_ = syscall.Close(fd)
+	if err := sa.connect(fd); err != nil && err != syscall.EINPROGRESS {
+		_ = c.Close()
 		return nil, true, dialError(ap, "connect", err)
 	}
 	// Ask again before the poller is involved: on loopback the answer is
 	// already in.
-	cerr := syscall.Connect(fd, sa)
-	if !connectPending(cerr) && !connected(cerr) {
-		_ = syscall.Close(fd)
+	cerr := sa.connect(fd)
+	if connectPending(cerr) {
+		cerr = c.awaitConnect(ctx, sa)
+	}
+	if connected(cerr) && shared {
+		cerr = c.attach()
+	}
+	if !connected(cerr) {
+		_ = c.Close()
 		return nil, true, dialError(ap, "connect", cerr)
-	}
-	// From here the file owns fd: closing it deregisters fd from the poller.
-	f := os.NewFile(uintptr(fd), "")
-	c, err := newSockConn(f, ap)
-	if err == nil {
-		err = f.SetDeadline(deadline)
-	}
-	if err == nil && connectPending(cerr) {
-		err = c.awaitConnect(ctx, sa)
-	}
-	if err != nil {
-		_ = f.Close()
-		return nil, true, dialError(ap, "connect", err)
 	}
 	return c, true, nil
 }
@@ -69,16 +69,20 @@ func sockDial(ctx context.Context, ap netip.AddrPort, deadline time.Time, nodela
 // awaitConnect waits for a connect still in progress, for a slow or silent
 // target: connect again each time the socket turns writable until the
 // answer is in. A stop of the run interrupts the wait, as net.Dialer's
-// context does.
-func (c *sockConn) awaitConnect(ctx context.Context, sa syscall.Sockaddr) error {
+// context does. sa is a copy, so that only this rare path moves it to the
+// heap.
+func (c *sockConn) awaitConnect(ctx context.Context, sa rawSockaddr) error {
+	if err := c.attach(); err != nil {
+		return err
+	}
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(aLongTimeAgo) })
 	defer stop()
 	var cerr error
 	err := c.rc.Write(func(fd uintptr) bool {
-		cerr = syscall.Connect(int(fd), sa)
+		cerr = sa.connect(int(fd))
 		return !connectPending(cerr)
 	})
-	if err != nil || connected(cerr) {
+	if err != nil {
 		return err
 	}
 	return cerr
@@ -95,18 +99,45 @@ func connected(err error) bool {
 	return err == nil || err == syscall.EISCONN
 }
 
-// sockaddr converts ap for syscall.Connect; nil for a zoned IPv6 address,
-// whose zone needs the interface table.
-func sockaddr(ap netip.AddrPort) (syscall.Sockaddr, int) {
+// rawSockaddr is a socket address as connect(2) takes it, built once per
+// dial so that the raw connects need no conversion.
+type rawSockaddr struct {
+	sa   syscall.RawSockaddrInet6 // large enough for either family
+	size uintptr
+}
+
+// sockaddr converts ap; ok false for a zoned IPv6 address, whose zone needs
+// the interface table.
+func sockaddr(ap netip.AddrPort) (rs rawSockaddr, ok bool) {
 	ip := ap.Addr().Unmap()
+	port := (*[2]byte)(unsafe.Pointer(&rs.sa.Port))
+	port[0], port[1] = byte(ap.Port()>>8), byte(ap.Port()) // network byte order
 	switch {
 	case ip.Is4():
-		return &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ip.As4()}, syscall.AF_INET
+		// sockaddr_in has family and port where sockaddr_in6 has them, then
+		// the address where sockaddr_in6 has its flow info.
+		rs.sa.Family = syscall.AF_INET
+		*(*[4]byte)(unsafe.Pointer(&rs.sa.Flowinfo)) = ip.As4()
+		rs.size = syscall.SizeofSockaddrInet4
 	case ip.Zone() == "":
-		return &syscall.SockaddrInet6{Port: int(ap.Port()), Addr: ip.As16()}, syscall.AF_INET6
+		rs.sa.Family = syscall.AF_INET6
+		rs.sa.Addr = ip.As16()
+		rs.size = syscall.SizeofSockaddrInet6
 	default:
-		return nil, 0
+		return rs, false
 	}
+	return rs, true
+}
+
+func (rs *rawSockaddr) family() int { return int(rs.sa.Family) }
+
+// connect is connect(2), raw: on a non-blocking socket it never blocks.
+func (rs *rawSockaddr) connect(fd int) error {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&rs.sa)), rs.size)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // dialError reports a failed dial as net.Dialer does, so messages and the

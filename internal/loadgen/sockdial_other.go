@@ -11,6 +11,6 @@ import (
 
 // sockDial is the Linux fast path of dialer.open; elsewhere every dial takes
 // the portable net.Dialer.
-func sockDial(context.Context, netip.AddrPort, time.Time, bool) (net.Conn, bool, error) {
+func sockDial(context.Context, netip.AddrPort, time.Time, bool, bool) (net.Conn, bool, error) {
 	return nil, false, nil
 }
