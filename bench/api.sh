@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# api.sh: latency of POST /v1/jobs under 200 concurrent clients.
+#
+# Starts a real redis-server and `benchq serve` (API only, no worker, so
+# the submitted jobs just queue up) pinned to CPU 0, then runs
+# `benchq ab -l -p job.json -T application/json -c 200 -n 20000` against
+# POST /v1/jobs pinned to CPU 1 and prints ab's report: requests per
+# second and the percentile block (50% and 99% are the figures to quote).
+# The job is a valid one-request job on the service's own /healthz; -l
+# because each 202 body names its own job, so lengths vary. Last, the CPU
+# time benchq serve and redis-server spent per request.
+#
+# The default is ab's closed model at saturation, where latency is just
+# concurrency / throughput. --rate R switches to the open model (R POSTs a
+# second, latency from each intended start) to see latency below it.
+#
+# It fails unless every POST answered 202 (no failed requests, no non-2xx
+# responses) and the jobs queue in Redis holds one task per POST.
+#
+# Only 127.0.0.1 is used; the run is bounded by -n and a timeout.
+# About 20 s on a 2-core machine.
+#
+# Usage: bench/api.sh [--requests N] [--concurrency C] [--keepalive]
+#                     [--rate R] [--port P] [--redis-port P]
+set -euo pipefail
+
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+
+requests=20000
+concurrency=200
+keepalive=""
+rate=""
+port=18580
+redis_port=18579
+warmup=1000
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--requests) requests=$2; shift ;;
+	--concurrency) concurrency=$2; shift ;;
+	--keepalive) keepalive="-k" ;;
+	--rate) rate=$2; shift ;;
+	--port) port=$2; shift ;;
+	--redis-port) redis_port=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "api.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+for tool in go redis-server redis-cli taskset curl; do
+	command -v "$tool" >/dev/null || { echo "api.sh: $tool is needed (apt-get install -y redis-server util-linux curl)" >&2; exit 1; }
+done
+server_cpu=0 client_cpu=1
+if [ "$(nproc)" -lt 2 ]; then
+	echo "api.sh: fewer than 2 CPUs: server and client share CPU 0" >&2
+	client_cpu=0
+fi
+
+work=$(mktemp -d /tmp/benchq-api.XXXXXX)
+pids=()
+cleanup() {
+	for pid in "${pids[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "api.sh: building benchq" >&2
+(cd "$(dirname "$0")/.." && go build -o "$work/benchq" ./cmd/benchq)
+
+# Redis as benchq requires it (noeviction), without persistence: the
+# benchmark measures the API, not the disk.
+taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
+	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
+	>"$work/redis.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+	sleep 0.1
+done
+redis-cli -p "$redis_port" ping >/dev/null || { echo "api.sh: redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
+
+base="http://127.0.0.1:$port"
+BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" taskset -c "$server_cpu" \
+	"$work/benchq" serve --addr "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+	curl -sf -o /dev/null "$base/readyz" 2>/dev/null && break
+	sleep 0.1
+done
+curl -sf -o /dev/null "$base/readyz" || { echo "api.sh: benchq serve not ready" >&2; cat "$work/serve.log" >&2; exit 1; }
+
+cat >"$work/job.json" <<EOF
+{"name": "api-bench", "targets": [{"url": "$base/healthz"}], "sweep": {"requests": [1]}}
+EOF
+code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$work/job.json" "$base/v1/jobs")
+[ "$code" = 202 ] || { echo "api.sh: POST /v1/jobs answered $code, want 202" >&2; exit 1; }
+
+flags=(-l -p "$work/job.json" -T application/json -c "$concurrency")
+[ -n "$keepalive" ] && flags+=(-k)
+ab() { # requests; the report goes to stdout
+	taskset -c "$client_cpu" timeout 300 "$work/benchq" ab "${flags[@]}" -n "$1" "$base/v1/jobs"
+}
+# cpu_seconds PID: user + system CPU time the process has used so far.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$1/stat"; }
+
+echo "api.sh: warm-up, $warmup requests" >&2
+ab "$warmup" >/dev/null
+[ -n "$rate" ] && flags+=(--rate "$rate")
+echo "api.sh: benchq ab ${flags[*]} -n $requests $base/v1/jobs" >&2
+redis_cpu0=$(cpu_seconds "${pids[0]}") serve_cpu0=$(cpu_seconds "${pids[1]}")
+ab "$requests" | tee "$work/report.txt"
+redis_cpu1=$(cpu_seconds "${pids[0]}") serve_cpu1=$(cpu_seconds "${pids[1]}")
+
+status=0
+failed=$(awk '/^Failed requests:/ {print $3}' "$work/report.txt")
+non2xx=$(awk '/^Non-2xx responses:/ {print $3}' "$work/report.txt")
+complete=$(awk '/^Complete requests:/ {print $3}' "$work/report.txt")
+if [ "$complete" != "$requests" ] || [ "${failed:-0}" != 0 ] || [ "${non2xx:-0}" != 0 ]; then
+	echo "api.sh: FAIL: complete $complete of $requests, failed ${failed:-0}, non-2xx ${non2xx:-0}" >&2
+	status=1
+fi
+# One asynq task per accepted POST: the first, the warm-up and the run.
+want=$((1 + warmup + requests))
+pending=$(redis-cli -p "$redis_port" llen 'asynq:{jobs}:pending')
+if [ "$pending" != "$want" ]; then
+	echo "api.sh: FAIL: $pending tasks pending in the jobs queue, want $want" >&2
+	status=1
+fi
+
+rps=$(awk '/^Requests per second:/ {print $4}' "$work/report.txt")
+p50=$(awk '$1 == "50%" {print $2}' "$work/report.txt")
+p99=$(awk '$1 == "99%" {print $2}' "$work/report.txt")
+printf '\napi.sh: POST /v1/jobs, c=%s n=%s%s%s: %s req/s, p50 %s ms, p99 %s ms, %s jobs queued\n' \
+	"$concurrency" "$requests" "${keepalive:+ keep-alive}" "${rate:+ rate $rate/s}" "$rps" "$p50" "$p99" "$pending"
+awk -v s0="$serve_cpu0" -v s1="$serve_cpu1" -v r0="$redis_cpu0" -v r1="$redis_cpu1" \
+	-v n="$requests" -v cpu="$server_cpu" 'BEGIN {
+	printf "api.sh: CPU per request: benchq serve %.0f us, redis-server %.0f us (%.1f s + %.1f s on CPU %s)\n",
+		(s1 - s0) / n * 1e6, (r1 - r0) / n * 1e6, s1 - s0, r1 - r0, cpu }'
+exit "$status"
