@@ -131,6 +131,10 @@ func TestHTTPLoadTarget(t *testing.T) {
 	if err != nil || len(plan.URLs) != 2 {
 		t.Errorf("Plan(http_load) = %v URLs, %v, want the 2 URLs", plan.URLs, err)
 	}
+	if !plan.AcceptVariableLength || plan.KeepAlive {
+		t.Errorf("Plan(http_load) variable length = %v, keep-alive = %v; want true, false as http_load",
+			plan.AcceptVariableLength, plan.KeepAlive)
+	}
 	s.Targets[0].URLs = append(s.Targets[0].URLs, "gopher://127.0.0.1/")
 	got := fields(t, s.Validate(DefaultLimits(), loopbackOnly))
 	if diff := cmp.Diff([]string{"targets[0].urls[2]"}, got); diff != "" {

@@ -98,6 +98,11 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 		p.add(field+".urls", "an http_load target needs its list of URLs here")
 		return source{}, p.list
 	}
+	// As http_load: one connection per fetch, and body lengths are not
+	// failures (it compares them per URL; the engine would compare every
+	// URL with the first response, so a URL list of different pages would
+	// read as Length failures).
+	req.KeepAlive, req.AcceptVariableLength = false, true
 	src := source{urls: t.URLs, req: req, continueOnError: true}
 	for k := range t.URLs {
 		src.urlFields = append(src.urlFields, index(field+".urls", k))
