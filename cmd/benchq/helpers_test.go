@@ -75,6 +75,7 @@ type apiJob struct {
 	ID       string `json:"id"`
 	Status   string `json:"status"`
 	Error    string `json:"error"`
+	Verdict  string `json:"verdict"`
 	Progress struct {
 		RunsTotal int `json:"runs_total"`
 		RunsDone  int `json:"runs_done"`

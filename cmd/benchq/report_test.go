@@ -14,17 +14,21 @@ import (
 	"time"
 )
 
-// TestReportEndToEnd runs a real 2-target sweep on the in-process service
-// and fetches every report format through `benchq report`, then once more
-// into --out through the dispatch in run().
+// TestReportEndToEnd runs a real 2-target concurrency sweep with a baseline
+// and thresholds on the in-process service and fetches every report format
+// through `benchq report`, then once more into --out through run(). The
+// threshold on b can never hold (no loopback request takes under 1 ns), so
+// the verdict must be fail with b's two cells and none of a's.
 func TestReportEndToEnd(t *testing.T) {
 	m := startMain(t, nil)
 	a, b := startTarget(t, "hello from a"), startTarget(t, "hello from b")
 	spec := sweepSpec(a, b)
 	spec["baseline"] = "a"
+	spec["thresholds"] = []string{"rps >= 1", "failed_ratio <= 0.01", "b: p99_ms < 0.000001"}
 	j := submit(t, m.URL(), spec)
-	if got := waitJob(t, m.URL(), j.ID, 60*time.Second); got.Status != "succeeded" {
-		t.Fatalf("job ended %s (%s), want succeeded", got.Status, got.Error)
+	got := waitJob(t, m.URL(), j.ID, 60*time.Second)
+	if got.Status != "succeeded" || got.Verdict != "fail" {
+		t.Fatalf("job ended %s (%s) with verdict %q, want succeeded with verdict fail", got.Status, got.Error, got.Verdict)
 	}
 	env := func(k string) string {
 		if k == "BENCHQ_SERVER" {
@@ -37,7 +41,8 @@ func TestReportEndToEnd(t *testing.T) {
 		"http_load": hasAll("==> target b, c=1, n=200, repeat 1/2 <==", "200 fetches, 1 max parallel"),
 		"json":      reportJSON,
 		"csv":       reportCSV,
-		"markdown":  hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ", "## Verdict: none"),
+		"markdown":  hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ",
+			"## Saturation\n\n- a: req/s ", "\n- b: req/s ", "## Verdict: fail", "2 failing cell(s)", "b: p99_ms < 0.000001"),
 		"svg":       reportSVG,
 		"gnuplot":   hasAll("# columns: concurrency\ta\tb\n", "\n1\t", "\n4\t"),
 	}
