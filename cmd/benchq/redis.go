@@ -42,3 +42,15 @@ func openRedis(ctx context.Context, cfg config.Config) (redis.UniversalClient, *
 	}
 	return rdb, mini, nil
 }
+
+// evictionPolicy reads Redis's maxmemory-policy; "" when it cannot be read
+// (CONFIG is often disabled on managed Redis, and miniredis lacks it).
+func evictionPolicy(ctx context.Context, rdb redis.UniversalClient) string {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	got, err := rdb.ConfigGet(cctx, "maxmemory-policy").Result()
+	if err != nil {
+		return ""
+	}
+	return got["maxmemory-policy"]
+}

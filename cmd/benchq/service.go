@@ -68,6 +68,17 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Warn("benchq: no BENCHQ_REDIS_URL: using an embedded in-memory Redis; jobs and results are NOT persisted and are lost on exit; loopback targets are allowed with no API key",
 			"redis", mini.Addr())
 	}
+	if mini == nil {
+		// An evicting Redis drops queued tasks and stored runs under memory
+		// pressure without an error anywhere: say so at startup.
+		switch p := evictionPolicy(ctx, rdb); p {
+		case "noeviction":
+		case "":
+			m.Logger.Warn("benchq: cannot read Redis maxmemory-policy; it must be noeviction or jobs and results may be silently evicted")
+		default:
+			m.Logger.Warn("benchq: Redis maxmemory-policy is not noeviction: queued jobs and stored results may be silently evicted", "maxmemory-policy", p)
+		}
+	}
 	st := store.New(rdb, store.Options{Retention: m.Config.Retention})
 	if m.Config.Command != config.CommandWorker {
 		if err := m.startAPI(st); err != nil {
