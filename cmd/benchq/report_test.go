@@ -41,10 +41,10 @@ func TestReportEndToEnd(t *testing.T) {
 		"http_load": hasAll("==> target b, c=1, n=200, repeat 1/2 <==", "200 fetches, 1 max parallel"),
 		"json":      reportJSON,
 		"csv":       reportCSV,
-		"markdown":  hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ",
+		"markdown": hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ",
 			"## Saturation\n\n- a: req/s ", "\n- b: req/s ", "## Verdict: fail", "2 failing cell(s)", "b: p99_ms < 0.000001"),
-		"svg":       reportSVG,
-		"gnuplot":   hasAll("# columns: concurrency\ta\tb\n", "\n1\t", "\n4\t"),
+		"svg":     reportSVG,
+		"gnuplot": hasAll("# columns: concurrency\ta\tb\n", "\n1\t", "\n4\t"),
 	}
 	for format, check := range checks {
 		t.Run(format, func(t *testing.T) {
