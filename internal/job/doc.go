@@ -1,15 +1,16 @@
 // Package job holds benchq's business rules for a benchmark job: the spec a
 // client submits, its strict decoding, defaults and validation, the
 // expansion of a sweep into points and runs, the translation of a point
-// into a load plan, IDs and the lifecycle of a job; later also repeat
-// aggregation, baseline comparison and threshold verdicts. It knows nothing
-// of HTTP handlers, Redis or asynq.
+// into a load plan, IDs and the lifecycle of a job, and Analyze: repeat
+// statistics, baseline comparison, saturation and the threshold verdict.
+// It knows nothing of HTTP handlers, Redis or asynq.
 //
 // The API does, in this order: Decode (shape: JSON syntax, unknown fields,
 // types, each problem named by its path), WithDefaults, Validate (meaning:
 // schemes, the address policy, limits, ab's rules), then stores the
 // defaulted spec and enqueues the job with its Estimate. The worker walks
-// Schedule, and for each run turns its Point into a loadgen.Plan with Plan.
+// Schedule, and for each run turns its Point into a loadgen.Plan with Plan;
+// when the job ends it stores Analyze's verdict.
 //
 // A target is a URL, an ab command line or http_load flags with a URL
 // list. Concurrency, and the requests/duration/rate group, each come from
