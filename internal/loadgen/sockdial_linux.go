@@ -63,7 +63,28 @@ func sockDial(ctx context.Context, ap netip.AddrPort, deadline time.Time, nodela
 		_ = c.Close()
 		return nil, true, dialError(ap, "connect", cerr)
 	}
+	if ap.Addr().Unmap().IsLoopback() && sa.selfConnected(fd) {
+		// Nothing listens there: the kernel gave the socket the target port
+		// as its source and it connected to itself, as net.Dialer also checks.
+		_ = c.Close()
+		return nil, true, dialError(ap, "connect", syscall.ECONNREFUSED)
+	}
 	return c, true, nil
+}
+
+// selfConnected reports whether fd's local address is rs itself: a TCP
+// simultaneous open with itself, possible when the target is an unused
+// loopback port in the ephemeral range.
+func (rs *rawSockaddr) selfConnected(fd int) bool {
+	var local syscall.RawSockaddrInet6
+	n := uint32(unsafe.Sizeof(local))
+	_, _, errno := syscall.RawSyscall(syscall.SYS_GETSOCKNAME, uintptr(fd), uintptr(unsafe.Pointer(&local)), uintptr(unsafe.Pointer(&n)))
+	if errno != 0 || uintptr(n) != rs.size {
+		return false
+	}
+	a := unsafe.Slice((*byte)(unsafe.Pointer(&local)), rs.size)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&rs.sa)), rs.size)
+	return string(a) == string(b)
 }
 
 // awaitConnect waits for a connect still in progress, for a slow or silent

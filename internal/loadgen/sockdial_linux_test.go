@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"syscall"
 	"testing"
 	"time"
@@ -79,5 +80,48 @@ func TestRunIPv6Loopback(t *testing.T) {
 		m := run(t, Plan{URLs: []string{"http://" + ln.Addr().String() + "/"}, Requests: 20, Concurrency: 2, KeepAlive: keepAlive})
 		checkEq(t, fmt.Sprintf("Complete (keep-alive %v)", keepAlive), m.Complete, 20)
 		checkEq(t, fmt.Sprintf("Failed (keep-alive %v)", keepAlive), m.Failed, 0)
+	}
+}
+
+// TestSelfConnectDetected makes a socket connect to its own address (bind
+// to a loopback port, then connect to that port: Linux completes the
+// simultaneous open) and checks selfConnected sees it, and not on a real
+// connection to a listener.
+func TestSelfConnectDetected(t *testing.T) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := sa.(*syscall.SockaddrInet4).Port
+	if err := syscall.Connect(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}, Port: port}); err != nil {
+		t.Fatalf("connect to self: %v", err)
+	}
+	self, _ := sockaddr(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)))
+	if !self.selfConnected(fd) {
+		t.Errorf("selfConnected(socket connected to itself on port %d) = false, want true", port)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ap := l.Addr().(*net.TCPAddr).AddrPort()
+	conn, ok, err := sockDial(t.Context(), ap, time.Now().Add(time.Second), false, false)
+	if err != nil || !ok {
+		t.Fatalf("sockDial(%s) = %v, %v", ap, ok, err)
+	}
+	defer conn.Close()
+	other, _ := sockaddr(ap)
+	if other.selfConnected(conn.(*sockConn).fd) {
+		t.Errorf("selfConnected(connection to a listener) = true, want false")
 	}
 }
