@@ -45,12 +45,14 @@ func event(id, typ string) store.Event {
 }
 
 func TestEventsReplayAndEnd(t *testing.T) {
-	env := newTestEnv(t, nil)
+	// Heartbeats every 10 ms and the last event 300 ms later: several
+	// heartbeats even when the request is slow to reach the handler.
+	env := newTestEnv(t, func(c *Config) { c.Heartbeat = 10 * time.Millisecond })
 	seedJob(env, "j", job.StatusRunning)
 	env.store.addEvent("j", event("1-0", "job.started"))
 	env.store.addEvent("j", event("2-0", "run.finished"))
 	go func() {
-		time.Sleep(120 * time.Millisecond) // past a few heartbeats
+		time.Sleep(300 * time.Millisecond)
 		env.store.addEvent("j", event("3-0", "job.finished"))
 		env.store.addEvent("j", event("4-0", "never.sent"))
 	}()

@@ -144,7 +144,11 @@ func startProcess(t *testing.T, bin string, env []string, args ...string) *proce
 		t.Fatalf("start benchq %q: %v", args, err)
 	}
 	p := &process{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
+	// The reader logs through t; it must be finished before the test is,
+	// or a late line panics ("Log in goroutine after Test has completed").
+	exited := make(chan struct{})
 	go func() {
+		defer close(exited)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			t.Logf("benchq %s: %s", args[0], sc.Text())
@@ -155,7 +159,10 @@ func startProcess(t *testing.T, bin string, env []string, args ...string) *proce
 		}
 		p.done <- cmd.Wait()
 	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
 	return p
 }
 

@@ -212,10 +212,11 @@ func TestRunDurationEndsOnTime(t *testing.T) {
 	began := time.Now()
 	m := run(t, Plan{URLs: []string{ts.URL}, Duration: d, Concurrency: 2, KeepAlive: true})
 	took := time.Since(began)
-	if took < d || took > d+300*time.Millisecond {
+	// Upper bounds leave room for -race on a loaded 2-core CI machine.
+	if took < d || took > d+800*time.Millisecond {
 		t.Errorf("run took %v, want %v (+ little)", took, d)
 	}
-	if m.Elapsed < d || m.Elapsed > d+100*time.Millisecond {
+	if m.Elapsed < d || m.Elapsed > d+500*time.Millisecond {
 		t.Errorf("Elapsed = %v, want about %v", m.Elapsed, d)
 	}
 	if m.Complete < 10 || m.Failed != 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +32,10 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 }
 
 // Start launches redis-server with persistence off and noeviction, as
-// benchq requires, and waits until it answers PING.
+// benchq requires, and waits until it answers PING. The port is picked by
+// listening on :0 and closing, so another process may take it first: a
+// server that exits before it is ready, or a PING answered by a different
+// redis-server, means a lost race, and Start tries again on a new port.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
@@ -41,9 +45,22 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redistest: redis-server not installed (apt-get install -y redis-server); skipping integration test")
 	}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		s, err := start(t, bin)
+		if err == nil {
+			return s
+		}
+		lastErr = err
+	}
+	t.Fatalf("redistest: %v", lastErr)
+	return nil
+}
+
+func start(t testing.TB, bin string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
-		t.Fatalf("redistest: %v", err)
+		return nil, err
 	}
 	cmd := exec.Command(bin,
 		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
@@ -52,29 +69,47 @@ func Start(t testing.TB) *Server {
 		"--dir", t.TempDir(),
 	)
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("redistest: start redis-server: %v", err)
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	stop := func() {
+		_ = cmd.Process.Kill()
+		<-exited
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	if err := s.waitReady(5 * time.Second); err != nil {
-		t.Fatalf("redistest: %v", err)
+	if err := s.waitReady(5*time.Second, exited); err != nil {
+		stop()
+		return nil, err
 	}
-	return s
+	t.Cleanup(stop)
+	return s, nil
 }
 
-func (s *Server) waitReady(limit time.Duration) error {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+// waitReady waits for PING from this very process (its pid in INFO), so a
+// port taken by another test's server is not mistaken for ours.
+func (s *Server) waitReady(limit time.Duration, exited <-chan struct{}) error {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
+	want := "process_id:" + strconv.Itoa(s.cmd.Process.Pid) + "\r\n"
 	deadline := time.Now().Add(limit)
 	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited before it was ready (port taken?)", s.Addr)
+		default:
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
+		info, err := c.Info(ctx, "server").Result()
 		cancel()
 		if err == nil {
-			return nil
+			if strings.Contains(info, want) {
+				return nil
+			}
+			return fmt.Errorf("another redis-server answers on %s", s.Addr)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("redis-server on %s not ready after %s: %w", s.Addr, limit, err)
