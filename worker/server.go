@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -46,8 +47,10 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Logger receives the worker's and asynq's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// DialFunc, if set, opens every load connection: the address policy
-	// (internal/netguard) plugs in here. Nil means a plain TCP dial.
+	// DialFunc opens every load connection: the address policy
+	// (internal/netguard) plugs in here. Nil means netguard's loopback-only
+	// dialer, so a worker built without a policy can never send load off
+	// this machine.
 	DialFunc loadgen.DialFunc
 }
 
@@ -60,6 +63,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.DialFunc == nil {
+		c.DialFunc = (&netguard.Dialer{Policy: netguard.LoopbackOnly()}).Dial
 	}
 	return c
 }
