@@ -38,8 +38,8 @@ func (s *Server) handleJobEvents(c echo.Context) error {
 	defer context.AfterFunc(s.closing, cancel)()
 	c.SetRequest(c.Request().WithContext(ctx))
 	id := c.Param("id")
-	if _, err := s.store.GetJob(ctx, id); err != nil {
-		return fmt.Errorf("api: get job: %w", err)
+	if _, err := s.ownedJobCtx(ctx, principalOf(c), id); err != nil {
+		return err
 	}
 	after := c.Request().Header.Get("Last-Event-ID")
 	if after == "" {

@@ -49,6 +49,7 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 	}
 	j := &job.Job{
 		ID:        job.NewID(),
+		Owner:     principalOf(c).KeyID,
 		Spec:      spec,
 		Status:    job.StatusQueued,
 		CreatedAt: time.Now().UTC(),
@@ -127,6 +128,9 @@ func (s *Server) handleListJobs(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if p := principalOf(c); !p.Admin {
+		f.Owner = p.KeyID // open mode lists the anonymous owner's jobs: all of them
+	}
 	jobs, next, err := s.store.ListJobs(c.Request().Context(), f)
 	if err != nil {
 		return fmt.Errorf("api: list jobs: %w", err)
@@ -184,9 +188,9 @@ func queryError(field, format string, args ...any) error {
 //	@Failure		404	{object}	Problem
 //	@Router			/v1/jobs/{id} [get]
 func (s *Server) handleGetJob(c echo.Context) error {
-	j, err := s.store.GetJob(c.Request().Context(), c.Param("id"))
+	j, err := s.ownedJob(c, c.Param("id"))
 	if err != nil {
-		return fmt.Errorf("api: get job: %w", err)
+		return err
 	}
 	return c.JSON(http.StatusOK, newJobResponse(j))
 }
@@ -204,9 +208,9 @@ func (s *Server) handleGetJob(c echo.Context) error {
 func (s *Server) handleGetResults(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	j, err := s.store.GetJob(ctx, id)
+	j, err := s.ownedJob(c, id)
 	if err != nil {
-		return fmt.Errorf("api: get job: %w", err)
+		return err
 	}
 	runs, err := s.store.Runs(ctx, id)
 	if err != nil {
@@ -229,9 +233,9 @@ func (s *Server) handleGetResults(c echo.Context) error {
 func (s *Server) handleCancelJob(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	j, err := s.store.GetJob(ctx, id)
+	j, err := s.ownedJob(c, id)
 	if err != nil {
-		return fmt.Errorf("api: get job: %w", err)
+		return err
 	}
 	if j.Status.Terminal() {
 		return fmt.Errorf("%w: job %s is %s", errJobFinished, id, j.Status)

@@ -36,9 +36,9 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	j, err := s.store.GetJob(ctx, id)
+	j, err := s.ownedJob(c, id)
 	if err != nil {
-		return fmt.Errorf("api: get job: %w", err)
+		return err
 	}
 	runs, err := s.store.Runs(ctx, id)
 	if err != nil {
