@@ -19,6 +19,9 @@ type principal struct {
 	KeyID string
 	// Admin keys see and manage every job.
 	Admin bool
+	// WebhookSecret, when the key has one ("whsec_..."), signs the webhooks
+	// of its jobs instead of a secret generated per job.
+	WebhookSecret string
 }
 
 // principalOf returns the caller the authentication middleware admitted;
