@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -88,14 +89,33 @@ func TestEventsEndForFinishedJobWithoutFinalEvent(t *testing.T) {
 func TestShutdownEndsStreams(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) { c.Heartbeat = time.Hour; c.EventPoll = time.Hour })
 	seedJob(env, "j", job.StatusRunning)
-	done := make(chan struct{})
-	go func() { readSSE(t, env, "/v1/jobs/j/events", ""); close(done) }()
-	time.Sleep(100 * time.Millisecond)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, env.url+"/v1/jobs/j/events", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET events = %d, want 200", resp.StatusCode)
+	}
+	// The headers arrived, so the handler is inside its stream loop; prove
+	// the stream stays open on its own before shutting down, or the test
+	// would pass against a stream that ended by itself.
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, resp.Body); ended <- err }()
+	select {
+	case err := <-ended:
+		t.Fatalf("stream ended before Shutdown: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
 	if err := env.srv.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-done:
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("stream did not end cleanly: %v", err)
+		}
 	case <-time.After(3 * time.Second):
 		t.Fatal("Shutdown left an event stream open")
 	}
