@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/benchq/benchq/internal/netguard"
 )
 
 // Command is the role a benchq process plays.
@@ -55,11 +57,20 @@ type Config struct {
 	MaxBody int64
 
 	// Job limits; zero keeps the built-in default of internal/job
-	// (DefaultLimits). They apply to every job until API keys carry quotas.
+	// (DefaultLimits). They are the service-wide quota: an API key's quota
+	// overrides them field by field.
 	MaxConcurrency int
 	MaxRequests    int
 	MaxRuns        int
 	MaxDuration    time.Duration
+
+	// Auth is when a /v1 request needs an API key: "auto" (open while no
+	// key exists and the API listens on loopback only) or "keys" (always).
+	Auth string
+	// MaxActiveJobs (queued + running) and SubmissionsPerMinute are the
+	// admission quotas of a key whose own quota leaves them 0.
+	MaxActiveJobs        int
+	SubmissionsPerMinute int
 
 	// HTTP server timeouts; they keep slow or idle clients from holding
 	// connections forever (slowloris).
@@ -67,6 +78,24 @@ type Config struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+
+	// Webhook delivery (worker processes). WebhookBackoff is the wait
+	// before each retry (its length is the number of retries); nil means
+	// the built-in day-long schedule of internal/webhook.
+	WebhookBackoff     []time.Duration
+	WebhookConcurrency int
+	WebhookTimeout     time.Duration
+
+	// AllowTargets is the operator allowlist of the address policy: CIDRs
+	// and host globs that targets and webhooks may reach although they are
+	// private or loopback (internal/netguard reads them). serve and worker
+	// admit public addresses plus these; the all-in-one mode admits
+	// loopback plus these.
+	AllowTargets []string
+	// VerifyTargets requires every target host to serve the submitting
+	// key's token (internal/targetverify), at submission and before a job's
+	// first request.
+	VerifyTargets bool
 }
 
 // Defaults returns the configuration used when neither a flag nor an
@@ -85,6 +114,13 @@ func Defaults() Config {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
+
+		Auth:                 "auto",
+		MaxActiveJobs:        10,
+		SubmissionsPerMinute: 60,
+
+		WebhookConcurrency: 10,
+		WebhookTimeout:     10 * time.Second,
 	}
 }
 
@@ -146,6 +182,9 @@ func (c Config) validate() error {
 			problems = append(problems, err.Error())
 		}
 	}
+	if c.WebhookConcurrency < 1 {
+		problems = append(problems, fmt.Sprintf("webhook-concurrency must be at least 1, got %d", c.WebhookConcurrency))
+	}
 	if c.Workers < 1 {
 		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
 	}
@@ -160,6 +199,15 @@ func (c Config) validate() error {
 			problems = append(problems, fmt.Sprintf("%s must not be negative, got %d", n.name, n.v))
 		}
 	}
+	if _, err := netguard.New(c.AllowTargets); err != nil {
+		problems = append(problems, "allow-targets: "+err.Error())
+	}
+	if c.Auth != "auto" && c.Auth != "keys" {
+		problems = append(problems, fmt.Sprintf("auth must be auto or keys, got %q", c.Auth))
+	}
+	if c.MaxActiveJobs < 1 || c.SubmissionsPerMinute < 1 {
+		problems = append(problems, fmt.Sprintf("max-active-jobs and submissions-per-minute must be at least 1, got %d and %d", c.MaxActiveJobs, c.SubmissionsPerMinute))
+	}
 	if c.MaxBody < 1 {
 		problems = append(problems, fmt.Sprintf("max-body must be positive, got %d", c.MaxBody))
 	}
@@ -173,6 +221,7 @@ func (c Config) validate() error {
 		{"retention", c.Retention}, {"shutdown-timeout", c.ShutdownTimeout},
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout},
 		{"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout},
+		{"webhook-timeout", c.WebhookTimeout},
 	} {
 		if d.d <= 0 {
 			problems = append(problems, fmt.Sprintf("%s must be positive, got %s", d.name, d.d))

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +50,21 @@ func TestLoad(t *testing.T) {
 		{"limits", []string{"--max-concurrency", "64", "--max-duration", "2m"}, map[string]string{"BENCHQ_MAX_RUNS": "10"}, func(c Config) (any, any) {
 			return [3]int64{int64(c.MaxConcurrency), int64(c.MaxDuration), int64(c.MaxRuns)}, [3]int64{64, int64(2 * time.Minute), 10}
 		}},
+		{"webhook backoff env", nil, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s, 2s,5s"}, func(c Config) (any, any) {
+			return c.WebhookBackoff, []time.Duration{time.Second, 2 * time.Second, 5 * time.Second}
+		}},
+		{"webhook backoff flag", []string{"--webhook-backoff=100ms", "--webhook-timeout=3s"}, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s"}, func(c Config) (any, any) {
+			return [2]any{c.WebhookBackoff, c.WebhookTimeout}, [2]any{[]time.Duration{100 * time.Millisecond}, 3 * time.Second}
+		}},
+		{"auth and admission quotas", []string{"serve", "--redis-url=redis://127.0.0.1:1", "--auth=keys", "--max-active-jobs=3"}, map[string]string{"BENCHQ_SUBMISSIONS_PER_MINUTE": "5", "BENCHQ_AUTH": "auto"}, func(c Config) (any, any) {
+			return [3]any{c.Auth, c.MaxActiveJobs, c.SubmissionsPerMinute}, [3]any{"keys", 3, 5}
+		}},
+		{"allow targets env", nil, map[string]string{"BENCHQ_ALLOW_TARGETS": "127.0.0.0/8, *.staging.example,"}, func(c Config) (any, any) {
+			return c.AllowTargets, []string{"127.0.0.0/8", "*.staging.example"}
+		}},
+		{"verify targets flag over env", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--verify-targets"}, map[string]string{"BENCHQ_VERIFY_TARGETS": "false"}, func(c Config) (any, any) {
+			return c.VerifyTargets, true
+		}},
 		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
 			return c.Command, CommandAll
 		}},
@@ -59,7 +75,7 @@ func TestLoad(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load(%q) error: %v", tt.args, err)
 			}
-			if got, want := tt.check(c); got != want {
+			if got, want := tt.check(c); !reflect.DeepEqual(got, want) {
 				t.Errorf("Load(%q, %v) = %+v, want %+v", tt.args, tt.env, got, want)
 			}
 		})
@@ -78,6 +94,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad env duration", nil, map[string]string{"BENCHQ_RETENTION": "forever"}, "BENCHQ_RETENTION"},
 		{"bad env int", nil, map[string]string{"BENCHQ_WORKERS": "x"}, "BENCHQ_WORKERS"},
 		{"zero workers", []string{"--workers", "0"}, nil, "workers must be at least 1"},
+		{"unknown auth mode", nil, map[string]string{"BENCHQ_AUTH": "none"}, "auth must be auto or keys"},
+		{"zero active jobs", []string{"--max-active-jobs=0"}, nil, "max-active-jobs and submissions-per-minute must be at least 1"},
 		{"bad scheme", []string{"--redis-url", "http://127.0.0.1:6379"}, nil, "scheme"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"worker has no addr", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--addr", "127.0.0.1:1"}, nil, "addr"},
@@ -87,6 +105,11 @@ func TestLoadErrors(t *testing.T) {
 		{"negative timeout", []string{"--read-timeout", "-1s"}, nil, "read-timeout"},
 		{"negative limit", []string{"--max-runs", "-1"}, nil, "max-runs"},
 		{"bad log level", nil, map[string]string{"BENCHQ_LOG_LEVEL": "loud"}, "BENCHQ_LOG_LEVEL"},
+		{"bad allow-targets entry", []string{"--allow-targets", "10.0.0.0/8,10.0.0.0/33"}, nil, `"10.0.0.0/33"`},
+		{"bad verify-targets", nil, map[string]string{"BENCHQ_VERIFY_TARGETS": "maybe"}, "BENCHQ_VERIFY_TARGETS"},
+		{"bad webhook backoff", nil, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s,soon"}, "BENCHQ_WEBHOOK_BACKOFF"},
+		{"zero webhook backoff", []string{"--webhook-backoff", "1s,0s"}, nil, "webhook-backoff"},
+		{"serve has no webhook backoff", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--webhook-backoff", "1s"}, nil, "webhook-backoff"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +146,9 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--max-body", "BENCHQ_MAX_BODY", "default 1048576",
 		"BENCHQ_READ_HEADER_TIMEOUT", "BENCHQ_IDLE_TIMEOUT",
 		"BENCHQ_MAX_CONCURRENCY", "BENCHQ_MAX_REQUESTS", "BENCHQ_MAX_RUNS", "BENCHQ_MAX_DURATION",
+		"--allow-targets", "BENCHQ_ALLOW_TARGETS", "--verify-targets", "BENCHQ_VERIFY_TARGETS",
+		"--webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "BENCHQ_WEBHOOK_CONCURRENCY", "default 10",
+		"--webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "default 10s",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage(all) lacks %q:\n%s", want, out)

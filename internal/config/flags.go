@@ -53,10 +53,18 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.MaxRequests, "max-requests", "BENCHQ_MAX_REQUESTS", "largest request count of one run (0: built-in 10000000)")
 		fs.integer(&cfg.MaxRuns, "max-runs", "BENCHQ_MAX_RUNS", "most runs (points x repeats) in one job (0: built-in 1000)")
 		fs.duration(&cfg.MaxDuration, "max-duration", "BENCHQ_MAX_DURATION", "longest run duration or request timeout (0: built-in 1h)")
+		fs.str(&cfg.Auth, "auth", "BENCHQ_AUTH", "API keys: auto (none needed while no key exists and the API listens on loopback) or keys (always)")
+		fs.integer(&cfg.MaxActiveJobs, "max-active-jobs", "BENCHQ_MAX_ACTIVE_JOBS", "queued + running jobs one API key may have (its own quota may override)")
+		fs.integer(&cfg.SubmissionsPerMinute, "submissions-per-minute", "BENCHQ_SUBMISSIONS_PER_MINUTE", "job submissions one API key may make per minute, shared by all API replicas")
 	}
 	if cfg.Command != CommandServe {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
+		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
+		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
+		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
 	}
+	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
+	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")
 	fs.duration(&cfg.Retention, "retention", "BENCHQ_RETENTION", "how long finished jobs are kept")
 	fs.duration(&cfg.ShutdownTimeout, "shutdown-timeout", "BENCHQ_SHUTDOWN_TIMEOUT", "bound on graceful shutdown")
 	fs.text(&cfg.LogLevel, "log-level", "BENCHQ_LOG_LEVEL", "minimum log level: debug, info, warn, error")
@@ -111,6 +119,78 @@ func (fs *flagSet) duration(p *time.Duration, name, env, usage string) {
 		return err
 	})
 	fs.DurationVar(p, name, *p, usage)
+}
+
+// durationList is a flag.Value of comma-separated positive durations.
+type durationList struct{ p *[]time.Duration }
+
+func (d durationList) String() string {
+	if d.p == nil {
+		return ""
+	}
+	parts := make([]string, len(*d.p))
+	for i, v := range *d.p {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+func (d durationList) Set(v string) error {
+	var out []time.Duration
+	for _, part := range strings.Split(v, ",") {
+		x, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil {
+			return err
+		}
+		if x <= 0 {
+			return fmt.Errorf("%s is not positive", x)
+		}
+		out = append(out, x)
+	}
+	*d.p = out
+	return nil
+}
+
+func (fs *flagSet) durations(p *[]time.Duration, name, env, usage string) {
+	fs.fromEnv(name, env, durationList{p}.Set)
+	fs.Var(durationList{p}, name, usage)
+}
+
+// stringList is a flag.Value of comma-separated entries; blanks are dropped.
+type stringList struct{ p *[]string }
+
+func (l stringList) String() string {
+	if l.p == nil {
+		return ""
+	}
+	return strings.Join(*l.p, ",")
+}
+
+func (l stringList) Set(v string) error {
+	var out []string
+	for _, part := range strings.Split(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	*l.p = out
+	return nil
+}
+
+func (fs *flagSet) strs(p *[]string, name, env, usage string) {
+	fs.fromEnv(name, env, stringList{p}.Set)
+	fs.Var(stringList{p}, name, usage)
+}
+
+func (fs *flagSet) boolean(p *bool, name, env, usage string) {
+	fs.fromEnv(name, env, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err == nil {
+			*p = b
+		}
+		return err
+	})
+	fs.BoolVar(p, name, *p, usage)
 }
 
 type textValue interface {

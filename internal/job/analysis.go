@@ -9,6 +9,9 @@ type Analysis struct {
 	Points     []PointSummary `json:"points"`
 	Saturation []Saturation   `json:"saturation,omitempty"`
 	Verdict    VerdictResult  `json:"verdict"`
+	// CompareTo compares every point with the compare_to job's, when the
+	// spec names one and AnalyzeAgainst was given it.
+	CompareTo *BaselineComparison `json:"compare_to,omitempty"`
 }
 
 // Stat summarises one metric over a point's repeats. SD is the sample
@@ -89,14 +92,26 @@ const (
 	VerdictNone = "none"
 )
 
-// ThresholdFailure is one cell that broke one threshold.
+// ThresholdFailure is one cell that broke one threshold. Point is -1 when
+// the threshold failed as a whole (it references a baseline job that is
+// gone, say); Reason then says why.
 type ThresholdFailure struct {
-	Threshold   string  `json:"threshold"` // as written in the spec
-	Target      string  `json:"target"`
-	Point       int     `json:"point"`
-	Concurrency int     `json:"concurrency"`
-	Value       float64 `json:"value"` // the point's mean of the metric
+	Threshold   string   `json:"threshold"` // as written in the spec
+	Target      string   `json:"target"`
+	Point       int      `json:"point"`
+	Concurrency int      `json:"concurrency"`
+	Requests    int      `json:"requests,omitempty"`
+	Duration    Duration `json:"duration,omitempty"`
+	Rate        float64  `json:"rate,omitempty"`
+	Value       float64  `json:"value"` // the point's mean of the metric
+	// For a threshold relative to the compare_to job: that job, the mean
+	// of the referenced metric in its matching cell, and the bound the
+	// value was held to (factor × baseline + offset).
+	BaselineJob string   `json:"baseline_job,omitempty"`
+	Baseline    *float64 `json:"baseline,omitempty"`
+	Bound       *float64 `json:"bound,omitempty"`
 	// Reason is set when the cell fails without a value to compare: a
-	// latency metric of a point where no request completed.
+	// latency metric of a point where no request completed, or a cell the
+	// baseline job does not have.
 	Reason string `json:"reason,omitempty"`
 }

@@ -15,7 +15,18 @@ import (
 // same Analysis. Points not run yet are listed with Runs 0 and zero stats,
 // and take no part in comparison, saturation or verdict; runs without a
 // result, or naming no point of the spec, are ignored.
+//
+// Thresholds relative to a compare_to job ("rps >= 0.95 * baseline.rps")
+// need that job's runs: Analyze has none, so they fail; use AnalyzeAgainst.
 func Analyze(s Spec, runs []Run) Analysis {
+	return AnalyzeAgainst(s, runs, nil)
+}
+
+// AnalyzeAgainst is Analyze with base, the job the spec's compare_to
+// resolved to (nil: none loaded): every point is compared with base's
+// point of the same target and sweep values, and relative thresholds are
+// judged cell by cell against it, a cell base lacks failing.
+func AnalyzeAgainst(s Spec, runs []Run, base *Baseline) Analysis {
 	cells := groupRuns(s.Points(), runs)
 	a := Analysis{Points: make([]PointSummary, len(cells))}
 	for i, c := range cells {
@@ -23,7 +34,9 @@ func Analyze(s Spec, runs []Run) Analysis {
 	}
 	compareToBaseline(s.Baseline, a.Points)
 	a.Saturation = saturation(a.Points)
-	a.Verdict = verdict(s.Thresholds, cells)
+	bc := indexBaseline(base)
+	a.CompareTo = compareWithBaseline(a.Points, bc)
+	a.Verdict = verdict(s.Thresholds, cells, bc)
 	return a
 }
 

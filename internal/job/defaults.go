@@ -29,6 +29,9 @@ const (
 	EventSucceeded = "job.succeeded"
 	EventFailed    = "job.failed"
 	EventCanceled  = "job.canceled"
+	// EventStarted is sent only when a webhook lists it: most receivers
+	// care about the end.
+	EventStarted = "job.started"
 )
 
 // WithDefaults returns s with every unset field but the targets' addresses
@@ -62,6 +65,7 @@ func (s Spec) WithDefaults() Spec {
 	}
 	s.Request = s.Request.withDefaults()
 	s.Sweep = s.Sweep.withDefaults(fromFlags)
+	s.CompareTo = s.CompareTo.withDefaults()
 	if s.Webhook != nil && len(s.Webhook.Events) == 0 {
 		w := *s.Webhook
 		w.Events = append([]string(nil), defaultWebhookEvents...)

@@ -23,6 +23,10 @@ func checkShape(p *problems, path string, t reflect.Type, raw any) {
 	if raw == nil {
 		return
 	}
+	if t == compareToType {
+		checkCompareTo(p, path, raw)
+		return
+	}
 	if t == durationType {
 		if _, err := parseDuration(raw); err != nil {
 			p.add(path, "%v", err)

@@ -10,7 +10,10 @@ type Spec struct {
 	Sweep      Sweep             `json:"sweep"`
 	Baseline   string            `json:"baseline,omitempty"`
 	Thresholds []string          `json:"thresholds,omitempty"`
-	Webhook    *Webhook          `json:"webhook,omitempty"`
+	// CompareTo names the job that thresholds' "baseline.<metric>" refers
+	// to (see CompareTo).
+	CompareTo *CompareTo `json:"compare_to,omitempty"`
+	Webhook   *Webhook   `json:"webhook,omitempty"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

@@ -9,23 +9,64 @@ import (
 )
 
 // Threshold is one parsed entry of spec.thresholds: "p95_ms < 200", or
-// scoped to a target, "lighttpd: p99_ms < 50". Evaluating it against the
-// results is issue 4's; parsing now lets submission refuse unknown metrics
-// instead of passing them silently later.
+// scoped to a target, "lighttpd: p99_ms < 50", or relative to the job that
+// compare_to names, "rps >= 0.95 * baseline.rps", "p99_ms <= baseline.p99_ms + 5".
+// Parsing at submission lets the API refuse unknown metrics instead of
+// passing them silently later.
 type Threshold struct {
 	Target string  `json:"target,omitempty"` // empty: every target
 	Metric string  `json:"metric"`
 	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
+	Value  float64 `json:"value"` // the bound when Baseline is empty
+
+	// Baseline, when set, names the metric of the compare_to job's
+	// matching cell; the bound is then Factor × its mean + Offset.
+	Baseline string  `json:"baseline,omitempty"`
+	Factor   float64 `json:"factor,omitempty"`
+	Offset   float64 `json:"offset,omitempty"`
 }
+
+// baselineRef starts the right-hand side's reference to the compare_to job.
+const baselineRef = "baseline."
 
 // String formats t as it is written in a spec.
 func (t Threshold) String() string {
-	s := fmt.Sprintf("%s %s %s", t.Metric, t.Op, strconv.FormatFloat(t.Value, 'g', -1, 64))
+	s := fmt.Sprintf("%s %s %s", t.Metric, t.Op, t.boundText())
 	if t.Target != "" {
 		return t.Target + ": " + s
 	}
 	return s
+}
+
+func (t Threshold) boundText() string {
+	if t.Baseline == "" {
+		return formatNumber(t.Value)
+	}
+	s := baselineRef + t.Baseline
+	if t.Factor != 1 {
+		s = formatNumber(t.Factor) + " * " + s
+	}
+	switch {
+	case t.Offset > 0:
+		s += " + " + formatNumber(t.Offset)
+	case t.Offset < 0:
+		s += " - " + formatNumber(-t.Offset)
+	}
+	return s
+}
+
+func formatNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// RefersToBaseline reports whether t compares against the compare_to job.
+func (t Threshold) RefersToBaseline() bool { return t.Baseline != "" }
+
+// Bound is the value t compares against, given the baseline job's mean of
+// t.Baseline in the matching cell (ignored for an absolute threshold).
+func (t Threshold) Bound(baseline float64) float64 {
+	if t.Baseline == "" {
+		return t.Value
+	}
+	return t.Factor*baseline + t.Offset
 }
 
 // Metrics lists the metric names a threshold may use, each a field of a
@@ -39,9 +80,13 @@ func Metrics() []string {
 	}
 }
 
-var errNoOperator = errors.New("want \"metric op number\" with op one of <, <=, >, >=, ==, !=")
+var (
+	errNoOperator = errors.New("want \"metric op number\" with op one of <, <=, >, >=, ==, !=")
+	errBadBound   = errors.New("want a number, or [factor *] baseline.<metric> [+ or - number] (e.g. 0.95 * baseline.rps)")
+)
 
-// ParseThreshold parses "[target:] metric op number".
+// ParseThreshold parses "[target:] metric op bound", where bound is a
+// number or "[factor *] baseline.<metric> [+ or - number]".
 func ParseThreshold(s string) (Threshold, error) {
 	t, err := parseThreshold(s)
 	if err != nil {
@@ -87,13 +132,111 @@ func parseThreshold(s string) (Threshold, error) {
 	if !knownMetric(t.Metric) {
 		return Threshold{}, fmt.Errorf("unknown metric %q: want one of %s", t.Metric, strings.Join(Metrics(), ", "))
 	}
-	num := strings.TrimSpace(expr[at+len(t.Op):])
+	rhs := strings.TrimSpace(expr[at+len(t.Op):])
+	if !strings.Contains(rhs, baselineRef) {
+		v, err := parseFinite(rhs)
+		if err != nil {
+			return Threshold{}, err
+		}
+		t.Value = v
+		return t, nil
+	}
+	if err := t.parseRelative(rhs); err != nil {
+		return Threshold{}, err
+	}
+	return t, nil
+}
+
+// parseRelative reads "[factor *] baseline.metric [* factor] [+|- offset]".
+func (t *Threshold) parseRelative(rhs string) error {
+	toks := boundTokens(rhs)
+	t.Factor = 1
+	factored := false
+	num := func(i int) (float64, error) {
+		if i >= len(toks) {
+			return 0, errBadBound
+		}
+		return parseFinite(toks[i])
+	}
+	i := 0
+	if len(toks) > 1 && toks[1] == "*" && !strings.HasPrefix(toks[0], baselineRef) {
+		f, err := num(0)
+		if err != nil {
+			return err
+		}
+		t.Factor, factored, i = f, true, 2
+	}
+	if i >= len(toks) || !strings.HasPrefix(toks[i], baselineRef) {
+		return errBadBound
+	}
+	t.Baseline = strings.TrimPrefix(toks[i], baselineRef)
+	if !knownMetric(t.Baseline) {
+		return fmt.Errorf("unknown metric %q after %q: want one of %s", t.Baseline, baselineRef, strings.Join(Metrics(), ", "))
+	}
+	i++
+	if i < len(toks) && toks[i] == "*" && !factored {
+		f, err := num(i + 1)
+		if err != nil {
+			return err
+		}
+		t.Factor, i = f, i+2
+	}
+	if i < len(toks) && (toks[i] == "+" || toks[i] == "-") {
+		o, err := num(i + 1)
+		if err != nil {
+			return err
+		}
+		if toks[i] == "-" {
+			o = -o
+		}
+		t.Offset, i = o, i+2
+	}
+	if i != len(toks) {
+		return errBadBound
+	}
+	if t.Factor <= 0 {
+		return fmt.Errorf("factor %s: want a positive number", formatNumber(t.Factor))
+	}
+	return nil
+}
+
+// boundTokens splits a bound into numbers, names and the operators * + -.
+// A sign inside a number's exponent ("1e-3") stays part of the number.
+func boundTokens(s string) []string {
+	var toks []string
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			i++
+			continue
+		case c == '*' || c == '+' || c == '-':
+			toks = append(toks, s[i:i+1])
+			i++
+			continue
+		}
+		j := i
+		for ; j < len(s); j++ {
+			if s[j] == ' ' || s[j] == '\t' || s[j] == '*' {
+				break
+			}
+			exponent := j > i && (s[j-1] == 'e' || s[j-1] == 'E') && c >= '0' && c <= '9'
+			if (s[j] == '+' || s[j] == '-') && !exponent {
+				break
+			}
+		}
+		toks = append(toks, s[i:j])
+		i = j
+	}
+	return toks
+}
+
+func parseFinite(num string) (float64, error) {
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return Threshold{}, fmt.Errorf("%q is not a finite number", num)
+		return 0, fmt.Errorf("%q is not a finite number", num)
 	}
-	t.Value = v
-	return t, nil
+	return v, nil
 }
 
 func knownMetric(name string) bool {

@@ -35,6 +35,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.cells(d)
 	v.baseline(d)
 	v.thresholds(d)
+	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
 	return v.err()
 }
@@ -110,7 +111,7 @@ func (v *validator) targetName(field, name string) {
 func (v *validator) url(field, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		v.add(field, "%q is not a URL: %v", raw, unwrapURLError(err))
+		v.add(field, "%q is not a URL: %v", redactURL(raw), unwrapURLError(err))
 		return
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
@@ -118,7 +119,7 @@ func (v *validator) url(field, raw string) {
 		return
 	}
 	if u.Hostname() == "" {
-		v.add(field, "%q has no host", raw)
+		v.add(field, "%q has no host", redactURL(raw))
 		return
 	}
 	if ps := u.Port(); ps != "" {
@@ -166,6 +167,9 @@ func (v *validator) thresholds(s Spec) {
 		if th.Target != "" && !s.hasTarget(th.Target) {
 			v.add(index("thresholds", i), "%q names no target", th.Target)
 		}
+		if th.RefersToBaseline() && s.CompareTo == nil {
+			v.add(index("thresholds", i), "refers to baseline.%s but the spec has no compare_to naming the baseline job", th.Baseline)
+		}
 	}
 }
 
@@ -177,8 +181,8 @@ func (v *validator) webhook(w *Webhook) {
 	seen := make(map[string]bool, len(w.Events))
 	for i, e := range w.Events {
 		switch {
-		case e != EventSucceeded && e != EventFailed && e != EventCanceled:
-			v.add(index("webhook.events", i), "unknown event %q: want %s, %s or %s", e, EventSucceeded, EventFailed, EventCanceled)
+		case e != EventSucceeded && e != EventFailed && e != EventCanceled && e != EventStarted:
+			v.add(index("webhook.events", i), "unknown event %q: want %s, %s, %s or %s", e, EventStarted, EventSucceeded, EventFailed, EventCanceled)
 		case seen[e]:
 			v.add(index("webhook.events", i), "%q is listed twice", e)
 		}

@@ -105,8 +105,14 @@ func TestValidateRules(t *testing.T) {
 		{"threshold unknown target", func(s *Spec) { s.Thresholds = []string{"c: rps > 1"} }, []string{"thresholds[0]"}},
 		{"webhook scheme", func(s *Spec) { s.Webhook = &Webhook{URL: "ftp://127.0.0.1/"} }, []string{"webhook.url"}},
 		{"webhook policy", func(s *Spec) { s.Webhook = &Webhook{URL: "http://169.254.169.254/"} }, []string{"webhook.url"}},
-		{"webhook event", func(s *Spec) { s.Webhook = &Webhook{URL: "http://127.0.0.1:9/", Events: []string{"job.started"}} },
-			[]string{"webhook.events[0]"}},
+		{"webhook event", func(s *Spec) {
+			s.Webhook = &Webhook{URL: "http://127.0.0.1:9/", Events: []string{"job.started", "job.exploded"}}
+		},
+			[]string{"webhook.events[1]"}},
+		{"webhook event twice", func(s *Spec) {
+			s.Webhook = &Webhook{URL: "http://127.0.0.1:9/", Events: []string{"job.failed", "job.failed"}}
+		}, []string{"webhook.events[1]"}},
+		{"webhook private address", func(s *Spec) { s.Webhook = &Webhook{URL: "http://10.0.0.1:9000/hook"} }, []string{"webhook.url"}},
 		{"label key", func(s *Spec) { s.Labels = map[string]string{"a b": "x"} }, []string{`labels["a b"]`}},
 		{"name control", func(s *Spec) { s.Name = "a\nb" }, []string{"name"}},
 	}

@@ -1,13 +1,18 @@
 package job
 
+import "fmt"
+
 // verdict evaluates every threshold of the spec against the mean of its
 // metric over each run point (of its target, when it names one): none
 // without thresholds, fail with every failing cell listed, pass otherwise.
-// Points not run yet are not judged; the worker sets the job's verdict only
-// once every point has run. A threshold that no longer parses (the spec was
-// validated at submission, so only a stored spec from an older version)
-// fails on its own rather than pass silently.
-func verdict(thresholds []string, cells []pointRuns) VerdictResult {
+// A threshold relative to the compare_to job compares each cell with the
+// baseline job's cell of the same target and sweep values; base is nil
+// when no baseline was loaded. Points not run yet are not judged; the
+// worker sets the job's verdict only once every point has run. A threshold
+// that no longer parses (the spec was validated at submission, so only a
+// stored spec from an older version) fails on its own rather than pass
+// silently.
+func verdict(thresholds []string, cells []pointRuns, base *baselineCells) VerdictResult {
 	if len(thresholds) == 0 {
 		return VerdictResult{Result: VerdictNone}
 	}
@@ -18,7 +23,11 @@ func verdict(thresholds []string, cells []pointRuns) VerdictResult {
 			failures = append(failures, ThresholdFailure{Threshold: raw, Point: -1, Reason: err.Error()})
 			continue
 		}
-		failures = append(failures, judge(raw, th, cells)...)
+		if th.RefersToBaseline() && !base.usable() {
+			failures = append(failures, ThresholdFailure{Threshold: raw, Point: -1, BaselineJob: base.id(), Reason: base.whyUnusable()})
+			continue
+		}
+		failures = append(failures, judge(raw, th, cells, base)...)
 	}
 	if len(failures) > 0 {
 		return VerdictResult{Result: VerdictFail, Failures: failures}
@@ -27,43 +36,81 @@ func verdict(thresholds []string, cells []pointRuns) VerdictResult {
 }
 
 // judge lists the cells that break one threshold.
-func judge(raw string, th Threshold, cells []pointRuns) []ThresholdFailure {
+func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []ThresholdFailure {
 	var out []ThresholdFailure
 	for _, c := range cells {
 		p := c.point
 		if len(c.reports) == 0 || (th.Target != "" && th.Target != p.Target) {
 			continue
 		}
-		f := ThresholdFailure{Threshold: raw, Target: p.Target, Point: p.Index, Concurrency: p.Concurrency}
+		f := failureAt(raw, p)
 		st := metricStat(c.reports, th.Metric)
 		if st.N == 0 {
 			f.Reason = "no request completed, so there is no " + th.Metric
 			out = append(out, f)
 			continue
 		}
-		if f.Value = st.Mean; !th.Holds(st.Mean) {
+		f.Value = st.Mean
+		if !th.RefersToBaseline() {
+			if !th.Holds(st.Mean) {
+				out = append(out, f)
+			}
+			continue
+		}
+		if judgeRelative(&f, th, p, base) {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-// Holds reports whether v satisfies t. == and != compare exactly, which
-// suits the counters (complete, failed, non_2xx) they are meant for.
-func (t Threshold) Holds(v float64) bool {
-	switch t.Op {
+// judgeRelative fills f for a threshold relative to the baseline job and
+// reports whether the cell fails. A cell the baseline job lacks fails: a
+// regression gate that passes because nothing was compared is worse than
+// none.
+func judgeRelative(f *ThresholdFailure, th Threshold, p Point, base *baselineCells) bool {
+	f.BaselineJob = base.jobID
+	bc, ok := base.cells[keyOfCell(p)]
+	if !ok || len(bc.reports) == 0 {
+		f.Reason = fmt.Sprintf("no matching cell in baseline job %s", base.jobID)
+		return true
+	}
+	bs := metricStat(bc.reports, th.Baseline)
+	if bs.N == 0 {
+		f.Reason = fmt.Sprintf("baseline job %s has no %s for this cell: no request completed there", base.jobID, th.Baseline)
+		return true
+	}
+	bound := th.Bound(bs.Mean)
+	f.Baseline, f.Bound = &bs.Mean, &bound
+	return !compareOp(th.Op, f.Value, bound)
+}
+
+func failureAt(raw string, p Point) ThresholdFailure {
+	return ThresholdFailure{
+		Threshold: raw, Target: p.Target, Point: p.Index, Concurrency: p.Concurrency,
+		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate,
+	}
+}
+
+// Holds reports whether v satisfies t's absolute bound. == and != compare
+// exactly, which suits the counters (complete, failed, non_2xx) they are
+// meant for.
+func (t Threshold) Holds(v float64) bool { return compareOp(t.Op, v, t.Value) }
+
+func compareOp(op string, v, bound float64) bool {
+	switch op {
 	case "<":
-		return v < t.Value
+		return v < bound
 	case "<=":
-		return v <= t.Value
+		return v <= bound
 	case ">":
-		return v > t.Value
+		return v > bound
 	case ">=":
-		return v >= t.Value
+		return v >= bound
 	case "==":
-		return v == t.Value
+		return v == bound
 	case "!=":
-		return v != t.Value
+		return v != bound
 	}
 	return false
 }

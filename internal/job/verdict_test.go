@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -78,10 +79,11 @@ func TestVerdictListsEveryFailingCell(t *testing.T) {
 	// Points: 0 a@1, 1 b@1, 2 a@4, 3 b@4. p50 of a is c·500/rps: at c = 1 the
 	// mean of 5, 4.545…, 4.166… ms; at c = 4 four times that, 18.2 ms.
 	p50a4 := (4*500/100.0 + 4*500/110.0 + 4*500/120.0) / 3
+	d := Duration(10 * time.Second)
 	want := VerdictResult{Result: VerdictFail, Failures: []ThresholdFailure{
-		{Threshold: "rps >= 200", Target: "a", Point: 0, Concurrency: 1, Value: 110},
-		{Threshold: "rps >= 200", Target: "a", Point: 2, Concurrency: 4, Value: 110},
-		{Threshold: "a: p50_ms < 10", Target: "a", Point: 2, Concurrency: 4, Value: p50a4},
+		{Threshold: "rps >= 200", Target: "a", Point: 0, Concurrency: 1, Duration: d, Value: 110},
+		{Threshold: "rps >= 200", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: 110},
+		{Threshold: "a: p50_ms < 10", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: p50a4},
 	}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("verdict mismatch (-want +got):\n%s", diff)

@@ -61,13 +61,20 @@ func (d *Dialer) Dial(ctx context.Context, address string) (net.Conn, error) {
 }
 
 func (d *Dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	return d.Policy.admit(ctx, d.Resolver, host)
+}
+
+// admit resolves host (an IP literal resolves to itself) and checks every
+// address it has. A name an allowlist glob admits keeps all its addresses,
+// as the operator asked. Both the submission check and the Dialer go
+// through here, so they cannot disagree on a host.
+func (p *Policy) admit(ctx context.Context, r Resolver, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if err := d.Policy.CheckIP(ip); err != nil {
+		if err := p.CheckIP(ip); err != nil {
 			return nil, err
 		}
 		return []netip.Addr{ip}, nil
 	}
-	r := d.Resolver
 	if r == nil {
 		r = net.DefaultResolver
 	}
@@ -78,11 +85,11 @@ func (d *Dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	if len(ips) == 0 {
 		return nil, fmt.Errorf("netguard: resolve %q: no addresses", host)
 	}
-	if d.Policy.hostAllowed(host) {
+	if p.hostAllowed(host) {
 		return ips, nil
 	}
 	for _, ip := range ips {
-		if err := d.Policy.CheckIP(ip); err != nil {
+		if err := p.CheckIP(ip); err != nil {
 			return nil, fmt.Errorf("netguard: %s resolves to a refused address: %w", host, err)
 		}
 	}

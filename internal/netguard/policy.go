@@ -29,8 +29,13 @@ var refusedClasses = []class{
 	{"link-local (cloud metadata)", prefixes("169.254.0.0/16", "fe80::/10")},
 	{"multicast", prefixes("224.0.0.0/4", "ff00::/8")},
 	{"reserved", prefixes("240.0.0.0/4", "192.0.0.0/24", "198.18.0.0/15")},
+	{"documentation", prefixes("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")},
 	{"unique local (IPv6 ULA)", prefixes("fc00::/7")},
-	{"NAT64/6to4 wrapper", prefixes("64:ff9b::/96", "2002::/16")},
+	// Forms that carry an IPv4 address inside IPv6: a gateway or the kernel
+	// may deliver them to the embedded address, which would bypass the
+	// IPv4 classes above (mapped ::ffff:0:0/96 is unmapped before checking).
+	{"NAT64/6to4/Teredo wrapper", prefixes("64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "2001::/32", "::ffff:0:0:0/96")},
+	{"IPv4-compatible IPv6 (deprecated)", prefixes("::/96")},
 }
 
 func prefixes(ss ...string) []netip.Prefix {
@@ -60,25 +65,53 @@ func New(allow []string) (*Policy, error) {
 			continue
 		}
 		if pfx, err := netip.ParsePrefix(entry); err == nil {
-			p.allowNets = append(p.allowNets, pfx.Masked())
+			p.allowNets = append(p.allowNets, unmapPrefix(pfx.Masked()))
 			continue
 		}
 		if ip, err := netip.ParseAddr(entry); err == nil {
+			if ip.Zone() != "" {
+				return nil, fmt.Errorf("netguard: allowlist entry %q has a zone; list the address without it", raw)
+			}
+			ip = ip.Unmap()
 			p.allowNets = append(p.allowNets, netip.PrefixFrom(ip, ip.BitLen()))
 			continue
 		}
 		if _, err := path.Match(entry, ""); err != nil || strings.ContainsAny(entry, "/ ") {
 			return nil, fmt.Errorf("netguard: allowlist entry %q is neither a CIDR nor a host glob", raw)
 		}
-		p.allowHosts = append(p.allowHosts, entry)
+		// hostAllowed drops a host's trailing dot; so must the glob.
+		p.allowHosts = append(p.allowHosts, strings.TrimSuffix(entry, "."))
 	}
 	return p, nil
+}
+
+// unmapPrefix turns an IPv4-mapped prefix (::ffff:10.0.0.0/104) into the
+// IPv4 one (10.0.0.0/8): CheckIP unmaps addresses before matching, so a
+// mapped prefix would otherwise never admit anything.
+func unmapPrefix(p netip.Prefix) netip.Prefix {
+	if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+		return netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+	}
+	return p
 }
 
 // LoopbackOnly is the all-in-one development policy: 127.0.0.0/8 and ::1
 // and nothing else, public addresses included.
 func LoopbackOnly() *Policy {
 	return &Policy{allowNets: prefixes("127.0.0.0/8", "::1/128"), onlyAllow: true}
+}
+
+// NewLoopbackOnly is LoopbackOnly widened by an operator allowlist (as New
+// reads it): the development mode of a machine that also benchmarks a
+// staging host, still refusing every public address not listed.
+func NewLoopbackOnly(allow []string) (*Policy, error) {
+	p, err := New(allow)
+	if err != nil {
+		return nil, err
+	}
+	p.allowNets = append(p.allowNets, LoopbackOnly().allowNets...)
+	p.onlyAllow = true
+	return p, nil
 }
 
 // CheckIP admits or refuses one resolved address.
@@ -117,9 +150,10 @@ func (p *Policy) hostAllowed(host string) bool {
 	return false
 }
 
-// CheckURL is the submission-time check: scheme, and the host when it is an
-// IP literal or an allowlisted name. Names are checked again, resolved, at
-// dial time by the Dialer.
+// CheckURL checks what a URL shows without a DNS lookup: scheme, and the
+// host when it is an IP literal or an allowlisted name. Checker.CheckURL
+// is the submission-time check that also resolves names; the Dialer checks
+// them again, resolved, at dial time.
 func (p *Policy) CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return fmt.Errorf("%w: scheme %q (only http and https)", ErrRefused, u.Scheme)

@@ -13,7 +13,7 @@ import (
 // Task types, as domain:verb.
 const (
 	TypeJobRun         = "job:run"
-	TypeWebhookDeliver = "webhook:deliver" // reserved for the webhook issue
+	TypeWebhookDeliver = "webhook:deliver"
 )
 
 // Queues. Benchmarks and webhook deliveries are served by separate asynq

@@ -29,6 +29,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 		writeMDTable(bw, g, s, j.Spec.Baseline)
 	}
 	writeMDSaturation(bw, a.Saturation)
+	writeMDCompareTo(bw, a.CompareTo)
 	writeMDVerdict(bw, a.Verdict, j.Spec.Points())
 	// The helpers print into bw, whose first error sticks and is returned
 	// here; their Fprintf errors are therefore not checked.
@@ -137,14 +138,61 @@ func writeMDVerdict(w io.Writer, v job.VerdictResult, points []job.Point) {
 		return
 	}
 	fmt.Fprintf(w, "\n%d failing cell(s):\n\n", len(v.Failures))
-	mdRow(w, []string{"threshold", "target", "point", "value"})
-	mdRow(w, []string{"---", "---", "---", "---:"})
+	relative := false
 	for _, f := range v.Failures {
-		point := concLabel(f.Concurrency)
+		relative = relative || f.BaselineJob != ""
+	}
+	head, rule := []string{"threshold", "target", "point", "value"}, []string{"---", "---", "---", "---:"}
+	if relative {
+		head, rule = append(head, "baseline", "bound"), append(rule, "---:", "---:")
+	}
+	mdRow(w, head)
+	mdRow(w, rule)
+	for _, f := range v.Failures {
+		point := "" // the threshold failed as a whole
+		if f.Point >= 0 {
+			point = concLabel(f.Concurrency)
+		}
 		if f.Point >= 0 && f.Point < len(points) {
 			point += ", " + stopFlag(points[f.Point])
 		}
-		mdRow(w, []string{"`" + strings.ReplaceAll(f.Threshold, "`", "'") + "`", mdEscape(f.Target),
-			point, fmt.Sprintf("%.2f", f.Value)})
+		row := []string{"`" + strings.ReplaceAll(f.Threshold, "`", "'") + "`", mdEscape(f.Target), point, fmt.Sprintf("%.2f", f.Value)}
+		if relative {
+			row = append(row, optNumber(f.Baseline), optNumber(f.Bound))
+		}
+		if f.Reason != "" {
+			row[3] = mdEscape(f.Reason) // no value to show: say why
+		}
+		mdRow(w, row)
+	}
+}
+
+func optNumber(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+// writeMDCompareTo sets each cell beside the compare_to job's.
+func writeMDCompareTo(w io.Writer, c *job.BaselineComparison) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n## Compared with job `%s`\n\n", c.JobID)
+	if c.Gone != "" {
+		fmt.Fprintf(w, "%s.\n", mdEscape(c.Gone))
+		return
+	}
+	mdRow(w, []string{"target", "point", "req/s", "baseline req/s", "req/s change", "p99 ms", "baseline p99 ms", "p99 change"})
+	mdRow(w, []string{"---", "---", "---:", "---:", "---:", "---:", "---:", "---:"})
+	for _, cell := range c.Cells {
+		row := []string{mdEscape(cell.Point.Target), concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
+			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
+		if cmp := cell.Comparison; cmp != nil {
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPS
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99
+		}
+		mdRow(w, row)
 	}
 }

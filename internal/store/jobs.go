@@ -137,6 +137,7 @@ func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func
 		if j.CancelRequested && !before.CancelRequested {
 			p.Set(ctx, cancelKey(id), "1", s.retention)
 		}
+		releaseOnFinish(ctx, p, before.Status, j) // quota.go: the owner's active-job slot
 		s.touchJob(ctx, p, id)
 		s.touchIndexes(ctx, p, j.Owner)
 		return nil

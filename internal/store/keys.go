@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,4 +100,55 @@ func parseRunField(f string) (job.RunKey, error) {
 		return job.RunKey{}, fmt.Errorf("store: bad run field %q", f)
 	}
 	return job.RunKey{Point: point, Repeat: repeat}, nil
+}
+
+// API keys and quotas (issue 5).
+//
+//	benchq:apikey:<id>                    string apikey.Key as JSON (the hash, never the plaintext); no TTL
+//	benchq:apikeys:hash:<sha256 hex>      string key id: the lookup index of a presented key
+//	benchq:apikeys                        set    every key id, revoked ones included
+//	benchq:apikeys:active                 set    ids of keys not revoked (ActiveKeyCount)
+//	benchq:quota:active:<owner>           zset   the owner's queued + running job ids, score = admission unix ms
+//	rate:benchq:quota:submissions:<owner> string redis_rate's GCRA state; redis_rate adds the "rate:" itself
+func apiKeyKey(id string) string         { return prefix + "apikey:" + id }
+func apiKeyHashKey(hash string) string   { return prefix + "apikeys:hash:" + hash }
+func apiKeysKey() string                 { return prefix + "apikeys" }
+func activeAPIKeysKey() string           { return prefix + "apikeys:active" }
+func activeJobsKey(owner string) string  { return prefix + "quota:active:" + owner }
+func submissionsKey(owner string) string { return prefix + "quota:submissions:" + owner }
+
+// Webhook deliveries (issue 6).
+//
+//	benchq:job:<id>:webhook_secret           string the signing secret ("whsec_..."), kept out of the job JSON
+//	benchq:job:<id>:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1
+//	benchq:job:<id>:delivery:<n>:attempts    list   webhook.Attempt as JSON, in attempt order
+//
+// They get the retention TTL on every write to any of them, and the secret
+// is refreshed whenever a delivery of its job is written, so it lives as
+// long as the deliveries that need it.
+func webhookSecretKey(id string) string { return jobKey(id) + ":webhook_secret" }
+func deliveriesKey(id string) string    { return jobKey(id) + ":deliveries" }
+func attemptsKey(id string, n int) string {
+	return jobKey(id) + ":delivery:" + strconv.Itoa(n) + ":attempts"
+}
+
+// Target verification (issue 5).
+//
+//	benchq:targets:owner:<owner>   hash   "<host>:<port>" = TargetHost as JSON ("" owner is the open dev mode's)
+//
+// No TTL: a token is the proof a host published once, and must stay the
+// same for as long as the host serves it.
+func targetHostsKey(owner string) string { return prefix + "targets:owner:" + owner }
+
+// Idempotency keys and compare_to selection (issue 6).
+//
+//	benchq:idempotency:<sha256 hex of owner and key>  string "pending <body sha256> <token>" while the
+//	                                                  first request creates its job (TTL idempotencyClaimTTL),
+//	                                                  then "done <body sha256> <job id>" (TTL IdempotencyTTL)
+//
+// The key is hashed so any header value (and any owner id) makes a short,
+// unambiguous Redis key. compare_to selection reads the owner index above.
+func idempotencyKey(owner, key string) string {
+	sum := sha256.Sum256([]byte(strconv.Itoa(len(owner)) + ":" + owner + key))
+	return prefix + "idempotency:" + hex.EncodeToString(sum[:])
 }

@@ -1,0 +1,199 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+// Event types of a job's stream that Follow reads. Any of the final ones
+// ends the stream.
+const (
+	eventJobStarted  = "job.started"
+	eventProgress    = "progress"
+	eventJobFinished = "job.finished"
+)
+
+func isFinalEvent(typ string) bool {
+	switch typ {
+	case eventJobFinished, "job.succeeded", "job.failed", "job.canceled":
+		return true
+	}
+	return false
+}
+
+// Update is the state of a job as Follow last heard it.
+type Update struct {
+	Status   job.Status
+	Progress job.Progress
+}
+
+// Follow watches job id until it reaches a terminal status and returns it
+// as GET /v1/jobs/{id} then shows it. It reports each change to onUpdate
+// (which may be nil). It reads the event stream, resuming after the last
+// event it saw when the stream drops; while no stream can be opened it
+// polls the job every PollInterval and keeps trying the stream. It gives
+// up after MaxFailures calls in a row failed, on any 4xx answer, and when
+// ctx ends.
+func (c *Client) Follow(ctx context.Context, id string, onUpdate func(Update)) (Job, error) {
+	f := &follower{c: c, id: id, onUpdate: onUpdate}
+	if f.onUpdate == nil {
+		f.onUpdate = func(Update) {}
+	}
+	return f.run(ctx)
+}
+
+// follower is one Follow call's state.
+type follower struct {
+	c        *Client
+	id       string
+	onUpdate func(Update)
+	lastID   string // the last event seen, to resume after
+	status   job.Status
+	failures int // calls in a row that failed
+}
+
+func (f *follower) run(ctx context.Context) (Job, error) {
+	streamFailures := 0
+	for {
+		wait := true
+		if streamFailures < maxStreamFailures {
+			final, got := f.stream(ctx)
+			if ctx.Err() != nil {
+				return Job{}, ctx.Err()
+			}
+			if got {
+				streamFailures = 0
+			} else {
+				streamFailures++
+			}
+			// A stream that delivered events and dropped is resumed at once;
+			// one that gave nothing, or ended, is retried after a pause.
+			wait = !got || final
+		}
+		// Ask the job itself: after the final event for its status, after
+		// a drop to learn whether it finished meanwhile, and as the poll
+		// when there is no stream.
+		j, err := f.c.Job(ctx, f.id)
+		if ctx.Err() != nil {
+			return Job{}, ctx.Err()
+		}
+		if err := f.failed(err); err != nil {
+			return Job{}, err
+		}
+		if err == nil {
+			if j.Status.Terminal() {
+				return j, nil
+			}
+			f.status = j.Status
+			f.onUpdate(Update{Status: j.Status, Progress: j.Progress})
+		}
+		if wait {
+			if err := sleep(ctx, f.c.pollInterval()); err != nil {
+				return Job{}, err
+			}
+		}
+	}
+}
+
+// maxStreamFailures is how many streams in a row may fail to deliver a
+// single event before Follow only polls: a proxy that buffers or refuses
+// event streams must not cost a reconnect every poll.
+const maxStreamFailures = 3
+
+// failed counts a failed GET and returns the error that ends Follow: a
+// 4xx at once, anything else after MaxFailures in a row.
+func (f *follower) failed(err error) error {
+	if err == nil {
+		f.failures = 0
+		return nil
+	}
+	var ae *APIError
+	if errors.As(err, &ae) && !ae.Temporary() {
+		return err
+	}
+	f.failures++
+	if f.failures >= f.c.maxFailures() {
+		return fmt.Errorf("client: follow job %s: %d calls in a row failed, the last: %w", f.id, f.failures, err)
+	}
+	return nil
+}
+
+// stream reads events until the final one (final is true) or until the
+// stream ends or fails; got reports whether it delivered any event. Why
+// a stream failed does not matter: the GET that follows tells a job that
+// is gone from a stream that is.
+func (f *follower) stream(ctx context.Context) (final, got bool) {
+	s, err := f.c.Events(ctx, f.id, f.lastID)
+	if err != nil {
+		return false, false
+	}
+	defer s.Close()
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			return false, got
+		}
+		got = true
+		if ev.ID != "" {
+			f.lastID = ev.ID
+		}
+		if isFinalEvent(ev.Type) {
+			return true, true
+		}
+		f.apply(ev)
+	}
+}
+
+// apply turns an event into an update. An event whose data does not
+// decode is skipped: progress is advisory and the final status comes
+// from GET.
+func (f *follower) apply(ev Event) {
+	switch ev.Type {
+	case eventJobStarted:
+		var d struct {
+			Status job.Status `json:"status"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.Status != "" {
+			f.status = d.Status
+		}
+	case eventProgress:
+		var p job.Progress
+		if json.Unmarshal(ev.Data, &p) != nil {
+			return
+		}
+		if f.status == "" || f.status == job.StatusQueued {
+			f.status = job.StatusRunning // progress is only written while running
+		}
+		f.onUpdate(Update{Status: f.status, Progress: p})
+	}
+}
+
+func (c *Client) pollInterval() time.Duration {
+	if c.PollInterval > 0 {
+		return c.PollInterval
+	}
+	return time.Second
+}
+
+func (c *Client) maxFailures() int {
+	if c.MaxFailures > 0 {
+		return c.MaxFailures
+	}
+	return 5
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,165 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+// fakeServer serves /v1/jobs/j1 and its event stream from scripts the
+// test writes: each GET of the job answers the next status, each stream
+// connection runs the next stream function.
+type fakeServer struct {
+	mu       sync.Mutex
+	statuses []string // GET answers in turn; the last repeats
+	gets     int
+	streams  []func(w http.ResponseWriter, r *http.Request)
+	lastIDs  []string // Last-Event-ID of each stream connection
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	switch r.URL.Path {
+	case "/v1/jobs/j1":
+		st := f.statuses[min(f.gets, len(f.statuses)-1)]
+		f.gets++
+		f.mu.Unlock()
+		if st == "404" {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"title":"Not found","status":404}`)
+			return
+		}
+		fmt.Fprintf(w, `{"id":"j1","status":%q,"progress":{"runs_total":4,"runs_done":%d},"verdict":"pass"}`, st, f.gets)
+	case "/v1/jobs/j1/events":
+		f.lastIDs = append(f.lastIDs, r.Header.Get("Last-Event-ID"))
+		var fn func(http.ResponseWriter, *http.Request)
+		if n := len(f.lastIDs) - 1; n < len(f.streams) {
+			fn = f.streams[n]
+		}
+		f.mu.Unlock()
+		if fn == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fn(w, r)
+	default:
+		f.mu.Unlock()
+		http.NotFound(w, r)
+	}
+}
+
+func sse(events ...string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, e := range events {
+			io.WriteString(w, e)
+		}
+	}
+}
+
+func progress(id string, done int) string {
+	return fmt.Sprintf("id: %s\nevent: progress\ndata: {\"runs_total\":4,\"runs_done\":%d,\"requests_done\":10,\"current_rps\":100}\n\n", id, done)
+}
+
+func follow(t *testing.T, f *fakeServer) (Job, []Update, error) {
+	t.Helper()
+	c := newTestClient(t, f)
+	c.PollInterval = 10 * time.Millisecond
+	var updates []Update
+	j, err := c.Follow(t.Context(), "j1", func(u Update) { updates = append(updates, u) })
+	return j, updates, err
+}
+
+// TestFollowResumesAfterDrop: the first stream drops after two events;
+// the second must resume after the last one seen and deliver the rest.
+func TestFollowResumesAfterDrop(t *testing.T) {
+	f := &fakeServer{
+		statuses: []string{"running", "succeeded"},
+		streams: []func(http.ResponseWriter, *http.Request){
+			sse("id: 1-0\nevent: job.started\ndata: {\"status\":\"running\"}\n\n", progress("2-0", 1)),
+			sse(": heartbeat\n\n", progress("3-0", 3), "id: 4-0\nevent: job.finished\ndata: {\"status\":\"succeeded\"}\n\n"),
+		},
+	}
+	j, updates, err := follow(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != job.StatusSucceeded || j.Verdict != "pass" {
+		t.Errorf("Follow = %s %s, want succeeded pass", j.Status, j.Verdict)
+	}
+	if want := []string{"", "2-0"}; fmt.Sprint(f.lastIDs) != fmt.Sprint(want) {
+		t.Errorf("Last-Event-ID of the streams = %q, want %q", f.lastIDs, want)
+	}
+	var done []int
+	for _, u := range updates {
+		done = append(done, u.Progress.RunsDone)
+		if u.Status != job.StatusRunning {
+			t.Errorf("update status %q, want running", u.Status)
+		}
+	}
+	// 1 from the first stream, 1 from the GET after the drop, 3 from the second stream.
+	if fmt.Sprint(done) != "[1 1 3]" {
+		t.Errorf("runs done of the updates = %v, want [1 1 3]", done)
+	}
+}
+
+// TestFollowPollsWithoutStream: the stream is refused every time; Follow
+// polls the job until it ends and stops trying the stream.
+func TestFollowPollsWithoutStream(t *testing.T) {
+	f := &fakeServer{statuses: []string{"queued", "running", "running", "running", "running", "canceled"}}
+	j, updates, err := follow(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != job.StatusCanceled {
+		t.Errorf("Follow = %s, want canceled", j.Status)
+	}
+	if len(updates) != 5 || updates[0].Status != job.StatusQueued || updates[4].Status != job.StatusRunning {
+		t.Errorf("updates = %+v, want 5 polls: queued, then running", updates)
+	}
+	if len(f.lastIDs) != maxStreamFailures {
+		t.Errorf("stream tried %d times, want %d", len(f.lastIDs), maxStreamFailures)
+	}
+}
+
+func TestFollowGivesUp(t *testing.T) {
+	t.Run("job gone", func(t *testing.T) {
+		_, _, err := follow(t, &fakeServer{statuses: []string{"404"}})
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("Follow of a missing job = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("server gone", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		c, _ := New("http://"+addr, "")
+		c.PollInterval, c.MaxFailures = time.Millisecond, 3
+		_, err = c.Follow(t.Context(), "j1", nil)
+		var ae *APIError
+		if err == nil || errors.As(err, &ae) {
+			t.Errorf("Follow against a closed port = %v, want a connection error after 3 tries", err)
+		}
+	})
+	t.Run("caller stops", func(t *testing.T) {
+		f := &fakeServer{statuses: []string{"running"}}
+		c := newTestClient(t, f)
+		c.PollInterval = time.Millisecond
+		ctx, cancel := context.WithCancel(t.Context())
+		_, err := c.Follow(ctx, "j1", func(Update) { cancel() })
+		if err == nil {
+			t.Error("Follow after cancel = nil error, want the context's")
+		}
+	})
+}

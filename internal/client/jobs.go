@@ -1,0 +1,107 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+// Job is what the client reads of a job. Raw is the server's JSON as sent,
+// for callers that print it.
+type Job struct {
+	ID              string       `json:"id"`
+	Status          job.Status   `json:"status"`
+	Progress        job.Progress `json:"progress"`
+	Verdict         string       `json:"verdict,omitempty"`
+	Error           string       `json:"error,omitempty"`
+	CancelRequested bool         `json:"cancel_requested,omitempty"`
+	// WebhookSecret is in the answer to the submission only, and only
+	// when the job has a webhook and the server made a secret for it.
+	WebhookSecret string `json:"webhook_secret,omitempty"`
+	Raw           []byte `json:"-"`
+}
+
+// Submission is how a job is sent.
+type Submission struct {
+	// Spec is the job spec as JSON.
+	Spec []byte
+	// IdempotencyKey, when set, is sent as Idempotency-Key: the server
+	// answers a repeat of the same key and body with the original job.
+	IdempotencyKey string
+}
+
+// Submitted is the server's answer to a submission.
+type Submitted struct {
+	Job Job
+	// Replayed is true when the server answered with the job an earlier
+	// submission of the same idempotency key created.
+	Replayed bool
+}
+
+func jobPath(id string) string { return "/v1/jobs/" + url.PathEscape(id) }
+
+// Submit POSTs a job spec to /v1/jobs.
+func (c *Client) Submit(ctx context.Context, s Submission) (Submitted, error) {
+	var out Submitted
+	h := http.Header{}
+	if s.IdempotencyKey != "" {
+		h.Set("Idempotency-Key", s.IdempotencyKey)
+	}
+	status, err := c.call(ctx, http.MethodPost, "/v1/jobs", s.Spec, h, &out.Job, &out.Job.Raw)
+	if err != nil {
+		return out, err
+	}
+	if out.Job.ID == "" {
+		return out, fmt.Errorf("client: POST /v1/jobs: answer %d names no job", status)
+	}
+	out.Replayed = status == http.StatusOK
+	return out, nil
+}
+
+// Job GETs /v1/jobs/{id}.
+func (c *Client) Job(ctx context.Context, id string) (Job, error) {
+	var j Job
+	_, err := c.call(ctx, http.MethodGet, jobPath(id), nil, nil, &j, &j.Raw)
+	return j, err
+}
+
+// Cancel DELETEs /v1/jobs/{id} and returns the job as the server left it.
+// A job that already finished is an error matching ErrConflict.
+func (c *Client) Cancel(ctx context.Context, id string) (Job, error) {
+	var j Job
+	_, err := c.call(ctx, http.MethodDelete, jobPath(id), nil, nil, &j, &j.Raw)
+	return j, err
+}
+
+// Report GETs /v1/jobs/{id}/report?format=format. The caller closes the
+// body; it is bounded by the request timeout like every other call.
+func (c *Client) Report(ctx context.Context, id, format string) (io.ReadCloser, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
+	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?format="+url.QueryEscape(format), nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp, err := c.send(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return cancelOnClose{resp.Body, cancel}, nil
+}
+
+// cancelOnClose releases a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

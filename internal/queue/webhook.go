@@ -1,0 +1,58 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// WebhookDeliverTimeout bounds one delivery attempt as asynq sees it: the
+// HTTP attempt's own timeout (10 s) plus the store writes around it.
+const WebhookDeliverTimeout = 30 * time.Second
+
+// WebhookDeliverPayload is the body of a webhook:deliver task: which
+// delivery of which job. The message itself (id, body, URL) is in the
+// store, so every attempt and redelivery sends the same bytes.
+type WebhookDeliverPayload struct {
+	JobID    string `json:"job_id"`
+	Delivery int    `json:"delivery"`
+}
+
+// NewWebhookDeliverTask builds the task that delivers delivery n of job
+// jobID, retried up to maxRetry times. asynq names the task: a redelivery
+// is a new task, since TaskID with retention would block reusing an ID.
+func NewWebhookDeliverTask(jobID string, n, maxRetry int) (*asynq.Task, error) {
+	if jobID == "" || n < 1 {
+		return nil, fmt.Errorf("%w: job %q delivery %d", ErrBadPayload, jobID, n)
+	}
+	payload, err := json.Marshal(WebhookDeliverPayload{JobID: jobID, Delivery: n})
+	if err != nil {
+		return nil, fmt.Errorf("queue: encode webhook:deliver payload: %w", err)
+	}
+	return asynq.NewTask(TypeWebhookDeliver, payload,
+		asynq.Queue(QueueWebhooks),
+		asynq.MaxRetry(max(maxRetry, 0)),
+		asynq.Timeout(WebhookDeliverTimeout),
+	), nil
+}
+
+// ParseWebhookDeliver reads a webhook:deliver task's payload strictly; any
+// error wraps ErrBadPayload.
+func ParseWebhookDeliver(t *asynq.Task) (WebhookDeliverPayload, error) {
+	if t.Type() != TypeWebhookDeliver {
+		return WebhookDeliverPayload{}, fmt.Errorf("%w: type %q, want %q", ErrBadPayload, t.Type(), TypeWebhookDeliver)
+	}
+	var p WebhookDeliverPayload
+	dec := json.NewDecoder(bytes.NewReader(t.Payload()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return WebhookDeliverPayload{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
+	}
+	if p.JobID == "" || p.Delivery < 1 {
+		return WebhookDeliverPayload{}, fmt.Errorf("%w: job %q delivery %d", ErrBadPayload, p.JobID, p.Delivery)
+	}
+	return p, nil
+}

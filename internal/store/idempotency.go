@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// IdempotencyTTL is how long an Idempotency-Key keeps naming the job its
+// first request created.
+const IdempotencyTTL = 24 * time.Hour
+
+// idempotencyClaimTTL frees a key whose claimant died between claiming it
+// and recording its job; creating a job takes milliseconds.
+const idempotencyClaimTTL = 30 * time.Second
+
+// ErrIdempotencyClaimLost: the claim expired before its job was recorded
+// and another request claimed the key meanwhile.
+var ErrIdempotencyClaimLost = errors.New("store: idempotency claim lost")
+
+// IdempotencyRecord is what one owner's Idempotency-Key holds.
+type IdempotencyRecord struct {
+	BodyHash string // hex SHA-256 of the body of the request that claimed the key
+	JobID    string // empty while that request is still creating its job
+
+	key, raw string // the Redis key and the value read, for compare-and-set
+}
+
+// Pending reports whether the claimant has not recorded a job yet.
+func (r IdempotencyRecord) Pending() bool { return r.JobID == "" }
+
+// compareAndSet replaces KEYS[1] by ARGV[2] with a PX of ARGV[3] ms, or
+// deletes it when ARGV[2] is empty, only while it still holds ARGV[1]: a
+// claimant whose claim expired must not overwrite its successor's.
+var compareAndSet = redis.NewScript(`
+if redis.call("GET", KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == "" then redis.call("DEL", KEYS[1]) else redis.call("SET", KEYS[1], ARGV[2], "PX", ARGV[3]) end
+return 1`)
+
+// ClaimIdempotencyKey claims key for owner's request with body hash
+// bodyHash. It reports won when no other request held the key: the caller
+// must then CompleteIdempotencyKey with the job it creates, or
+// ReleaseIdempotencyKey when it creates none. Otherwise it returns the
+// key's record, which may still be pending.
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, owner, key, bodyHash string) (rec IdempotencyRecord, won bool, err error) {
+	k := idempotencyKey(owner, key)
+	raw := "pending " + bodyHash + " " + claimToken()
+	// A key can vanish between SETNX and GET (claim released or expired):
+	// claim again, a few times.
+	for range 3 {
+		ok, err := s.rdb.SetNX(ctx, k, raw, idempotencyClaimTTL).Result()
+		if err != nil {
+			return IdempotencyRecord{}, false, fmt.Errorf("store: claim idempotency key: %w", err)
+		}
+		if ok {
+			return IdempotencyRecord{BodyHash: bodyHash, key: k, raw: raw}, true, nil
+		}
+		rec, err := s.readIdempotency(ctx, k)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		return rec, false, err
+	}
+	return IdempotencyRecord{}, false, fmt.Errorf("store: claim idempotency key: %w", ErrConflict)
+}
+
+// IdempotencyKey returns owner's record of key, or ErrNotFound.
+func (s *Store) IdempotencyKey(ctx context.Context, owner, key string) (IdempotencyRecord, error) {
+	return s.readIdempotency(ctx, idempotencyKey(owner, key))
+}
+
+// CompleteIdempotencyKey records jobID on a won claim for IdempotencyTTL.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim IdempotencyRecord, jobID string) error {
+	done := "done " + claim.BodyHash + " " + jobID
+	if err := s.casIdempotency(ctx, claim, done, IdempotencyTTL); err != nil {
+		return fmt.Errorf("store: record job %s on idempotency key: %w", jobID, err)
+	}
+	return nil
+}
+
+// ReleaseIdempotencyKey frees a key, if it still holds rec: a won claim
+// whose request created no job, or a record naming a job that is gone.
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, rec IdempotencyRecord) error {
+	if err := s.casIdempotency(ctx, rec, "", 0); err != nil {
+		return fmt.Errorf("store: release idempotency key: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) casIdempotency(ctx context.Context, rec IdempotencyRecord, value string, ttl time.Duration) error {
+	if rec.key == "" {
+		return errors.New("record was not read from the store")
+	}
+	n, err := compareAndSet.Run(ctx, s.rdb, []string{rec.key}, rec.raw, value, ttl.Milliseconds()).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrIdempotencyClaimLost
+	}
+	return nil
+}
+
+func (s *Store) readIdempotency(ctx context.Context, k string) (IdempotencyRecord, error) {
+	raw, err := s.rdb.Get(ctx, k).Result()
+	if errors.Is(err, redis.Nil) {
+		return IdempotencyRecord{}, fmt.Errorf("store: idempotency key: %w", ErrNotFound)
+	}
+	if err != nil {
+		return IdempotencyRecord{}, fmt.Errorf("store: idempotency key: %w", err)
+	}
+	state, rest, _ := strings.Cut(raw, " ")
+	hash, last, ok := strings.Cut(rest, " ")
+	if !ok || (state != "pending" && state != "done") {
+		return IdempotencyRecord{}, fmt.Errorf("store: idempotency key holds %q", raw)
+	}
+	rec := IdempotencyRecord{BodyHash: hash, key: k, raw: raw}
+	if state == "done" {
+		rec.JobID = last
+	}
+	return rec, nil
+}
+
+// claimToken tells two claims with the same body apart, so a claimant
+// whose claim expired cannot complete or release its successor's.
+func claimToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails short
+	return hex.EncodeToString(b[:])
+}
