@@ -78,7 +78,11 @@ func (sw *sweep) outcome() (status job.Status, why, verdict string, err error) {
 	if len(reasons) > 0 {
 		return job.StatusFailed, strings.Join(reasons, "; "), "", nil
 	}
-	return job.StatusSucceeded, "", job.Analyze(sw.job.Spec, runs).Verdict.Result, nil
+	base, err := sw.baseline(ctx) // baseline.go: the compare_to job's runs
+	if err != nil {
+		return "", "", "", err
+	}
+	return job.StatusSucceeded, "", job.AnalyzeAgainst(sw.job.Spec, runs, base).Verdict.Result, nil
 }
 
 // unreachable says why a run never got a connection through, or "" when
@@ -118,6 +122,7 @@ func (sw *sweep) finish(status job.Status, why, verdict string) error {
 		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
 	}
 	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "verdict", verdict, "runs", final.RunsDone, "error", why)
+	sw.r.notify(ctx, j, "job."+string(j.Status))
 	return nil
 }
 

@@ -35,6 +35,7 @@ type jobStore interface {
 	UpdateJob(ctx context.Context, id string, fn func(j *job.Job) error) (*job.Job, error)
 	RunKeys(ctx context.Context, id string) (map[job.RunKey]bool, error)
 	Runs(ctx context.Context, id string) ([]job.Run, error)
+	GetJob(ctx context.Context, id string) (*job.Job, error) // baseline.go: the compare_to job
 	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
 	progressSink
 	cancelFlag
@@ -47,6 +48,8 @@ type Runner struct {
 	log           *slog.Logger
 	cancelPoll    time.Duration
 	progressEvery time.Duration
+	notifier      Notifier
+	targets       TargetChecker
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed on shutdown: no run starts after it
@@ -62,7 +65,8 @@ func NewRunner(st *store.Store, cfg Config) *Runner {
 func newRunner(st jobStore, cfg Config) *Runner {
 	return &Runner{
 		st: st, dial: cfg.DialFunc, log: cfg.Logger,
-		cancelPoll: cancelPollInterval, progressEvery: progressInterval,
+		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
+		targets:  cfg.Targets,
 		draining: make(chan struct{}),
 	}
 }
@@ -94,6 +98,7 @@ func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 // to do: the job finished or was canceled while queued.
 func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 	var started bool
+	var over *job.Job // the job as found, when it was already over
 	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
 		started = j.Status == job.StatusQueued
 		switch j.Status {
@@ -102,12 +107,19 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 		case job.StatusRunning:
 			return nil
 		default:
+			c := *j
+			over = &c
 			return fmt.Errorf("%w: %s", errFinished, j.Status)
 		}
 	})
 	switch {
 	case errors.Is(err, errFinished):
 		r.log.Info("worker: job not run", "job", id, "reason", err)
+		if over != nil && over.Status == job.StatusCanceled && over.StartedAt == nil {
+			// Canceled while queued, by the API: its job.canceled webhook
+			// is sent from here, where every job passes once.
+			r.notify(ctx, over, job.EventCanceled)
+		}
 		return nil, nil
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
@@ -118,6 +130,7 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
 			return nil, fmt.Errorf("worker: start job %s: %w", id, err)
 		}
+		r.notify(ctx, j, job.EventStarted)
 	}
 	r.log.Info("worker: job running", "job", id, "resumed", !started)
 	return j, nil
@@ -184,6 +197,9 @@ func (sw *sweep) run(ctx context.Context) error {
 func (sw *sweep) runAll() error {
 	if sw.job.CancelRequested { // a retry of a job canceled while it ran
 		return errCanceled
+	}
+	if err := sw.checkTargets(); err != nil { // verify.go: before any load
+		return err
 	}
 	for i, k := range sw.todo {
 		if i > 0 {

@@ -52,6 +52,13 @@ type Config struct {
 	// dialer, so a worker built without a policy can never send load off
 	// this machine.
 	DialFunc loadgen.DialFunc
+	// Notifier hears when a job starts and ends (WebhookNotifier sends its
+	// webhooks); nil means nobody is told.
+	Notifier Notifier
+	// Targets, when set, checks that every target host still serves its
+	// owner's verification token before an attempt sends any load
+	// (verify.go); nil skips the check.
+	Targets TargetChecker
 }
 
 func (c Config) withDefaults() Config {

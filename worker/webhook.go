@@ -1,0 +1,379 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/netguard"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/webhook"
+)
+
+// Timings of the webhook server.
+const (
+	// DefaultWebhookConcurrency: deliveries are short and mostly wait on
+	// the network, so many run at once.
+	DefaultWebhookConcurrency = 10
+	// webhookTaskCheck is how often an idle delivery server polls its
+	// queue; a webhook may arrive a little after the job ends.
+	webhookTaskCheck = 100 * time.Millisecond
+	// Bounds of the scan that moves due retries back to the queue: half
+	// the schedule's shortest wait, so a short test schedule is kept.
+	minDelayedCheck = 20 * time.Millisecond
+	maxDelayedCheck = time.Second
+)
+
+// Notifier is told when a job starts running and when it ends;
+// WebhookNotifier enqueues the job's webhooks. It never fails the job: a
+// problem is its own to log.
+type Notifier interface {
+	Notify(ctx context.Context, j *job.Job, event string)
+}
+
+// notify tells the runner's notifier, if it has one.
+func (r *Runner) notify(ctx context.Context, j *job.Job, event string) {
+	if r.notifier != nil && j != nil {
+		r.notifier.Notify(ctx, j, event)
+	}
+}
+
+// notifyStore is what WebhookNotifier needs; *store.Store implements it.
+type notifyStore interface {
+	baselineSource // Runs, and GetJob for the compare_to job
+	CreateDelivery(ctx context.Context, d *webhook.Delivery) error
+}
+
+// Enqueuer puts tasks on the queue; *asynq.Client implements it.
+type Enqueuer interface {
+	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
+}
+
+// NotifierConfig configures a WebhookNotifier.
+type NotifierConfig struct {
+	// Schedule sets each delivery's retries (its length); nil means
+	// webhook.DefaultSchedule().
+	Schedule webhook.Schedule
+	// LinkBase prefixes the links in payloads ("http://benchq:8080"); empty
+	// leaves them relative.
+	LinkBase string
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// WebhookNotifier records a delivery for each event a job's webhook
+// subscribes to and enqueues it on the webhooks queue.
+type WebhookNotifier struct {
+	st  notifyStore
+	q   Enqueuer
+	cfg NotifierConfig
+	now func() time.Time
+}
+
+// NewWebhookNotifier returns a notifier writing to st and enqueueing on q.
+func NewWebhookNotifier(st *store.Store, q Enqueuer, cfg NotifierConfig) *WebhookNotifier {
+	return newWebhookNotifier(st, q, cfg)
+}
+
+func newWebhookNotifier(st notifyStore, q Enqueuer, cfg NotifierConfig) *WebhookNotifier {
+	if cfg.Schedule == nil {
+		cfg.Schedule = webhook.DefaultSchedule()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &WebhookNotifier{st: st, q: q, cfg: cfg, now: time.Now}
+}
+
+// Notify enqueues event for job j if its webhook lists it. Failures are
+// logged: a lost webhook must never fail the benchmark it reports.
+func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) {
+	if !webhook.Subscribed(j, event) {
+		return
+	}
+	if err := n.notify(ctx, j, event); err != nil {
+		n.cfg.Logger.Error("worker: enqueue webhook", "job", j.ID, "event", event, "err", err)
+	}
+}
+
+func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
+	var a *job.Analysis
+	if event != webhook.EventStarted {
+		runs, err := n.st.Runs(ctx, j.ID)
+		if err != nil {
+			return err
+		}
+		if len(runs) > 0 {
+			base, err := loadBaseline(ctx, n.st, j.Spec)
+			if err != nil {
+				return err
+			}
+			an := job.AnalyzeAgainst(j.Spec, runs, base)
+			a = &an
+		}
+	}
+	now := n.now().UTC()
+	body, err := webhook.Encode(webhook.NewPayload(event, j, a, n.cfg.LinkBase, now))
+	if err != nil {
+		return err
+	}
+	d := &webhook.Delivery{
+		JobID: j.ID, ID: webhook.NewMessageID(), Event: event, URL: j.Spec.Webhook.URL,
+		Status: webhook.StatusPending, MaxRetry: len(n.cfg.Schedule),
+		CreatedAt: now, UpdatedAt: now, Payload: body,
+	}
+	if err := n.st.CreateDelivery(ctx, d); err != nil {
+		return err
+	}
+	task, err := queue.NewWebhookDeliverTask(j.ID, d.N, d.MaxRetry)
+	if err != nil {
+		return err
+	}
+	if _, err := n.q.EnqueueContext(ctx, task); err != nil {
+		return fmt.Errorf("enqueue delivery %d: %w", d.N, err)
+	}
+	return nil
+}
+
+// deliveryStore is what the Deliverer needs; *store.Store implements it.
+type deliveryStore interface {
+	Delivery(ctx context.Context, id string, n int) (*webhook.Delivery, error)
+	WebhookSecret(ctx context.Context, id string) (string, error)
+	AppendAttempt(ctx context.Context, id string, n int, a *webhook.Attempt) error
+	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
+}
+
+// WebhookConfig configures the webhook delivery server.
+type WebhookConfig struct {
+	// Concurrency is how many deliveries run at once; zero means 10.
+	Concurrency int
+	// Schedule is the wait before each retry; nil means
+	// webhook.DefaultSchedule().
+	Schedule webhook.Schedule
+	// Timeout bounds one attempt; zero means 10s.
+	Timeout time.Duration
+	// Dial opens every connection to a receiver: the address policy plugs
+	// in here. Nil means netguard's loopback-only dialer.
+	Dial webhook.DialContext
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+func (c WebhookConfig) withDefaults() WebhookConfig {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultWebhookConcurrency
+	}
+	if c.Schedule == nil {
+		c.Schedule = webhook.DefaultSchedule()
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = webhook.DefaultTimeout
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Dial == nil {
+		p := netguard.LoopbackOnly()
+		c.Dial = (&netguard.Dialer{Policy: p, Dialer: &net.Dialer{Control: p.Control}}).DialContext
+	}
+	return c
+}
+
+// Deliverer handles webhook:deliver tasks: one call is one attempt.
+type Deliverer struct {
+	st       deliveryStore
+	sender   *webhook.Sender
+	schedule webhook.Schedule
+	log      *slog.Logger
+}
+
+// NewDeliverer returns a Deliverer on st; Webhooks builds one, tests may
+// call its HandleWebhookDeliver directly.
+func NewDeliverer(st *store.Store, cfg WebhookConfig) *Deliverer {
+	return newDeliverer(st, cfg.withDefaults())
+}
+
+func newDeliverer(st deliveryStore, cfg WebhookConfig) *Deliverer {
+	return &Deliverer{
+		st:       st,
+		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout)},
+		schedule: cfg.Schedule, log: cfg.Logger,
+	}
+}
+
+// attemptError is returned for an attempt to retry; asynq's retry
+// delay reads the receiver's Retry-After from it.
+type attemptError struct {
+	retryAfter time.Duration
+	msg        string
+}
+
+func (e *attemptError) Error() string { return e.msg }
+
+// HandleWebhookDeliver makes one attempt at the delivery named by t and
+// logs it. It returns nil when delivered, an error wrapping
+// asynq.SkipRetry when retrying is pointless (410, the delivery or its
+// secret gone), and another error for asynq to retry on the schedule.
+func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) error {
+	p, err := queue.ParseWebhookDeliver(t)
+	if err != nil {
+		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry)
+	}
+	del, err := d.st.Delivery(ctx, p.JobID, p.Delivery)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry) // expired with its job
+	}
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	sig, err := d.signer(ctx, p.JobID)
+	if err != nil {
+		d.setStatus(ctx, del, webhook.StatusFailed)
+		return fmt.Errorf("worker: delivery %d of job %s: %w: %w", del.N, del.JobID, err, asynq.SkipRetry)
+	}
+	a := d.sender.Send(ctx, del.URL, del.ID, sig, del.Payload)
+	if err := d.st.AppendAttempt(ctx, del.JobID, del.N, &a); err != nil {
+		d.log.Warn("worker: log webhook attempt", "job", del.JobID, "delivery", del.N, "err", err)
+	}
+	d.log.Info("worker: webhook attempt", "job", del.JobID, "delivery", del.N, "event", del.Event,
+		"attempt", a.N, "status_code", a.StatusCode, "outcome", a.Outcome, "error", a.Error, "duration_ms", a.DurationMs)
+	switch a.Outcome {
+	case webhook.OutcomeDelivered:
+		d.setStatus(ctx, del, webhook.StatusDelivered)
+		return nil
+	case webhook.OutcomeGone:
+		d.setStatus(ctx, del, webhook.StatusGone)
+		return fmt.Errorf("worker: delivery %d of job %s: receiver answered 410: %w", del.N, del.JobID, asynq.SkipRetry)
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	status := webhook.StatusRetrying
+	if retried >= maxRetry {
+		status = webhook.StatusFailed // asynq archives the task after this
+	}
+	d.setStatus(ctx, del, status)
+	why := a.Error
+	if why == "" {
+		why = fmt.Sprintf("status %d", a.StatusCode)
+	}
+	return &attemptError{
+		retryAfter: time.Duration(a.RetryAfterMs) * time.Millisecond,
+		msg:        fmt.Sprintf("worker: delivery %d of job %s: attempt %d: %s", del.N, del.JobID, a.N, why),
+	}
+}
+
+func (d *Deliverer) signer(ctx context.Context, jobID string) (*webhook.Signer, error) {
+	secret, err := d.st.WebhookSecret(ctx, jobID)
+	if err != nil {
+		return nil, err
+	}
+	return webhook.NewSigner(secret)
+}
+
+// setStatus records where a delivery stands; a failure is logged only,
+// since the attempt itself is already logged.
+func (d *Deliverer) setStatus(ctx context.Context, del *webhook.Delivery, s webhook.Status) {
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	_, err := d.st.UpdateDelivery(ctx, del.JobID, del.N, func(x *webhook.Delivery) error {
+		x.Status, x.UpdatedAt = s, time.Now().UTC()
+		return nil
+	})
+	if err != nil {
+		d.log.Warn("worker: record webhook status", "job", del.JobID, "delivery", del.N, "status", s, "err", err)
+	}
+}
+
+// retryDelay follows the schedule, waiting longer when the receiver asked
+// to with Retry-After (capped at the schedule's longest wait, so a
+// receiver cannot park a delivery for a year).
+func (d *Deliverer) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	wait := d.schedule.Delay(n)
+	var ae *attemptError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
+		if ra := min(ae.retryAfter, d.schedule.Max()); ra >= wait {
+			wait = notBefore(time.Now(), ra)
+		}
+	}
+	return wait
+}
+
+// notBefore turns a wait that must not end early into one asynq keeps:
+// asynq files a retry under its due time in whole Unix seconds, rounded
+// down, so a plain wait can end up to a second early. The result ends on
+// the first whole second at or after now+d. (Schedule waits carry ±10 %
+// jitter anyway and are not rounded.)
+func notBefore(now time.Time, d time.Duration) time.Duration {
+	due := now.Add(d)
+	end := due.Truncate(time.Second)
+	if end.Before(due) {
+		end = end.Add(time.Second)
+	}
+	return end.Sub(now)
+}
+
+// Webhooks serves the webhooks queue with its own asynq server, so many
+// short deliveries never wait behind a benchmark.
+type Webhooks struct {
+	srv *asynq.Server
+	mux *asynq.ServeMux
+}
+
+// NewWebhooks builds the delivery server on the process's shared Redis
+// client; Start or Run starts it.
+func NewWebhooks(rdb redis.UniversalClient, st *store.Store, cfg WebhookConfig) *Webhooks {
+	cfg = cfg.withDefaults()
+	d := newDeliverer(st, cfg)
+	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
+		Concurrency:              cfg.Concurrency,
+		Queues:                   map[string]int{queue.QueueWebhooks: 1},
+		RetryDelayFunc:           d.retryDelay,
+		TaskCheckInterval:        webhookTaskCheck,
+		DelayedTaskCheckInterval: delayedCheck(cfg.Schedule),
+		ShutdownTimeout:          cfg.Timeout + cleanupTimeout,
+		Logger:                   asynqLogger{cfg.Logger},
+		LogLevel:                 asynq.WarnLevel,
+	})
+	mux := asynq.NewServeMux()
+	mux.HandleFunc(queue.TypeWebhookDeliver, d.HandleWebhookDeliver)
+	return &Webhooks{srv: srv, mux: mux}
+}
+
+// delayedCheck is how often due retries are moved back to the queue: half
+// the shortest wait, within [20ms, 1s].
+func delayedCheck(s webhook.Schedule) time.Duration {
+	shortest := maxDelayedCheck
+	for _, d := range s {
+		shortest = min(shortest, d/2)
+	}
+	return max(shortest, minDelayedCheck)
+}
+
+// Start starts delivering in the background.
+func (w *Webhooks) Start() error {
+	if err := w.srv.Start(w.mux); err != nil {
+		return fmt.Errorf("worker: start webhooks: %w", err)
+	}
+	return nil
+}
+
+// Shutdown stops taking deliveries and waits for attempts in flight.
+func (w *Webhooks) Shutdown() { w.srv.Shutdown() }
+
+// Run starts the server, blocks until ctx is done, then shuts down.
+func (w *Webhooks) Run(ctx context.Context) error {
+	if err := w.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	w.Shutdown()
+	return nil
+}
