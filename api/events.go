@@ -31,6 +31,8 @@ func isFinalEvent(typ string) bool {
 //	@Param			Last-Event-ID	header		string	false	"resume after this event id"
 //	@Success		200				{string}	string	"event stream"
 //	@Failure		404				{object}	Problem
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/events [get]
 func (s *Server) handleJobEvents(c echo.Context) error {
 	ctx, cancel := context.WithCancel(c.Request().Context())

@@ -29,14 +29,23 @@ const (
 //	@Accept			json
 //	@Produce		json
 //	@Param			spec	body		job.Spec	true	"the job spec; every field but targets has a default"
-//	@Success		202		{object}	JobResponse	"accepted; Location names the job"
+//	@Param			Idempotency-Key	header	string	false	"1-255 printable ASCII; the same key and body within 24 h return the first job (200), another body is a 409"
+//	@Success		200		{object}	JobResponse	"replay of an Idempotency-Key: the job its first request created (header Idempotent-Replayed: true)"
+//	@Success		202		{object}	CreateJobResponse	"accepted; Location names the job; webhook_secret is shown this once"
 //	@Header			202		{string}	Location	"/v1/jobs/{id}"
 //	@Failure		400		{object}	Problem		"malformed JSON"
 //	@Failure		413		{object}	Problem		"body over the size limit"
-//	@Failure		422		{object}	Problem		"invalid fields, each named"
+//	@Failure		401		{object}	Problem		"no valid API key"
+//	@Failure		422		{object}	Problem		"invalid fields, each named (a per-run quota names the field, its limit and the value asked); target-unverified: a target host does not serve the key's token"
+//	@Failure		429		{object}	Problem		"over the active-job or submission-rate quota; limit (and value) in the body, Retry-After header"
+//	@Failure		409		{object}	Problem		"Idempotency-Key reused with another body (idempotency-conflict) or still in progress (idempotency-in-progress)"
 //	@Failure		503		{object}	Problem		"queue unavailable"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs [post]
 func (s *Server) handleCreateJob(c echo.Context) error {
+	if wantsIdempotency(c) {
+		return s.createIdempotent(c) // idempotency.go: claims the key, then comes back here
+	}
 	ctx := c.Request().Context()
 	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody)
 	spec, err := job.Decode(body)
@@ -44,7 +53,13 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 		return decodeError(err, s.cfg.MaxBody)
 	}
 	spec = spec.WithDefaults()
-	if err := spec.Validate(*s.cfg.Limits, s.cfg.CheckURL); err != nil {
+	if err := spec.Validate(s.limitsFor(c), s.urlChecker(c)); err != nil { // targets.go
+		return err
+	}
+	if err := s.verifyTargets(c, spec); err != nil { // targets.go: 422 for a host without its token
+		return err
+	}
+	if spec.CompareTo, err = s.resolveCompareTo(c, spec.CompareTo); err != nil { // compare.go: pin it to one job
 		return err
 	}
 	j := &job.Job{
@@ -55,6 +70,13 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 		CreatedAt: time.Now().UTC(),
 		Progress:  job.Progress{RunsTotal: len(spec.Schedule())},
 	}
+	if err := s.admitJob(c, j); err != nil { // quota.go: 429 over the rate or active-job quota
+		return err
+	}
+	secret, err := s.webhookSecret(c, j) // deliveries.go: kept apart from the job
+	if err != nil {
+		return err
+	}
 	if err := s.store.CreateJob(ctx, j); err != nil {
 		return fmt.Errorf("api: create job: %w", err)
 	}
@@ -62,7 +84,7 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
-	return c.JSON(http.StatusAccepted, newJobResponse(j))
+	return c.JSON(http.StatusAccepted, CreateJobResponse{JobResponse: newJobResponse(j), WebhookSecret: secret})
 }
 
 // enqueue hands a stored job to the workers. If the queue refuses it, the
@@ -122,6 +144,8 @@ func decodeError(err error, limit int64) error {
 //	@Param			limit	query		int			false	"page size, 1..100 (default 20)"
 //	@Success		200		{object}	ListJobsResponse
 //	@Failure		400		{object}	Problem	"bad filter"
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs [get]
 func (s *Server) handleListJobs(c echo.Context) error {
 	f, err := listFilter(c)
@@ -186,6 +210,8 @@ func queryError(field, format string, args ...any) error {
 //	@Param			id	path		string	true	"job id"
 //	@Success		200	{object}	JobResponse
 //	@Failure		404	{object}	Problem
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs/{id} [get]
 func (s *Server) handleGetJob(c echo.Context) error {
 	j, err := s.ownedJob(c, c.Param("id"))
@@ -204,6 +230,8 @@ func (s *Server) handleGetJob(c echo.Context) error {
 //	@Param			id	path		string	true	"job id"
 //	@Success		200	{object}	ResultsResponse
 //	@Failure		404	{object}	Problem
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/results [get]
 func (s *Server) handleGetResults(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -216,7 +244,11 @@ func (s *Server) handleGetResults(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("api: get runs: %w", err)
 	}
-	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: job.Analyze(j.Spec, runs)})
+	a, err := s.analyze(ctx, j, runs) // compare.go: with the compare_to job's runs
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: a})
 }
 
 // handleCancelJob cancels a job.
@@ -229,6 +261,8 @@ func (s *Server) handleGetResults(c echo.Context) error {
 //	@Success		202	{object}	JobResponse	"cancel requested"
 //	@Failure		404	{object}	Problem
 //	@Failure		409	{object}	Problem	"the job already finished"
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs/{id} [delete]
 func (s *Server) handleCancelJob(c echo.Context) error {
 	ctx := c.Request().Context()

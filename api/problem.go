@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/targetverify"
 )
 
 // problemBase prefixes every problem type URI. The URIs are identifiers that
@@ -26,8 +27,12 @@ type Problem struct {
 	// Field names the offending input when there is exactly one.
 	Field string `json:"field,omitempty" example:"sweep.concurrency[0]"`
 	// Errors lists every invalid field of a validation problem.
-	Errors    []FieldProblem `json:"errors,omitempty"`
-	RequestID string         `json:"request_id,omitempty"`
+	Errors []FieldProblem `json:"errors,omitempty"`
+	// Limit is the quota a 429 hit, and Value the caller's count against
+	// it where one is known (jobs queued or running).
+	Limit     int    `json:"limit,omitempty" example:"10"`
+	Value     int    `json:"value,omitempty" example:"10"`
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // FieldProblem is one invalid field.
@@ -44,6 +49,7 @@ var (
 	errUnavailable = errors.New("api: dependency unavailable")
 	errNoURLPolicy = errors.New("api: no URL policy configured")
 	errJobFinished = errors.New("api: job already finished")
+	// errUnauthorized, errTooManyActive, errRateLimited: auth.go, quota.go.
 )
 
 // problemKind is one row of the error table.
@@ -63,13 +69,24 @@ func problemKinds() []problemKind {
 	return []problemKind{
 		{errTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", true},
 		{errMalformed, http.StatusBadRequest, "malformed-body", "Malformed request body", true},
+		// Before job.ErrInvalid: an unverified target also wraps the
+		// *job.ValidationError that names its fields.
+		{targetverify.ErrUnverified, http.StatusUnprocessableEntity, "target-unverified", "Target host not verified", true},
+		{errBadTarget, http.StatusUnprocessableEntity, "invalid-target", "Invalid target URL", true},
 		{job.ErrInvalid, http.StatusUnprocessableEntity, "validation", "Invalid job spec", true},
 		{errBadQuery, http.StatusBadRequest, "bad-query", "Invalid query parameter", true},
 		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false},
 		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false},
 		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true},
+		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true},
+		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true},
+		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true},
+		{errDeliveryInFlight, http.StatusConflict, "delivery-in-flight", "Delivery still in flight", true},
 		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false},
 		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false},
+		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true},
+		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true},
+		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true},
 	}
 }
 
@@ -110,6 +127,7 @@ func problemFor(err error) (p Problem, internal bool) {
 			if k.echo {
 				p.Detail = err.Error()
 				addFields(&p, err)
+				quotaFields(&p, err)
 			}
 			return p, false
 		}

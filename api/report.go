@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/report"
 )
 
@@ -28,6 +27,8 @@ import (
 //	@Success		200		{string}	string	"the report"
 //	@Failure		400		{object}	Problem	"unknown format (field: format)"
 //	@Failure		404		{object}	Problem
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/report [get]
 func (s *Server) handleGetReport(c echo.Context) error {
 	f, err := reportFormat(c.Request())
@@ -46,8 +47,12 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	}
 	// Render fully before sending: a renderer error then becomes a clean
 	// problem response instead of a truncated 200.
+	a, err := s.analyze(ctx, j, runs) // compare.go: with the compare_to job's runs
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
-	if err := report.Write(&buf, f, j, runs, job.Analyze(j.Spec, runs)); err != nil {
+	if err := report.Write(&buf, f, j, runs, a); err != nil {
 		return fmt.Errorf("api: report %s: %w", id, err)
 	}
 	c.Response().Header().Set("Vary", "Accept")

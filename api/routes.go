@@ -12,6 +12,7 @@ import (
 // routes registers every endpoint; DESIGN.md §5 is the map.
 func (s *Server) routes() {
 	e := s.echo
+	e.Use(s.authenticateUnder("/v1")) // auth.go: every /v1 route, and each one added here later, needs a key
 	v1 := e.Group("/v1")
 	v1.POST("/jobs", s.handleCreateJob)
 	v1.GET("/jobs", s.handleListJobs)
@@ -20,6 +21,10 @@ func (s *Server) routes() {
 	v1.GET("/jobs/:id/report", s.handleGetReport)
 	v1.GET("/jobs/:id/events", s.handleJobEvents)
 	v1.DELETE("/jobs/:id", s.handleCancelJob)
+	v1.POST("/targets/verify", s.handleVerifyTarget)
+	v1.GET("/targets", s.handleListTargets)
+	v1.GET("/jobs/:id/deliveries", s.handleListDeliveries)
+	v1.POST("/jobs/:id/deliveries/:n/redeliver", s.handleRedeliver)
 
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)

@@ -29,6 +29,12 @@ import (
 //	@tag.description			Benchmark jobs: submit, list, inspect, cancel, stream.
 //	@tag.name					ops
 //	@tag.description			Health, readiness and metrics.
+//	@tag.name					targets
+//	@tag.description			Target verification: prove control of a host before benchmarking it.
+//	@securityDefinitions.apikey	BearerAuth
+//	@in							header
+//	@name						Authorization
+//	@description				"Bearer <key>" with a key from `benchq keys add`. Not needed in the open development mode (loopback listener, no keys exist).
 
 // Config tunes the API server. Zero values mean the documented default.
 type Config struct {
@@ -37,9 +43,23 @@ type Config struct {
 	MaxBody int64
 	// Limits bound what a job may ask for; zero means job.DefaultLimits().
 	Limits *job.Limits
+	// Auth says when a /v1 request needs an API key; zero means AuthAuto.
+	Auth AuthMode
+	// MaxActiveJobs and SubmissionsPerMinute are the service-wide admission
+	// quotas of a caller whose key sets none; zero means 10 and 60.
+	MaxActiveJobs        int
+	SubmissionsPerMinute int
 	// CheckURL decides which target URLs a job may reach. Required: the
 	// API refuses every URL when it is nil, rather than allowing all.
 	CheckURL job.URLChecker
+	// CheckURLs, when set, is used instead of CheckURL for the URLs of one
+	// request: its check is bound to the request's context, so the DNS
+	// lookups of a submission end with it and share one budget
+	// (netguard.Checker.Session).
+	CheckURLs func(ctx context.Context) job.URLChecker
+	// VerifyTargets refuses jobs whose target hosts do not serve the
+	// caller's token (Deps.Targets checks them; without it, 503).
+	VerifyTargets bool
 	// Logger receives request logs and internal errors; nil discards.
 	Logger *slog.Logger
 
@@ -94,6 +114,24 @@ type Deps struct {
 	Queue Enqueuer
 	// Inspector, when set, exports queue depths on /metrics.
 	Inspector *asynq.Inspector
+	// Deliveries keeps webhook secrets and delivery logs; nil refuses jobs
+	// with a webhook (503) and the deliveries endpoints.
+	Deliveries DeliveryStore
+	// Keys authenticates API keys; nil means no key exists (open mode on
+	// loopback in AuthAuto, every request refused in AuthKeys).
+	Keys KeyStore
+	// Quotas enforces active jobs and submission rate; nil disables both
+	// (tests of other endpoints). Per-run quotas apply regardless.
+	Quotas QuotaStore
+	// Idempotency remembers Idempotency-Key claims; nil answers requests
+	// carrying the header with 503 rather than risk a duplicate job.
+	Idempotency IdempotencyStore
+	// Selector resolves compare_to selectors; nil answers jobs with one
+	// with 503.
+	Selector JobSelector
+	// Targets manages target verification tokens (targets.go); nil
+	// answers the /v1/targets endpoints with 503.
+	Targets TargetVerifier
 }
 
 // Server is the benchq HTTP API.
@@ -105,6 +143,18 @@ type Server struct {
 	echo    *echo.Echo
 	http    *http.Server
 	metrics *metrics
+	auth    *authState
+	quotas  QuotaStore
+
+	// deliveries: webhook secrets and delivery logs (deliveries.go).
+	deliveries DeliveryStore
+
+	// idempotency and selector: idempotency.go and compare.go.
+	idempotency IdempotencyStore
+	selector    JobSelector
+
+	// targets: target verification (targets.go).
+	targets TargetVerifier
 
 	// closing is canceled when Shutdown starts, ending event streams that
 	// http.Server.Shutdown would otherwise wait for until its deadline.
@@ -122,8 +172,12 @@ func New(cfg Config, deps Deps) *Server {
 		log:   cfg.Logger,
 		echo:  echo.New(),
 	}
+	s.deliveries = deps.Deliveries
+	s.idempotency, s.selector = deps.Idempotency, deps.Selector
+	s.targets = deps.Targets
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
+	s.auth, s.quotas = newAuthState(cfg.Auth, deps.Keys), deps.Quotas
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -155,6 +209,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
 // Serve accepts connections on l until Shutdown; it returns nil after a
 // graceful shutdown.
 func (s *Server) Serve(l net.Listener) error {
+	s.auth.listening(l.Addr(), s.log)
 	if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("api: serve: %w", err)
 	}

@@ -70,6 +70,11 @@ const docTemplate = `{
         },
         "/v1/jobs": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Filters by status and by labels (every label must match); pages with an opaque cursor.",
                 "produces": [
                     "application/json"
@@ -127,10 +132,21 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
                     }
                 }
             },
             "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Decodes, defaults and validates the spec, stores the job as queued and enqueues it. Every invalid field is listed at once in a 422 problem.",
                 "consumes": [
                     "application/json"
@@ -151,13 +167,25 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/job.Spec"
                         }
+                    },
+                    {
+                        "type": "string",
+                        "description": "1-255 printable ASCII; the same key and body within 24 h return the first job (200), another body is a 409",
+                        "name": "Idempotency-Key",
+                        "in": "header"
                     }
                 ],
                 "responses": {
-                    "202": {
-                        "description": "accepted; Location names the job",
+                    "200": {
+                        "description": "replay of an Idempotency-Key: the job its first request created (header Idempotent-Replayed: true)",
                         "schema": {
                             "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "202": {
+                        "description": "accepted; Location names the job; webhook_secret is shown this once",
+                        "schema": {
+                            "$ref": "#/definitions/api.CreateJobResponse"
                         },
                         "headers": {
                             "Location": {
@@ -172,6 +200,18 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "Idempotency-Key reused with another body (idempotency-conflict) or still in progress (idempotency-in-progress)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "413": {
                         "description": "body over the size limit",
                         "schema": {
@@ -179,7 +219,13 @@ const docTemplate = `{
                         }
                     },
                     "422": {
-                        "description": "invalid fields, each named",
+                        "description": "invalid fields, each named (a per-run quota names the field, its limit and the value asked); target-unverified: a target host does not serve the key's token",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over the active-job or submission-rate quota; limit (and value) in the body, Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -195,6 +241,11 @@ const docTemplate = `{
         },
         "/v1/jobs/{id}": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "The spec with defaults, status, progress (runs done, requests done, current rps) and verdict.",
                 "produces": [
                     "application/json"
@@ -219,6 +270,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.JobResponse"
                         }
                     },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "404": {
                         "description": "Not Found",
                         "schema": {
@@ -228,6 +285,11 @@ const docTemplate = `{
                 }
             },
             "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "A queued job never starts; a running one stops within about a second and keeps the runs already finished.",
                 "produces": [
                     "application/json"
@@ -252,6 +314,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.JobResponse"
                         }
                     },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "404": {
                         "description": "Not Found",
                         "schema": {
@@ -267,8 +335,124 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/jobs/{id}/deliveries": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "List a job's webhook deliveries",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.DeliveriesResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/jobs/{id}/deliveries/{n}/redeliver": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Enqueues delivery n again with the same webhook-id and body (receivers de-duplicate on the id) and a fresh retry schedule. Refused with 409 while the delivery is still pending or retrying.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Redeliver a webhook",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "integer",
+                        "description": "delivery number, from 1",
+                        "name": "n",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "202": {
+                        "description": "redelivery enqueued",
+                        "schema": {
+                            "$ref": "#/definitions/api.DeliveryResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "the delivery is still in flight",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "queue unavailable",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs/{id}/events": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event.",
                 "produces": [
                     "text/event-stream"
@@ -299,6 +483,12 @@ const docTemplate = `{
                             "type": "string"
                         }
                     },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "404": {
                         "description": "Not Found",
                         "schema": {
@@ -310,6 +500,11 @@ const docTemplate = `{
         },
         "/v1/jobs/{id}/report": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG chart (per request count, duration or rate: req/s bars and p50/p99 latency lines against concurrency) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
                 "produces": [
                     "application/json",
@@ -360,6 +555,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "404": {
                         "description": "Not Found",
                         "schema": {
@@ -371,6 +572,11 @@ const docTemplate = `{
         },
         "/v1/jobs/{id}/results": {
             "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
                 "description": "Every run stored so far, each with its ApacheBench-compatible result, and their analysis: per point the mean, sd, min, max and CV over repeats, the difference to the baseline target (\"+12.69 %\"), where each target saturates, and the threshold verdict with the failing cells.",
                 "produces": [
                     "application/json"
@@ -395,8 +601,102 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.ResultsResponse"
                         }
                     },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/targets": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every host the caller's key has a token for, with the outcome of its last check.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "targets"
+                ],
+                "summary": "List target hosts",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ListTargetsResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/targets/verify": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Creates the caller's token for the URL's host (host and port) if it has none, then fetches {scheme}://{host}/benchq-verify-{token}.txt, without following redirects. The host is verified when the body holds the token on a line of its own. With verification on, jobs may only target verified hosts.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "targets"
+                ],
+                "summary": "Verify a target host",
+                "parameters": [
+                    {
+                        "description": "a URL on the host to verify",
+                        "name": "request",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.VerifyTargetRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "the token, where to publish it, and whether the host serves it now",
+                        "schema": {
+                            "$ref": "#/definitions/api.TargetHostResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "not an http(s) URL, or refused by the address policy (field url)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -661,6 +961,173 @@ const docTemplate = `{
                 }
             }
         },
+        "api.AttemptResponse": {
+            "type": "object",
+            "properties": {
+                "at": {
+                    "type": "string"
+                },
+                "duration_ms": {
+                    "type": "number",
+                    "example": 12.5
+                },
+                "error": {
+                    "type": "string",
+                    "example": "timeout: context deadline exceeded"
+                },
+                "n": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "outcome": {
+                    "type": "string",
+                    "enum": [
+                        "delivered",
+                        "retry",
+                        "gone"
+                    ],
+                    "example": "retry"
+                },
+                "response": {
+                    "description": "Response is the first 1 KiB of the answer's body.",
+                    "type": "string"
+                },
+                "retry_after_ms": {
+                    "type": "integer"
+                },
+                "status_code": {
+                    "type": "integer",
+                    "example": 500
+                }
+            }
+        },
+        "api.CreateJobResponse": {
+            "type": "object",
+            "properties": {
+                "cancel_requested": {
+                    "type": "boolean"
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "error": {
+                    "type": "string"
+                },
+                "finished_at": {
+                    "type": "string"
+                },
+                "id": {
+                    "type": "string",
+                    "example": "01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "links": {
+                    "$ref": "#/definitions/api.JobLinks"
+                },
+                "progress": {
+                    "$ref": "#/definitions/job.Progress"
+                },
+                "spec": {
+                    "$ref": "#/definitions/job.Spec"
+                },
+                "started_at": {
+                    "type": "string"
+                },
+                "status": {
+                    "enum": [
+                        "queued",
+                        "running",
+                        "succeeded",
+                        "failed",
+                        "canceled"
+                    ],
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Status"
+                        }
+                    ],
+                    "example": "running"
+                },
+                "verdict": {
+                    "type": "string",
+                    "enum": [
+                        "pass",
+                        "fail",
+                        "none"
+                    ]
+                },
+                "webhook_secret": {
+                    "description": "WebhookSecret (\"whsec_...\") signs the job's webhooks; absent when the\njob has no webhook or the API key has its own secret.",
+                    "type": "string",
+                    "example": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                }
+            }
+        },
+        "api.DeliveriesResponse": {
+            "type": "object",
+            "properties": {
+                "deliveries": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.DeliveryResponse"
+                    }
+                }
+            }
+        },
+        "api.DeliveryResponse": {
+            "type": "object",
+            "properties": {
+                "attempts": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.AttemptResponse"
+                    }
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "event": {
+                    "type": "string",
+                    "example": "job.succeeded"
+                },
+                "max_retries": {
+                    "type": "integer",
+                    "example": 9
+                },
+                "n": {
+                    "type": "integer",
+                    "example": 1
+                },
+                "payload": {
+                    "type": "object"
+                },
+                "redeliveries": {
+                    "type": "integer"
+                },
+                "status": {
+                    "description": "Status: pending (queued), retrying, delivered, gone (the receiver\nanswered 410) or failed (every attempt of the schedule failed).",
+                    "type": "string",
+                    "enum": [
+                        "pending",
+                        "retrying",
+                        "delivered",
+                        "gone",
+                        "failed"
+                    ],
+                    "example": "delivered"
+                },
+                "updated_at": {
+                    "type": "string"
+                },
+                "url": {
+                    "type": "string",
+                    "example": "http://127.0.0.1:9000/hooks/benchq"
+                },
+                "webhook_id": {
+                    "type": "string",
+                    "example": "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                }
+            }
+        },
         "api.FieldProblem": {
             "type": "object",
             "properties": {
@@ -771,6 +1238,17 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ListTargetsResponse": {
+            "type": "object",
+            "properties": {
+                "targets": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.TargetHostResponse"
+                    }
+                }
+            }
+        },
         "api.Problem": {
             "type": "object",
             "properties": {
@@ -793,6 +1271,11 @@ const docTemplate = `{
                     "type": "string",
                     "example": "/v1/jobs"
                 },
+                "limit": {
+                    "description": "Limit is the quota a 429 hit, and Value the caller's count against\nit where one is known (jobs queued or running).",
+                    "type": "integer",
+                    "example": 10
+                },
                 "request_id": {
                     "type": "string"
                 },
@@ -807,6 +1290,10 @@ const docTemplate = `{
                 "type": {
                     "type": "string",
                     "example": "https://benchq.dev/problems/validation"
+                },
+                "value": {
+                    "type": "integer",
+                    "example": 10
                 }
             }
         },
@@ -853,9 +1340,52 @@ const docTemplate = `{
                 }
             }
         },
+        "api.TargetHostResponse": {
+            "type": "object",
+            "properties": {
+                "checked_at": {
+                    "type": "string"
+                },
+                "detail": {
+                    "type": "string"
+                },
+                "host": {
+                    "type": "string",
+                    "example": "127.0.0.1:8081"
+                },
+                "path": {
+                    "type": "string",
+                    "example": "/benchq-verify-6f1c0e8d4b2a49d7a3e5f9c1b7d3e2a0.txt"
+                },
+                "token": {
+                    "type": "string",
+                    "example": "6f1c0e8d4b2a49d7a3e5f9c1b7d3e2a0"
+                },
+                "verified": {
+                    "type": "boolean"
+                }
+            }
+        },
+        "api.VerifyTargetRequest": {
+            "type": "object",
+            "properties": {
+                "url": {
+                    "type": "string",
+                    "example": "http://127.0.0.1:8081/"
+                }
+            }
+        },
         "job.Analysis": {
             "type": "object",
             "properties": {
+                "compare_to": {
+                    "description": "CompareTo compares every point with the compare_to job's, when the\nspec names one and AnalyzeAgainst was given it.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.BaselineComparison"
+                        }
+                    ]
+                },
                 "points": {
                     "type": "array",
                     "items": {
@@ -870,6 +1400,73 @@ const docTemplate = `{
                 },
                 "verdict": {
                     "$ref": "#/definitions/job.VerdictResult"
+                }
+            }
+        },
+        "job.BaselineCell": {
+            "type": "object",
+            "properties": {
+                "baseline_p99_ms": {
+                    "type": "number"
+                },
+                "baseline_point": {
+                    "description": "BaselinePoint is the matching point's index in the baseline job, -1\nwhen it has none with runs; the other baseline fields are then 0.",
+                    "type": "integer"
+                },
+                "baseline_rps": {
+                    "type": "number"
+                },
+                "comparison": {
+                    "description": "Comparison is this point relative to the baseline job's, in percent\nof the latter; its Baseline field holds the baseline job id.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Comparison"
+                        }
+                    ]
+                },
+                "p99_ms": {
+                    "type": "number"
+                },
+                "point": {
+                    "$ref": "#/definitions/job.Point"
+                },
+                "rps": {
+                    "type": "number"
+                }
+            }
+        },
+        "job.BaselineComparison": {
+            "type": "object",
+            "properties": {
+                "cells": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.BaselineCell"
+                    }
+                },
+                "gone": {
+                    "description": "Gone says why the baseline job could not be compared with.",
+                    "type": "string"
+                },
+                "job_id": {
+                    "type": "string"
+                }
+            }
+        },
+        "job.CompareTo": {
+            "type": "object",
+            "properties": {
+                "job_id": {
+                    "type": "string"
+                },
+                "labels": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                },
+                "status": {
+                    "$ref": "#/definitions/job.Status"
                 }
             }
         },
@@ -1081,6 +1678,14 @@ const docTemplate = `{
                 "baseline": {
                     "type": "string"
                 },
+                "compare_to": {
+                    "description": "CompareTo names the job that thresholds' \"baseline.\u003cmetric\u003e\" refers\nto (see CompareTo).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.CompareTo"
+                        }
+                    ]
+                },
                 "labels": {
                     "type": "object",
                     "additionalProperties": {
@@ -1228,15 +1833,34 @@ const docTemplate = `{
         "job.ThresholdFailure": {
             "type": "object",
             "properties": {
+                "baseline": {
+                    "type": "number"
+                },
+                "baseline_job": {
+                    "description": "For a threshold relative to the compare_to job: that job, the mean\nof the referenced metric in its matching cell, and the bound the\nvalue was held to (factor × baseline + offset).",
+                    "type": "string"
+                },
+                "bound": {
+                    "type": "number"
+                },
                 "concurrency": {
                     "type": "integer"
+                },
+                "duration": {
+                    "type": "string"
                 },
                 "point": {
                     "type": "integer"
                 },
+                "rate": {
+                    "type": "number"
+                },
                 "reason": {
-                    "description": "Reason is set when the cell fails without a value to compare: a\nlatency metric of a point where no request completed.",
+                    "description": "Reason is set when the cell fails without a value to compare: a\nlatency metric of a point where no request completed, or a cell the\nbaseline job does not have.",
                     "type": "string"
+                },
+                "requests": {
+                    "type": "integer"
                 },
                 "target": {
                     "type": "string"
@@ -1281,6 +1905,14 @@ const docTemplate = `{
             }
         }
     },
+    "securityDefinitions": {
+        "BearerAuth": {
+            "description": "\"Bearer \u003ckey\u003e\" with a key from ` + "`" + `benchq keys add` + "`" + `. Not needed in the open development mode (loopback listener, no keys exist).",
+            "type": "apiKey",
+            "name": "Authorization",
+            "in": "header"
+        }
+    },
     "tags": [
         {
             "description": "Benchmark jobs: submit, list, inspect, cancel, stream.",
@@ -1289,6 +1921,10 @@ const docTemplate = `{
         {
             "description": "Health, readiness and metrics.",
             "name": "ops"
+        },
+        {
+            "description": "Target verification: prove control of a host before benchmarking it.",
+            "name": "targets"
         }
     ]
 }`

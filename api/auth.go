@@ -1,0 +1,200 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/apikey"
+)
+
+// AuthMode says when a /v1 request needs an API key.
+type AuthMode string
+
+const (
+	// AuthAuto (the default) requires a key once any active key exists, or
+	// whenever the API listens beyond loopback. On loopback with no key at
+	// all, requests without a key are the anonymous principal: the
+	// zero-install development mode.
+	AuthAuto AuthMode = "auto"
+	// AuthKeys requires a valid key on every /v1 request.
+	AuthKeys AuthMode = "keys"
+)
+
+// KeyStore finds API keys; *store.Store implements it.
+type KeyStore interface {
+	apikey.KeyFinder
+	ActiveKeyCount(ctx context.Context) (int64, error)
+}
+
+// quotaKey is where authenticate leaves the caller's key quota.
+const quotaKey = "benchq.quota"
+
+// keyCountTTL bounds how stale the open mode's "no key exists" may be: a
+// key added with `benchq keys add` closes the open mode within it.
+const keyCountTTL = time.Second
+
+// errUnauthorized is every 401; its text says what was wrong with the
+// credentials, never what they were.
+var errUnauthorized = errors.New("api: unauthorized")
+
+// authState decides who a request is.
+type authState struct {
+	mode AuthMode
+	keys KeyStore
+	// open is whether the mode may admit keyless requests at all; Serve
+	// clears it when the listener is not loopback.
+	open atomic.Bool
+
+	mu        sync.Mutex
+	countedAt time.Time
+	count     int64
+}
+
+func newAuthState(mode AuthMode, keys KeyStore) *authState {
+	a := &authState{mode: mode, keys: keys}
+	a.open.Store(mode != AuthKeys)
+	return a
+}
+
+// authenticateUnder applies authenticate to every request routed to, or
+// addressed to, a path under prefix. It is router-level rather than group
+// middleware because echo's group middleware turns 405s into 404s, and it
+// looks at the matched route as well as the URL so that no spelling of a
+// URL can reach a /v1 handler unchecked.
+func (s *Server) authenticateUnder(prefix string) echo.MiddlewareFunc {
+	under := func(p string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		checked := s.authenticate(next)
+		return func(c echo.Context) error {
+			if under(c.Path()) || under(c.Request().URL.Path) {
+				return checked(c)
+			}
+			return next(c)
+		}
+	}
+}
+
+// authenticate is the /v1 middleware: it admits a valid key, or a keyless
+// request while the open mode holds, and answers 401 otherwise. A request
+// that carries an Authorization header is always checked, open mode or not.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		header := c.Request().Header.Get(echo.HeaderAuthorization)
+		if header == "" {
+			open, err := s.auth.openNow(ctx)
+			if err != nil {
+				return fmt.Errorf("%w: api keys: %v", errUnavailable, err)
+			}
+			if !open {
+				return unauthorized(c, "", "an API key is required: send Authorization: Bearer <key>")
+			}
+			c.Set(principalKey, principal{})
+			return next(c)
+		}
+		scheme, token, _ := strings.Cut(header, " ")
+		token = strings.TrimSpace(token)
+		if !strings.EqualFold(scheme, "Bearer") || token == "" {
+			return unauthorized(c, "invalid_request", "the Authorization header must be Bearer <key>")
+		}
+		k, err := s.auth.lookup(ctx, token)
+		switch {
+		case errors.Is(err, apikey.ErrRevoked):
+			return unauthorized(c, "invalid_token", "the API key was revoked")
+		case errors.Is(err, apikey.ErrUnknown):
+			return unauthorized(c, "invalid_token", "the API key is not valid")
+		case err != nil:
+			return fmt.Errorf("%w: api keys: %v", errUnavailable, err)
+		}
+		c.Set(principalKey, principal{KeyID: k.ID, Admin: k.Admin, WebhookSecret: k.WebhookSecret})
+		c.Set(quotaKey, k.Quota)
+		return next(c)
+	}
+}
+
+// unauthorized answers 401 with the RFC 6750 challenge.
+func unauthorized(c echo.Context, code, msg string) error {
+	challenge := `Bearer realm="benchq"`
+	if code != "" {
+		challenge += `, error="` + code + `"`
+	}
+	c.Response().Header().Set(echo.HeaderWWWAuthenticate, challenge)
+	return fmt.Errorf("%w: %s", errUnauthorized, msg)
+}
+
+func (a *authState) lookup(ctx context.Context, token string) (apikey.Key, error) {
+	if a.keys == nil {
+		return apikey.Key{}, apikey.ErrUnknown
+	}
+	return apikey.Authenticate(ctx, a.keys, token)
+}
+
+// openNow reports whether a keyless request is admitted now: in auto mode
+// on loopback while no active key exists.
+func (a *authState) openNow(ctx context.Context) (bool, error) {
+	if !a.open.Load() {
+		return false, nil
+	}
+	n, err := a.activeKeys(ctx)
+	return n == 0, err
+}
+
+// activeKeys is the active key count, at most keyCountTTL old, so the
+// open mode costs no Redis round trip per request.
+func (a *authState) activeKeys(ctx context.Context) (int64, error) {
+	if a.keys == nil {
+		return 0, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.countedAt.IsZero() && time.Since(a.countedAt) < keyCountTTL {
+		return a.count, nil
+	}
+	n, err := a.keys.ActiveKeyCount(ctx)
+	if err != nil {
+		return 0, err
+	}
+	a.count, a.countedAt = n, time.Now()
+	return n, nil
+}
+
+// listening fixes the mode for the listener's address and logs the one
+// line that says which mode is in force.
+func (a *authState) listening(addr net.Addr, log *slog.Logger) {
+	if !isLoopback(addr) {
+		a.open.Store(false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := a.activeKeys(ctx)
+	switch {
+	case a.mode == AuthKeys:
+		log.Info("benchq: auth keys: every /v1 request needs an API key (auth=keys)", "active_keys", n)
+	case !a.open.Load():
+		log.Info("benchq: auth keys: listening beyond loopback, so every /v1 request needs an API key", "addr", addr.String(), "active_keys", n)
+	case err != nil:
+		log.Warn("benchq: auth: cannot count API keys; requests without a key are refused until Redis answers", "err", err)
+	case n == 0:
+		log.Warn("benchq: auth open: no API keys exist, listening on loopback only; requests without a key are admitted until one is added (benchq keys add)", "addr", addr.String())
+	default:
+		log.Info("benchq: auth keys: API keys exist, so every /v1 request needs one", "active_keys", n)
+	}
+	if !a.open.Load() && err == nil && n == 0 {
+		log.Warn("benchq: auth: no API key exists yet; every /v1 request is refused until one is added (benchq keys add)")
+	}
+}
+
+// isLoopback reports whether a listener only accepts loopback connections.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}

@@ -1,0 +1,274 @@
+package api
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// keyEnv is the API on a real Redis store, with API keys; the queue is a
+// fake, since nothing here runs a job.
+type keyEnv struct {
+	store *store.Store
+	queue *fakeQueue
+	srv   *Server
+	url   string
+}
+
+func newKeyEnv(t *testing.T, tune func(*Config)) *keyEnv {
+	t.Helper()
+	st := store.New(redistest.Start(t).Client(t), store.Options{})
+	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	cfg := Config{CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
+	if tune != nil {
+		tune(&cfg)
+	}
+	env.srv = New(cfg, Deps{Store: st, Queue: env.queue, Keys: st, Quotas: st})
+	hs := httptest.NewServer(env.srv.Handler())
+	t.Cleanup(hs.Close)
+	env.url = hs.URL
+	return env
+}
+
+// addKey stores a key and returns its id and plaintext.
+func (e *keyEnv) addKey(t *testing.T, name string, admin bool, q apikey.Quota) (string, string) {
+	t.Helper()
+	k, plain, err := apikey.New(name, admin, q, "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.AddKey(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	return k.ID, plain
+}
+
+// do sends a request with key as the bearer token ("" sends none).
+func (e *keyEnv) do(t *testing.T, method, path, key, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, e.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+const okSpec = `{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[2],"requests":[10]}}`
+
+// create submits okSpec (or body) and returns the job id, failing unless 202.
+func (e *keyEnv) create(t *testing.T, key string) string {
+	t.Helper()
+	resp, b := e.do(t, http.MethodPost, "/v1/jobs", key, okSpec)
+	var j JobResponse
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &j) != nil {
+		t.Fatalf("POST /v1/jobs = %d %s, want 202", resp.StatusCode, b)
+	}
+	return j.ID
+}
+
+func (e *keyEnv) listIDs(t *testing.T, key string) map[string]bool {
+	t.Helper()
+	resp, b := e.do(t, http.MethodGet, "/v1/jobs?limit=100", key, "")
+	var l ListJobsResponse
+	if resp.StatusCode != 200 || json.Unmarshal(b, &l) != nil {
+		t.Fatalf("GET /v1/jobs = %d %s", resp.StatusCode, b)
+	}
+	ids := map[string]bool{}
+	for _, j := range l.Jobs {
+		ids[j.ID] = true
+	}
+	return ids
+}
+
+// TestIsolation: two keys A and B and an admin; B gets 404 for everything
+// of A's, listings are scoped, the admin sees all.
+func TestIsolation(t *testing.T) {
+	env := newKeyEnv(t, nil)
+	_, a := env.addKey(t, "a", false, apikey.Quota{})
+	_, b := env.addKey(t, "b", false, apikey.Quota{})
+	_, admin := env.addKey(t, "ops", true, apikey.Quota{})
+	jobA, jobB := env.create(t, a), env.create(t, b)
+
+	for _, path := range []string{"", "/results", "/report?format=json", "/events"} {
+		resp, body := env.do(t, http.MethodGet, "/v1/jobs/"+jobA+path, b, "")
+		if resp.StatusCode != 404 || problem(t, resp, body).Type != problemBase+"not-found" {
+			t.Errorf("B: GET A's job%s = %d %s, want 404 not-found", path, resp.StatusCode, body)
+		}
+	}
+	if resp, body := env.do(t, http.MethodDelete, "/v1/jobs/"+jobA, b, ""); resp.StatusCode != 404 {
+		t.Errorf("B: DELETE A's job = %d %s, want 404", resp.StatusCode, body)
+	}
+	if j, err := env.store.GetJob(t.Context(), jobA); err != nil || j.CancelRequested || j.Status != "queued" {
+		t.Errorf("A's job after B's DELETE = %+v, %v, want queued and untouched", j, err)
+	}
+	for _, path := range []string{"", "/results"} {
+		if resp, body := env.do(t, http.MethodGet, "/v1/jobs/"+jobA+path, a, ""); resp.StatusCode != 200 {
+			t.Errorf("A: GET own job%s = %d %s, want 200", path, resp.StatusCode, body)
+		}
+		if resp, body := env.do(t, http.MethodGet, "/v1/jobs/"+jobA+path, admin, ""); resp.StatusCode != 200 {
+			t.Errorf("admin: GET A's job%s = %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+
+	if got := env.listIDs(t, a); len(got) != 1 || !got[jobA] {
+		t.Errorf("A lists %v, want only %s", got, jobA)
+	}
+	if got := env.listIDs(t, b); len(got) != 1 || !got[jobB] {
+		t.Errorf("B lists %v, want only %s", got, jobB)
+	}
+	if got := env.listIDs(t, admin); len(got) != 2 || !got[jobA] || !got[jobB] {
+		t.Errorf("admin lists %v, want both jobs", got)
+	}
+	if resp, body := env.do(t, http.MethodDelete, "/v1/jobs/"+jobA, admin, ""); resp.StatusCode != 202 {
+		t.Errorf("admin: DELETE A's job = %d %s, want 202", resp.StatusCode, body)
+	}
+}
+
+// TestUnauthorized: once a key exists, a missing, malformed, unknown or
+// revoked key is a 401 problem with a Bearer challenge that never echoes
+// the key; the operational endpoints stay open.
+func TestUnauthorized(t *testing.T) {
+	env := newKeyEnv(t, nil)
+	_, good := env.addKey(t, "a", false, apikey.Quota{})
+	_, revoked := env.addKey(t, "old", false, apikey.Quota{})
+	if _, err := env.store.RevokeKey(t.Context(), keyID(t, env, revoked), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		header string
+		detail string
+	}{
+		{"no key", "", "an API key is required"},
+		{"unknown key", "Bearer bq_" + strings.Repeat("A", 43), "not valid"},
+		{"foreign token", "Bearer ghp_0123456789", "not valid"},
+		{"revoked key", "Bearer " + revoked, "revoked"},
+		{"basic scheme", "Basic " + good, "must be Bearer"},
+		{"empty bearer", "Bearer ", "must be Bearer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, route := range []struct{ method, path, body string }{
+				{http.MethodGet, "/v1/jobs", ""}, {http.MethodPost, "/v1/jobs", okSpec},
+				{http.MethodGet, "/v1/jobs/anything/results", ""}, {http.MethodGet, "/v1/no-such-route", ""},
+			} {
+				req, _ := http.NewRequestWithContext(t.Context(), route.method, env.url+route.path, strings.NewReader(route.body))
+				if tt.header != "" {
+					req.Header.Set("Authorization", tt.header)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 401 {
+					t.Fatalf("%s %s = %d %s, want 401", route.method, route.path, resp.StatusCode, body)
+				}
+				p := problem(t, resp, body)
+				if p.Type != problemBase+"unauthorized" || !strings.Contains(p.Detail, tt.detail) {
+					t.Errorf("problem = %+v, want unauthorized saying %q", p, tt.detail)
+				}
+				if ch := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(ch, `Bearer realm="benchq"`) {
+					t.Errorf("WWW-Authenticate = %q, want a Bearer challenge", ch)
+				}
+				if _, secret, _ := strings.Cut(tt.header, " "); len(secret) > 4 && strings.Contains(string(body), secret) {
+					t.Errorf("401 body echoes the presented key: %s", body)
+				}
+			}
+		})
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi.json"} {
+		if resp, body := env.do(t, http.MethodGet, path, "", ""); resp.StatusCode != 200 {
+			t.Errorf("GET %s without a key = %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+	if resp, body := env.do(t, http.MethodPut, "/v1/jobs", good, "{}"); resp.StatusCode != 405 {
+		t.Errorf("PUT /v1/jobs with a key = %d %s, want 405", resp.StatusCode, body)
+	}
+}
+
+// keyID finds the id of a plaintext key through the store, as the API does.
+func keyID(t *testing.T, env *keyEnv, plain string) string {
+	t.Helper()
+	k, err := apikey.Authenticate(t.Context(), env.store, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.ID
+}
+
+// TestOpenModeEndsWithFirstKey: with no key, loopback admits keyless
+// requests (still checking any key presented); the first key closes it
+// within the key-count cache's second.
+func TestOpenModeEndsWithFirstKey(t *testing.T) {
+	env := newKeyEnv(t, nil)
+	env.create(t, "")
+	if resp, body := env.do(t, http.MethodGet, "/v1/jobs", "bq_forged", ""); resp.StatusCode != 401 {
+		t.Errorf("open mode with a bad key = %d %s, want 401: a presented key is always checked", resp.StatusCode, body)
+	}
+	_, key := env.addKey(t, "first", false, apikey.Quota{})
+	deadline := time.Now().Add(3 * keyCountTTL)
+	for {
+		resp, _ := env.do(t, http.MethodGet, "/v1/jobs", "", "")
+		if resp.StatusCode == 401 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("keyless request still %d %v after a key was added, want 401 within %v", resp.StatusCode, 3*keyCountTTL, keyCountTTL)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ids := env.listIDs(t, key); len(ids) != 0 {
+		t.Errorf("the new key lists the anonymous jobs %v, want none", ids)
+	}
+}
+
+func TestAuthModeKeysAndNonLoopback(t *testing.T) {
+	keys := newKeyEnv(t, func(c *Config) { c.Auth = AuthKeys })
+	if resp, body := keys.do(t, http.MethodGet, "/v1/jobs", "", ""); resp.StatusCode != 401 {
+		t.Errorf("auth=keys with no key stored: GET = %d %s, want 401", resp.StatusCode, body)
+	}
+
+	auto := newKeyEnv(t, nil)
+	var logs strings.Builder
+	auto.srv.auth.listening(&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if resp, body := auto.do(t, http.MethodGet, "/v1/jobs", "", ""); resp.StatusCode != 401 {
+		t.Errorf("auto beyond loopback with no key stored: GET = %d %s, want 401", resp.StatusCode, body)
+	}
+	if !strings.Contains(logs.String(), "auth keys: listening beyond loopback") {
+		t.Errorf("startup log = %q, want the mode in force", logs.String())
+	}
+
+	open := newKeyEnv(t, nil)
+	logs.Reset()
+	open.srv.auth.listening(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if !strings.Contains(logs.String(), "auth open: no API keys exist, listening on loopback only") {
+		t.Errorf("startup log = %q, want the open mode announced", logs.String())
+	}
+}

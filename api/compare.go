@@ -1,0 +1,111 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// JobSelector finds a caller's newest job in a status with given labels,
+// for compare_to selectors; *store.Store implements it.
+type JobSelector interface {
+	LatestJob(ctx context.Context, owner string, status job.Status, labels map[string]string) (*job.Job, error)
+}
+
+// resolveCompareTo pins a spec's compare_to to one job of the caller: the
+// job id it names, or the newest job its selector matches (only the
+// caller's own jobs, whatever the key's admin rights: a gate compares a
+// pipeline with itself). The id is recorded in the returned CompareTo,
+// so the verdict is reproducible. Another key's job reads as missing.
+func (s *Server) resolveCompareTo(c echo.Context, ct *job.CompareTo) (*job.CompareTo, error) {
+	if ct == nil {
+		return nil, nil
+	}
+	var j *job.Job
+	var err error
+	if ct.JobID != "" {
+		j, err = s.ownedJob(c, ct.JobID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			return nil, compareToProblem("no job %q to compare with", ct.JobID)
+		case err != nil:
+			return nil, err
+		case ct.IsSelector() && !ct.Matches(j):
+			return nil, compareToProblem("job %s (%s) does not match %s", j.ID, j.Status, describeSelector(ct))
+		}
+	} else {
+		if s.selector == nil {
+			return nil, fmt.Errorf("%w: no job selector", errUnavailable)
+		}
+		j, err = s.selector.LatestJob(c.Request().Context(), principalOf(c).KeyID, ct.Status, ct.Labels)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, compareToProblem("none of your jobs matches %s", describeSelector(ct))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("api: resolve compare_to: %w", err)
+		}
+	}
+	resolved := *ct
+	resolved.JobID = j.ID
+	return &resolved, nil
+}
+
+func compareToProblem(format string, args ...any) error {
+	return &job.ValidationError{Problems: []job.FieldError{{Field: "compare_to", Message: fmt.Sprintf(format, args...)}}}
+}
+
+// describeSelector writes a selector as a person reads it:
+// `status succeeded and labels branch=main`.
+func describeSelector(ct *job.CompareTo) string {
+	s := "status " + string(ct.Status)
+	if ct.Status == "" {
+		s = "any status"
+	}
+	if len(ct.Labels) == 0 {
+		return s
+	}
+	pairs := make([]string, 0, len(ct.Labels))
+	for _, k := range slices.Sorted(maps.Keys(ct.Labels)) {
+		pairs = append(pairs, k+"="+ct.Labels[k])
+	}
+	return s + " and labels " + strings.Join(pairs, ", ")
+}
+
+// analyze is job.AnalyzeAgainst with the job's compare_to job loaded.
+func (s *Server) analyze(ctx context.Context, j *job.Job, runs []job.Run) (job.Analysis, error) {
+	base, err := s.baselineOf(ctx, j)
+	if err != nil {
+		return job.Analysis{}, err
+	}
+	return job.AnalyzeAgainst(j.Spec, runs, base), nil
+}
+
+// baselineOf loads the job j's compare_to resolved to, with its runs; nil
+// when it has none. A baseline job that expired is no error: the verdict
+// fails, saying so.
+func (s *Server) baselineOf(ctx context.Context, j *job.Job) (*job.Baseline, error) {
+	ct := j.Spec.CompareTo
+	if ct == nil || ct.JobID == "" {
+		return nil, nil
+	}
+	b, err := s.store.GetJob(ctx, ct.JobID)
+	if errors.Is(err, store.ErrNotFound) {
+		return job.MissingBaseline(ct.JobID), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("api: get baseline job: %w", err)
+	}
+	runs, err := s.store.Runs(ctx, b.ID)
+	if err != nil {
+		return nil, fmt.Errorf("api: get baseline runs: %w", err)
+	}
+	return &job.Baseline{JobID: b.ID, Spec: b.Spec, Runs: runs}, nil
+}

@@ -1,0 +1,197 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/webhook"
+)
+
+// DeliveryStore is the webhook persistence the API needs; *store.Store
+// implements it.
+type DeliveryStore interface {
+	SetWebhookSecret(ctx context.Context, id, secret string) error
+	Deliveries(ctx context.Context, id string) ([]store.DeliveryLog, error)
+	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
+}
+
+// errDeliveryInFlight: a redelivery was asked while the delivery is still
+// queued or retrying.
+var errDeliveryInFlight = errors.New("api: delivery still in flight")
+
+// CreateJobResponse is the answer to POST /v1/jobs: the job, and the
+// webhook signing secret when one was generated for it. The secret is
+// shown this once and never again.
+type CreateJobResponse struct {
+	JobResponse
+	// WebhookSecret ("whsec_...") signs the job's webhooks; absent when the
+	// job has no webhook or the API key has its own secret.
+	WebhookSecret string `json:"webhook_secret,omitempty" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+}
+
+// DeliveriesResponse lists a job's webhook deliveries.
+type DeliveriesResponse struct {
+	Deliveries []DeliveryResponse `json:"deliveries"`
+}
+
+// DeliveryResponse is one webhook message of a job and its attempts.
+type DeliveryResponse struct {
+	N         int    `json:"n" example:"1"`
+	WebhookID string `json:"webhook_id" example:"msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	Event     string `json:"event" example:"job.succeeded"`
+	URL       string `json:"url" example:"http://127.0.0.1:9000/hooks/benchq"`
+	// Status: pending (queued), retrying, delivered, gone (the receiver
+	// answered 410) or failed (every attempt of the schedule failed).
+	Status       webhook.Status    `json:"status" swaggertype:"string" enums:"pending,retrying,delivered,gone,failed" example:"delivered"`
+	MaxRetries   int               `json:"max_retries" example:"9"`
+	Redeliveries int               `json:"redeliveries"`
+	CreatedAt    time.Time         `json:"created_at"`
+	UpdatedAt    time.Time         `json:"updated_at"`
+	Payload      json.RawMessage   `json:"payload" swaggertype:"object"`
+	Attempts     []AttemptResponse `json:"attempts"`
+}
+
+// AttemptResponse is one logged attempt at a delivery.
+type AttemptResponse struct {
+	N          int       `json:"n" example:"1"`
+	At         time.Time `json:"at"`
+	StatusCode int       `json:"status_code,omitempty" example:"500"`
+	Error      string    `json:"error,omitempty" example:"timeout: context deadline exceeded"`
+	DurationMs float64   `json:"duration_ms" example:"12.5"`
+	// Response is the first 1 KiB of the answer's body.
+	Response     string          `json:"response,omitempty"`
+	Outcome      webhook.Outcome `json:"outcome" swaggertype:"string" enums:"delivered,retry,gone" example:"retry"`
+	RetryAfterMs int64           `json:"retry_after_ms,omitempty"`
+}
+
+func newDeliveryResponse(d webhook.Delivery, attempts []webhook.Attempt) DeliveryResponse {
+	r := DeliveryResponse{
+		N: d.N, WebhookID: d.ID, Event: d.Event, URL: d.URL, Status: d.Status,
+		MaxRetries: d.MaxRetry, Redeliveries: d.Redeliveries,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Payload: d.Payload,
+		Attempts: make([]AttemptResponse, 0, len(attempts)),
+	}
+	for _, a := range attempts {
+		r.Attempts = append(r.Attempts, AttemptResponse{
+			N: a.N, At: a.At, StatusCode: a.StatusCode, Error: a.Error, DurationMs: a.DurationMs,
+			Response: a.Response, Outcome: a.Outcome, RetryAfterMs: a.RetryAfterMs,
+		})
+	}
+	return r
+}
+
+// webhookSecret stores the secret that will sign job j's webhooks and
+// returns it when the caller must be told (a generated one); a key with
+// its own secret uses that, and nothing is returned.
+func (s *Server) webhookSecret(c echo.Context, j *job.Job) (string, error) {
+	if j.Spec.Webhook == nil {
+		return "", nil
+	}
+	if s.deliveries == nil {
+		return "", fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+	}
+	secret, shown := principalOf(c).WebhookSecret, ""
+	if secret == "" {
+		secret = webhook.NewSecret()
+		shown = secret
+	}
+	if err := s.deliveries.SetWebhookSecret(c.Request().Context(), j.ID, secret); err != nil {
+		return "", fmt.Errorf("api: create job: %w", err)
+	}
+	return shown, nil
+}
+
+// handleListDeliveries shows a job's webhook deliveries.
+//
+//	@Summary		List a job's webhook deliveries
+//	@Description	Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			id	path		string	true	"job id"
+//	@Success		200	{object}	DeliveriesResponse
+//	@Failure		404	{object}	Problem
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
+//	@Router			/v1/jobs/{id}/deliveries [get]
+func (s *Server) handleListDeliveries(c echo.Context) error {
+	id := c.Param("id")
+	if _, err := s.ownedJob(c, id); err != nil {
+		return err
+	}
+	if s.deliveries == nil {
+		return fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+	}
+	logs, err := s.deliveries.Deliveries(c.Request().Context(), id)
+	if err != nil {
+		return fmt.Errorf("api: list deliveries: %w", err)
+	}
+	resp := DeliveriesResponse{Deliveries: make([]DeliveryResponse, 0, len(logs))}
+	for _, l := range logs {
+		resp.Deliveries = append(resp.Deliveries, newDeliveryResponse(l.Delivery, l.Attempts))
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// handleRedeliver sends a delivery again.
+//
+//	@Summary		Redeliver a webhook
+//	@Description	Enqueues delivery n again with the same webhook-id and body (receivers de-duplicate on the id) and a fresh retry schedule. Refused with 409 while the delivery is still pending or retrying.
+//	@Tags			jobs
+//	@Produce		json
+//	@Param			id	path		string	true	"job id"
+//	@Param			n	path		int		true	"delivery number, from 1"
+//	@Success		202	{object}	DeliveryResponse	"redelivery enqueued"
+//	@Failure		404	{object}	Problem
+//	@Failure		409	{object}	Problem	"the delivery is still in flight"
+//	@Failure		503	{object}	Problem	"queue unavailable"
+//	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Security		BearerAuth
+//	@Router			/v1/jobs/{id}/deliveries/{n}/redeliver [post]
+func (s *Server) handleRedeliver(c echo.Context) error {
+	ctx := c.Request().Context()
+	id := c.Param("id")
+	if _, err := s.ownedJob(c, id); err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(c.Param("n"))
+	if err != nil || n < 1 {
+		return fmt.Errorf("api: delivery %q: %w", c.Param("n"), store.ErrNotFound)
+	}
+	if s.deliveries == nil {
+		return fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+	}
+	d, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
+		if d.Status.InFlight() {
+			return fmt.Errorf("%w: delivery %d is %s", errDeliveryInFlight, d.N, d.Status)
+		}
+		d.Status, d.UpdatedAt = webhook.StatusPending, time.Now().UTC()
+		d.Redeliveries++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("api: redeliver: %w", err)
+	}
+	task, err := queue.NewWebhookDeliverTask(id, n, d.MaxRetry)
+	if err == nil {
+		_, err = s.queue.EnqueueContext(ctx, task)
+	}
+	if err != nil {
+		s.log.Error("api: enqueue redelivery", "request_id", requestID(c), "job", id, "delivery", n, "err", err)
+		_, _ = s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
+			d.Status = webhook.StatusFailed // not in flight: it may be asked again
+			return nil
+		})
+		return fmt.Errorf("%w: job queue: %v", errUnavailable, err)
+	}
+	return c.JSON(http.StatusAccepted, newDeliveryResponse(*d, nil))
+}

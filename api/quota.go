@@ -1,0 +1,152 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// Service-wide defaults of the admission quotas when Config leaves them 0.
+const (
+	defaultMaxActiveJobs        = 10
+	defaultSubmissionsPerMinute = 60
+)
+
+// activeRetryAfter is the Retry-After of a refusal for too many active
+// jobs: when a slot frees depends on the caller's own jobs, so this is a
+// polling interval, not a promise.
+const activeRetryAfter = 10 * time.Second
+
+// QuotaStore admits jobs against a caller's quotas; *store.Store
+// implements it. Both checks run in Redis, so every API replica shares
+// them.
+type QuotaStore interface {
+	AllowSubmission(ctx context.Context, owner string, perMinute int) (store.Submission, error)
+	ReserveActive(ctx context.Context, owner, id string, limit int) (store.ActiveSlot, error)
+	ReleaseActive(ctx context.Context, owner, id string) error
+}
+
+// Errors of the admission quotas (429).
+var (
+	errTooManyActive = errors.New("api: too many active jobs")
+	errRateLimited   = errors.New("api: submission rate exceeded")
+)
+
+// quotaError is a quota refusal with the numbers the client needs.
+type quotaError struct {
+	err   error
+	msg   string
+	limit int
+	value int
+}
+
+func (e *quotaError) Error() string { return e.msg }
+func (e *quotaError) Unwrap() error { return e.err }
+
+// serviceQuota is the quota of a key that sets nothing, and of the
+// anonymous caller of the open mode.
+func (s *Server) serviceQuota() apikey.Quota {
+	l := *s.cfg.Limits
+	q := apikey.Quota{
+		MaxConcurrency:       l.MaxConcurrency,
+		MaxRequests:          l.MaxRequests,
+		MaxDuration:          l.MaxDuration,
+		MaxRuns:              l.MaxRuns,
+		MaxActiveJobs:        s.cfg.MaxActiveJobs,
+		SubmissionsPerMinute: s.cfg.SubmissionsPerMinute,
+	}
+	if q.MaxActiveJobs <= 0 {
+		q.MaxActiveJobs = defaultMaxActiveJobs
+	}
+	if q.SubmissionsPerMinute <= 0 {
+		q.SubmissionsPerMinute = defaultSubmissionsPerMinute
+	}
+	return q
+}
+
+// quotaOf is the caller's effective quota: its key's fields over the
+// service defaults.
+func (s *Server) quotaOf(c echo.Context) apikey.Quota {
+	q, _ := c.Get(quotaKey).(apikey.Quota)
+	return q.Over(s.serviceQuota())
+}
+
+// limitsFor is what the caller's job spec is validated against: the
+// service limits with the key's per-run quota in place (422 beyond them).
+func (s *Server) limitsFor(c echo.Context) job.Limits {
+	q, _ := c.Get(quotaKey).(apikey.Quota)
+	return q.Limits(*s.cfg.Limits)
+}
+
+// admitJob charges a valid job to its owner's quotas: one submission
+// against the per-minute rate, then a slot among its queued + running jobs
+// (held until the job ends; see store.ReserveActive). A refusal is a 429
+// with Retry-After.
+func (s *Server) admitJob(c echo.Context, j *job.Job) error {
+	if s.quotas == nil {
+		return nil
+	}
+	ctx := c.Request().Context()
+	q := s.quotaOf(c)
+	sub, err := s.quotas.AllowSubmission(ctx, j.Owner, q.SubmissionsPerMinute)
+	if err != nil {
+		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
+	}
+	if !sub.Allowed {
+		setRetryAfter(c, sub.RetryAfter)
+		return &quotaError{err: errRateLimited, limit: q.SubmissionsPerMinute,
+			msg: fmt.Sprintf("at most %d job submissions per minute; retry in %s", q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))}
+	}
+	slot, err := s.quotas.ReserveActive(ctx, j.Owner, j.ID, q.MaxActiveJobs)
+	if err != nil {
+		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
+	}
+	if !slot.Admitted {
+		setRetryAfter(c, activeRetryAfter)
+		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count,
+			msg: fmt.Sprintf("%d jobs are queued or running, the limit is %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
+	}
+	c.Response().After(func() { s.releaseIfRefused(c, j) })
+	return nil
+}
+
+// releaseIfRefused gives the slot back when the request that took it
+// ends in an error (a later check refused the job, or it could not be
+// stored or enqueued), so only jobs that exist hold slots. Releasing is
+// idempotent, so a job that already gave it back by failing is no matter.
+func (s *Server) releaseIfRefused(c echo.Context, j *job.Job) {
+	if c.Response().Status < http.StatusBadRequest {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 2*time.Second)
+	defer cancel()
+	if err := s.quotas.ReleaseActive(ctx, j.Owner, j.ID); err != nil {
+		// The store reclaims a slot without a job at the owner's next refusal.
+		s.log.Warn("api: release active-job slot", "request_id", requestID(c), "job", j.ID, "err", err)
+	}
+}
+
+// setRetryAfter sets Retry-After in whole seconds, rounded up (RFC 9110
+// has no fractions, and 0 would invite an immediate retry).
+func setRetryAfter(c echo.Context, d time.Duration) {
+	secs := max(int(math.Ceil(d.Seconds())), 1)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+}
+
+// quotaFields copies a quota refusal's numbers into its problem.
+func quotaFields(p *Problem, err error) {
+	var qe *quotaError
+	if errors.As(err, &qe) {
+		p.Limit, p.Value = qe.limit, qe.value
+	}
+}

@@ -1,0 +1,165 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/targetverify"
+)
+
+// TargetVerifier manages target host tokens; *targetverify.Verifier
+// implements it.
+type TargetVerifier interface {
+	Verify(ctx context.Context, owner string, u *url.URL) (store.TargetHost, error)
+	List(ctx context.Context, owner string) ([]store.TargetHost, error)
+	CheckSpec(ctx context.Context, owner string, targets []job.TargetURL) error
+}
+
+// Errors of the target endpoints.
+var (
+	errBadTarget         = errors.New("api: invalid target URL")
+	errNoTargetsVerifier = errors.New("api: target verification is not configured")
+)
+
+// maxVerifyBody caps POST /v1/targets/verify: one URL.
+const maxVerifyBody = 8 << 10
+
+// VerifyTargetRequest names the target whose host to verify.
+type VerifyTargetRequest struct {
+	URL string `json:"url" example:"http://127.0.0.1:8081/"`
+}
+
+// TargetHostResponse is one host's verification state for the caller's
+// key: the token to publish, where, and the outcome of the last check.
+type TargetHostResponse struct {
+	Host      string    `json:"host" example:"127.0.0.1:8081"`
+	Token     string    `json:"token" example:"6f1c0e8d4b2a49d7a3e5f9c1b7d3e2a0"`
+	Path      string    `json:"path" example:"/benchq-verify-6f1c0e8d4b2a49d7a3e5f9c1b7d3e2a0.txt"`
+	Verified  bool      `json:"verified"`
+	CheckedAt time.Time `json:"checked_at,omitzero"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// ListTargetsResponse lists the caller's hosts, sorted by host.
+type ListTargetsResponse struct {
+	Targets []TargetHostResponse `json:"targets"`
+}
+
+func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
+	return TargetHostResponse{Host: th.Host, Token: th.Token, Path: targetverify.Path(th.Token),
+		Verified: th.Verified, CheckedAt: th.CheckedAt, Detail: th.Detail}
+}
+
+// handleVerifyTarget gives the caller a token for a host and checks it.
+//
+//	@Summary		Verify a target host
+//	@Description	Creates the caller's token for the URL's host (host and port) if it has none, then fetches {scheme}://{host}/benchq-verify-{token}.txt, without following redirects. The host is verified when the body holds the token on a line of its own. With verification on, jobs may only target verified hosts.
+//	@Tags			targets
+//	@Accept			json
+//	@Produce		json
+//	@Param			request	body		VerifyTargetRequest	true	"a URL on the host to verify"
+//	@Success		200		{object}	TargetHostResponse	"the token, where to publish it, and whether the host serves it now"
+//	@Failure		400		{object}	Problem				"malformed JSON"
+//	@Failure		401		{object}	Problem				"no valid API key"
+//	@Failure		422		{object}	Problem				"not an http(s) URL, or refused by the address policy (field url)"
+//	@Security		BearerAuth
+//	@Router			/v1/targets/verify [post]
+func (s *Server) handleVerifyTarget(c echo.Context) error {
+	if s.targets == nil {
+		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+	}
+	var req VerifyTargetRequest
+	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxVerifyBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		return fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	u, err := s.checkTargetURL(c, req.URL)
+	if err != nil {
+		return err
+	}
+	th, err := s.targets.Verify(c.Request().Context(), principalOf(c).KeyID, u)
+	if err != nil {
+		return fmt.Errorf("api: verify target: %w", err)
+	}
+	return c.JSON(http.StatusOK, newTargetHostResponse(th))
+}
+
+// checkTargetURL parses a target URL and applies the address policy to
+// it: the verification fetch is itself a request to that host.
+func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "") {
+		err = errors.New("want an http or https URL with a host")
+	}
+	if err == nil {
+		if perr := s.urlChecker(c)(u); perr != nil {
+			err = fmt.Errorf("refused by the address policy: %w", perr)
+		}
+	}
+	if err != nil {
+		return nil, fieldError{field: "url", err: fmt.Errorf("%w: %q: %v", errBadTarget, raw, err)}
+	}
+	return u, nil
+}
+
+// urlChecker is the address policy for the URLs of one request.
+func (s *Server) urlChecker(c echo.Context) job.URLChecker {
+	if s.cfg.CheckURLs != nil {
+		return s.cfg.CheckURLs(c.Request().Context())
+	}
+	return s.cfg.CheckURL
+}
+
+// handleListTargets lists the caller's hosts and their last check.
+//
+//	@Summary		List target hosts
+//	@Description	Every host the caller's key has a token for, with the outcome of its last check.
+//	@Tags			targets
+//	@Produce		json
+//	@Success		200	{object}	ListTargetsResponse
+//	@Failure		401	{object}	Problem	"no valid API key"
+//	@Security		BearerAuth
+//	@Router			/v1/targets [get]
+func (s *Server) handleListTargets(c echo.Context) error {
+	if s.targets == nil {
+		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+	}
+	hosts, err := s.targets.List(c.Request().Context(), principalOf(c).KeyID)
+	if err != nil {
+		return fmt.Errorf("api: list targets: %w", err)
+	}
+	out := ListTargetsResponse{Targets: make([]TargetHostResponse, 0, len(hosts))}
+	for _, th := range hosts {
+		out.Targets = append(out.Targets, newTargetHostResponse(th))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// verifyTargets refuses a job whose target hosts do not serve the
+// caller's tokens, when verification is on: a 422 naming each target
+// field and the file to publish.
+func (s *Server) verifyTargets(c echo.Context, spec job.Spec) error {
+	if !s.cfg.VerifyTargets {
+		return nil
+	}
+	if s.targets == nil {
+		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+	}
+	if err := s.targets.CheckSpec(c.Request().Context(), principalOf(c).KeyID, spec.TargetURLs()); err != nil {
+		if errors.Is(err, targetverify.ErrUnverified) {
+			return err
+		}
+		return fmt.Errorf("api: verify targets: %w", err)
+	}
+	return nil
+}
