@@ -16,6 +16,9 @@ func runService(ctx context.Context, args []string, getenv func(string) string, 
 	cfg, err := config.Load(args, getenv)
 	if errors.Is(err, config.ErrHelp) {
 		config.Usage(stdout, cfg.Command)
+		if cfg.Command == config.CommandAll {
+			commandsUsage(stdout)
+		}
 		return 0
 	}
 	if err != nil {

@@ -36,7 +36,8 @@ func TestEndToEndAllInOne(t *testing.T) {
 func TestEndToEndServeAndWorkers(t *testing.T) {
 	rs := redistest.Start(t)
 	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s")
+	// serve and worker refuse loopback targets unless the operator allows them.
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 	base := "http://" + api.waitAddr(t)
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}

@@ -29,6 +29,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runHealthcheck(ctx, args[1:], stdout, stderr)
 		case "report":
 			return runReport(ctx, args[1:], stdout, stderr)
+		case "keys":
+			return runKeys(ctx, args[1:], stdout, stderr)
+		case "submit":
+			return runSubmit(ctx, args[1:], stdin, stdout, stderr)
+		case "get":
+			return runGet(ctx, args[1:], stdout, stderr)
+		case "cancel":
+			return runCancel(ctx, args[1:], stdout, stderr)
 		}
 	}
 	return runService(ctx, args, os.Getenv, stdout, stderr)

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"time"
 
+	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/report"
 )
 
@@ -31,7 +29,7 @@ const defaultServer = "http://127.0.0.1:8080"
 type reportArgs struct {
 	id      string
 	format  report.Format
-	server  string
+	api     *apiFlags
 	out     string
 	timeout time.Duration
 }
@@ -71,38 +69,24 @@ func reportMain(ctx context.Context, args []string, getenv func(string) string, 
 // parseReportArgs reads flags before and after the job id, as users type
 // `benchq report JOB --format csv` as often as the flags-first form.
 func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer) (reportArgs, error) {
-	a := reportArgs{server: defaultServer}
-	if s := getenv("BENCHQ_SERVER"); s != "" {
-		a.server = s
-	}
+	var a reportArgs
 	var format string
 	fs := flag.NewFlagSet("benchq report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchq report JOB_ID [--format F] [--server URL] [--out FILE]")
+		fmt.Fprintln(stderr, "usage: benchq report JOB_ID [--format F] [--server URL] [--key KEY] [--out FILE]")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&format, "format", string(report.FormatMarkdown),
 		"report format: ab, http_load, json, csv, markdown, svg or gnuplot")
-	fs.StringVar(&a.server, "server", a.server, "benchq API base URL (env BENCHQ_SERVER)")
+	a.api = addAPIFlags(fs, getenv)
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
-	var ids []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return a, err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		ids = append(ids, fs.Arg(0))
-		args = fs.Args()[1:]
+	id, err := parseJobID(fs, args)
+	if err != nil {
+		return a, err
 	}
-	if len(ids) != 1 {
-		fs.Usage()
-		return a, fmt.Errorf("want exactly one job id, got %d", len(ids))
-	}
-	a.id = ids[0]
+	a.id = id
 	f, err := report.ParseFormat(format)
 	if err != nil {
 		return a, err
@@ -114,41 +98,22 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 // fetchReport GETs the report; on failure it returns the exit code that
 // fits the error.
 func fetchReport(ctx context.Context, a reportArgs) (io.ReadCloser, int, error) {
-	u := strings.TrimRight(a.server, "/") + "/v1/jobs/" + url.PathEscape(a.id) + "/report?format=" + url.QueryEscape(string(a.format))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	c, err := a.api.client()
 	if err != nil {
-		return nil, reportExitUsage, fmt.Errorf("server URL %q: %w", a.server, err)
+		return nil, reportExitUsage, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, reportExitUsage, fmt.Errorf("fetch report: %w", err)
+	c.RequestTimeout = a.timeout
+	body, err := c.Report(ctx, a.id, string(a.format))
+	var ae *client.APIError
+	switch {
+	case err == nil:
+		return body, reportExitOK, nil
+	case errors.Is(err, client.ErrNotFound):
+		return nil, reportExitNotFound, fmt.Errorf("job %s not found: %w", a.id, err)
+	case !errors.As(err, &ae), ae.Status == http.StatusBadRequest:
+		return nil, reportExitUsage, err // unreachable server, or a request it refused
 	}
-	if resp.StatusCode == http.StatusOK {
-		return resp.Body, reportExitOK, nil
-	}
-	defer resp.Body.Close()
-	msg := problemDetail(resp.Body)
-	switch resp.StatusCode {
-	case http.StatusNotFound:
-		return nil, reportExitNotFound, fmt.Errorf("job %s not found (%s)", a.id, msg)
-	case http.StatusBadRequest:
-		return nil, reportExitUsage, fmt.Errorf("server refused the request: %s", msg)
-	}
-	return nil, reportExitFailed, fmt.Errorf("server answered %s: %s", resp.Status, msg)
-}
-
-// problemDetail reads what a problem+json body says, or its first bytes
-// when it is something else.
-func problemDetail(r io.Reader) string {
-	b, _ := io.ReadAll(io.LimitReader(r, 4096))
-	var p struct{ Title, Detail string }
-	if json.Unmarshal(b, &p) == nil && p.Title != "" {
-		if p.Detail != "" {
-			return p.Title + ": " + p.Detail
-		}
-		return p.Title
-	}
-	return strings.TrimSpace(string(b))
+	return nil, reportExitFailed, err
 }
 
 // writeReport copies the body to the file, or to stdout when none is named.

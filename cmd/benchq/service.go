@@ -26,9 +26,10 @@ import (
 type Main struct {
 	Config config.Config
 	Logger *slog.Logger
-	// Policy admits target addresses, at submission and again on each
-	// dial; nil means netguard.LoopbackOnly, the only mode this build
-	// offers until operator allowlists are configurable.
+	// Policy admits target and webhook addresses, at submission and again
+	// on each dial; nil means the policy of the command (policy.go):
+	// loopback only for "all", public addresses for serve and worker, each
+	// widened by --allow-targets.
 	Policy *netguard.Policy
 
 	mini     *miniredis.Miniredis
@@ -57,7 +58,11 @@ func NewMain(cfg config.Config, logger *slog.Logger) *Main {
 // background until Close (or until one fails, reported on Failed).
 func (m *Main) Run(ctx context.Context) error {
 	if m.Policy == nil {
-		m.Policy = netguard.LoopbackOnly()
+		p, err := policyFor(m.Config)
+		if err != nil {
+			return err
+		}
+		m.Policy = p
 	}
 	rdb, mini, err := openRedis(ctx, m.Config)
 	if err != nil {
@@ -103,13 +108,20 @@ func (m *Main) startAPI(st *store.Store) error {
 	m.api = api.New(api.Config{
 		MaxBody:           c.MaxBody,
 		Limits:            &lim,
-		CheckURL:          m.Policy.CheckURL,
+		CheckURL:          m.urlChecker().Check,
+		CheckURLs:         m.urlSession, // policy.go
+		VerifyTargets:     c.VerifyTargets,
 		Logger:            m.Logger,
 		ReadHeaderTimeout: c.ReadHeaderTimeout,
 		ReadTimeout:       c.ReadTimeout,
 		WriteTimeout:      c.WriteTimeout,
 		IdleTimeout:       c.IdleTimeout,
-	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb)})
+
+		Auth:                 api.AuthMode(c.Auth),
+		MaxActiveJobs:        c.MaxActiveJobs,
+		SubmissionsPerMinute: c.SubmissionsPerMinute,
+	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
+		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st})
 	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
 	m.wg.Add(1)
 	go func() {
@@ -129,6 +141,8 @@ func (m *Main) startWorker(st *store.Store) {
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		Logger:          m.Logger,
 		DialFunc:        (&netguard.Dialer{Policy: m.Policy}).Dial,
+		Notifier:        m.startWebhooks(ctx, st), // webhooks.go
+		Targets:         m.workerTargets(st),      // policy.go
 	})
 	m.Logger.Info("benchq: worker started", "concurrency", m.Config.Workers)
 	m.wg.Add(1)

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// Exit statuses of `benchq keys`.
+const (
+	keysExitOK     = 0
+	keysExitFailed = 1 // Redis refused or failed, or no such key
+	keysExitUsage  = 2 // bad command line
+)
+
+const keysUsage = `Usage:
+  benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
+                       [--max-runs N] [--max-active-jobs N] [--submissions-per-minute N]
+                       [--webhook-secret whsec_...]
+  benchq keys list
+  benchq keys revoke ID
+
+Manages API keys in the Redis of --redis-url (env BENCHQ_REDIS_URL). "add"
+prints the new key once: only its SHA-256 is stored, so it cannot be shown
+again. Quota flags left at 0 follow the service-wide defaults.
+`
+
+// runKeys is `benchq keys add|list|revoke`.
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return keysMain(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// keysMain is runKeys with the environment passed in, for tests.
+func keysMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, keysUsage)
+		if len(args) == 0 {
+			return keysExitUsage
+		}
+		return keysExitOK
+	}
+	sub, rest := args[0], args[1:]
+	cmd := keysCommand{redisURL: getenv("BENCHQ_REDIS_URL")}
+	fs := cmd.flags(sub, stderr)
+	pos, err := parseInterleaved(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		return keysExitOK
+	}
+	if err == nil {
+		err = cmd.check(sub, pos)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "benchq keys: %v\n\n%s", err, keysUsage)
+		return keysExitUsage
+	}
+	st, closeStore, err := openKeyStore(ctx, cmd.redisURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "benchq keys: %v\n", err)
+		return keysExitFailed
+	}
+	defer closeStore()
+	switch sub {
+	case "add":
+		err = cmd.add(ctx, st, pos[0], stdout, stderr)
+	case "list":
+		err = listKeys(ctx, st, stdout)
+	case "revoke":
+		err = revokeKey(ctx, st, pos[0], stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "benchq keys %s: %v\n", sub, err)
+		return keysExitFailed
+	}
+	return keysExitOK
+}
+
+// keysCommand is the parsed command line of one `benchq keys` call.
+type keysCommand struct {
+	redisURL      string
+	admin         bool
+	quota         apikey.Quota
+	webhookSecret string
+}
+
+func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("benchq keys "+sub, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&k.redisURL, "redis-url", k.redisURL, "Redis URL (env BENCHQ_REDIS_URL)")
+	if sub != "add" {
+		return fs
+	}
+	q := &k.quota
+	fs.BoolVar(&k.admin, "admin", false, "the key sees and manages every job")
+	fs.IntVar(&q.MaxConcurrency, "max-concurrency", 0, "largest concurrency per run (0: service default)")
+	fs.IntVar(&q.MaxRequests, "max-requests", 0, "largest request count per run (0: service default)")
+	fs.DurationVar(&q.MaxDuration, "max-duration", 0, "longest run duration (0: service default)")
+	fs.IntVar(&q.MaxRuns, "max-runs", 0, "most runs per job (0: service default)")
+	fs.IntVar(&q.MaxActiveJobs, "max-active-jobs", 0, "most queued + running jobs (0: service default)")
+	fs.IntVar(&q.SubmissionsPerMinute, "submissions-per-minute", 0, "most job submissions per minute (0: service default)")
+	fs.StringVar(&k.webhookSecret, "webhook-secret", "", "whsec_... secret signing the webhooks of the key's jobs")
+	return fs
+}
+
+// check validates what the flags cannot: arity, the Redis URL, the quota.
+func (k *keysCommand) check(sub string, pos []string) error {
+	want := map[string]int{"add": 1, "list": 0, "revoke": 1}
+	n, ok := want[sub]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown subcommand %q", sub)
+	case len(pos) != n:
+		return fmt.Errorf("%s takes %d argument(s), got %d", sub, n, len(pos))
+	case k.redisURL == "":
+		return errors.New("needs a Redis URL (--redis-url or BENCHQ_REDIS_URL)")
+	}
+	if err := k.quota.Validate(); err != nil {
+		return err
+	}
+	return apikey.CheckWebhookSecret(k.webhookSecret)
+}
+
+// parseInterleaved parses flags given before, between and after the
+// positional arguments, as `benchq keys add ci --admin` is as natural as
+// the flags-first form.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func openKeyStore(ctx context.Context, url string) (*store.Store, func(), error) {
+	opts, err := config.ParseRedisURL(url)
+	if err != nil {
+		return nil, nil, err
+	}
+	rdb := redis.NewUniversalClient(opts)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("redis: %w", err)
+	}
+	return store.New(rdb, store.Options{}), func() { _ = rdb.Close() }, nil
+}
+
+// add mints and stores a key and prints it: the key alone on stdout (so
+// KEY=$(benchq keys add ci) works), the rest on stderr.
+func (k *keysCommand) add(ctx context.Context, st *store.Store, name string, stdout, stderr io.Writer) error {
+	key, plain, err := apikey.New(name, k.admin, k.quota, k.webhookSecret, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := st.AddKey(ctx, key); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "Created API key %s (%q, admin %t, quota %s).\n", key.ID, name, key.Admin, key.Quota)
+	fmt.Fprintln(stderr, "The key is printed below once; only its hash is stored. Send it as Authorization: Bearer <key>.")
+	fmt.Fprintln(stdout, plain)
+	return nil
+}
+
+// listKeys prints every key as a table; never a hash or secret.
+func listKeys(ctx context.Context, st *store.Store, stdout io.Writer) error {
+	keys, err := st.ListKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tADMIN\tQUOTA\tCREATED\tREVOKED")
+	for _, k := range keys {
+		revoked := "-"
+		if k.Revoked() {
+			revoked = k.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%t\t%s\t%s\t%s\n", k.ID, k.Name, k.Admin, k.Quota, k.CreatedAt.Format(time.RFC3339), revoked)
+	}
+	return tw.Flush()
+}
+
+func revokeKey(ctx context.Context, st *store.Store, id string, stdout io.Writer) error {
+	k, err := st.RevokeKey(ctx, id, time.Now())
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no key %q (benchq keys list shows the ids)", id)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Revoked %s (%q) at %s.\n", k.ID, k.Name, k.RevokedAt.Format(time.RFC3339))
+	return nil
+}

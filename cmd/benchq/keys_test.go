@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/store"
+)
+
+// keysCLI runs `benchq keys ARGS` against redisURL.
+func keysCLI(t *testing.T, redisURL string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := func(k string) string {
+		if k == "BENCHQ_REDIS_URL" {
+			return redisURL
+		}
+		return ""
+	}
+	code = keysMain(t.Context(), args, env, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestKeysCommand(t *testing.T) {
+	rs := redistest.Start(t)
+	code, plain, info := keysCLI(t, rs.URL(), "add", "ci", "--max-concurrency", "8", "--max-duration=2m",
+		"--submissions-per-minute", "5", "--webhook-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	plain = strings.TrimSpace(plain)
+	if code != keysExitOK || !strings.HasPrefix(plain, apikey.Prefix) || strings.Contains(plain, "\n") {
+		t.Fatalf("keys add = %d, stdout %q, stderr %q; want 0 and the key alone on stdout", code, plain, info)
+	}
+	st := store.New(rs.Client(t), store.Options{})
+	k, err := apikey.Authenticate(t.Context(), st, plain)
+	if err != nil {
+		t.Fatalf("the printed key does not authenticate: %v", err)
+	}
+	want := apikey.Quota{MaxConcurrency: 8, MaxDuration: 2 * time.Minute, SubmissionsPerMinute: 5}
+	if k.Name != "ci" || k.Admin || k.Quota != want || k.WebhookSecret == "" || !strings.Contains(info, k.ID) {
+		t.Errorf("stored key = %+v, stderr %q; want ci, not admin, quota %+v, the secret, and the id shown", k, info, want)
+	}
+	if code, _, _ := keysCLI(t, rs.URL(), "add", "--admin", "ops"); code != keysExitOK {
+		t.Fatalf("keys add --admin ops = %d", code)
+	}
+
+	code, list, _ := keysCLI(t, rs.URL(), "list")
+	if code != keysExitOK || !strings.Contains(list, k.ID) || !strings.Contains(list, "concurrency=8 duration=2m0s submissions/min=5") ||
+		!strings.Contains(list, "ops") || strings.Contains(list, k.Hash) || strings.Contains(list, plain) || strings.Contains(list, "whsec_") {
+		t.Errorf("keys list = %d:\n%s\nwant both keys with quotas and no hash, key or secret", code, list)
+	}
+
+	if code, out, _ := keysCLI(t, rs.URL(), "revoke", k.ID); code != keysExitOK || !strings.Contains(out, "Revoked "+k.ID) {
+		t.Errorf("keys revoke = %d %q", code, out)
+	}
+	if _, err := apikey.Authenticate(t.Context(), st, plain); err == nil {
+		t.Error("the revoked key still authenticates")
+	}
+	if _, list, _ := keysCLI(t, rs.URL(), "list"); !strings.Contains(lineOf(list, k.ID), "T") || strings.HasSuffix(lineOf(list, k.ID), "-") {
+		t.Errorf("keys list after revoke shows %q, want a revocation time", lineOf(list, k.ID))
+	}
+	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", "key_000000000000"); code != keysExitFailed || !strings.Contains(errOut, "no key") {
+		t.Errorf("revoke unknown = %d %q, want %d and no key", code, errOut, keysExitFailed)
+	}
+}
+
+func lineOf(table, id string) string {
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, id) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+func TestKeysCommandUsage(t *testing.T) {
+	tests := []struct {
+		name    string
+		url     string
+		args    []string
+		mention string
+	}{
+		{"no subcommand", "redis://127.0.0.1:1", nil, "Usage"},
+		{"unknown subcommand", "redis://127.0.0.1:1", []string{"rotate"}, "unknown subcommand"},
+		{"add without name", "redis://127.0.0.1:1", []string{"add"}, "takes 1 argument"},
+		{"no redis", "", []string{"list"}, "needs a Redis URL"},
+		{"negative quota", "redis://127.0.0.1:1", []string{"add", "x", "--max-runs=-1"}, "must not be negative"},
+		{"bad webhook secret", "redis://127.0.0.1:1", []string{"add", "x", "--webhook-secret", "hunter2"}, "whsec_"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := keysCLI(t, tt.url, tt.args...)
+			if code != keysExitUsage || !strings.Contains(errOut, tt.mention) {
+				t.Errorf("keys %q = %d %q, want %d mentioning %q", tt.args, code, errOut, keysExitUsage, tt.mention)
+			}
+		})
+	}
+}
+
+// TestSharedSubmissionRate runs three `benchq serve` processes on one
+// redis-server: a key allowed 5 submissions a minute gets exactly 5 of 9
+// POSTs spread over the three, and 4 429s with Retry-After.
+func TestSharedSubmissionRate(t *testing.T) {
+	rs := redistest.Start(t)
+	bin := buildBenchq(t)
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	code, key, errOut := keysCLI(t, rs.URL(), "add", "ci", "--submissions-per-minute", "5")
+	if code != keysExitOK {
+		t.Fatalf("keys add = %d %s", code, errOut)
+	}
+	key = strings.TrimSpace(key)
+	var bases []string
+	var procs []*process
+	for range 3 {
+		p := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
+		procs = append(procs, p)
+		bases = append(bases, "http://"+p.waitAddr(t))
+	}
+	spec := []byte(`{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[1],"requests":[1]}}`)
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 9 {
+		wg.Go(func() {
+			resp, body, err := postWithKey(t.Context(), bases[i%3]+"/v1/jobs", key, spec)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[resp.StatusCode]++
+			if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("POST = %d %s, want 202 or 429", resp.StatusCode, body)
+			}
+			if resp.StatusCode == http.StatusTooManyRequests {
+				var p struct {
+					Type  string `json:"type"`
+					Limit int    `json:"limit"`
+				}
+				if err := json.Unmarshal(body, &p); err != nil || p.Limit != 5 || !strings.HasSuffix(p.Type, "/rate-limited") {
+					t.Errorf("429 body %s, want rate-limited with limit 5", body)
+				}
+				if resp.Header.Get("Retry-After") == "" {
+					t.Error("429 without Retry-After")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if statuses[202] != 5 || statuses[429] != 4 {
+		t.Errorf("statuses over 3 API processes = %v, want 5×202 and 4×429", statuses)
+	}
+	for _, p := range procs {
+		p.stop(t)
+		for len(p.lines) > 0 {
+			if line := <-p.lines; strings.Contains(line, key) || strings.Contains(line, "Bearer") {
+				t.Errorf("benchq serve logged the key or its header: %s", line)
+			}
+		}
+	}
+}
+
+// postWithKey POSTs body with key as the bearer token; safe to call from
+// goroutines (it reports instead of failing the test).
+func postWithKey(ctx context.Context, url, key string, body []byte) (*http.Response, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("POST %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(resp.Body)
+	return resp, b.Bytes(), err
+}

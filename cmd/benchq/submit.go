@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/benchq/benchq/internal/client"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/report"
+)
+
+const submitSynopsis = `benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out FILE]... [flags]
+
+Submits a job: the spec from a file, from stdin (-), or built from one ab
+command line with --ab. Without --wait it prints the job id. With --wait it
+follows the job, prints its Markdown summary, writes the --out files and
+exits 0 = succeeded with verdict pass or none, 1 = a threshold failed,
+2 = the job failed or was canceled, 3 = usage, connection or API error.`
+
+// submitArgs is `benchq submit`'s parsed command line.
+type submitArgs struct {
+	api            *apiFlags
+	specPath       string // a file, "-" for stdin, "" with --ab
+	ab             string
+	wait           bool
+	outs           outList
+	idempotencyKey string
+	timeout        time.Duration
+	quiet          bool
+}
+
+// outFile is one --out: where, and in which format its extension says.
+type outFile struct {
+	path   string
+	format report.Format
+}
+
+// outList is the repeatable --out flag.
+type outList []outFile
+
+func (l *outList) String() string {
+	paths := make([]string, 0, len(*l))
+	for _, o := range *l {
+		paths = append(paths, o.path)
+	}
+	return strings.Join(paths, ",")
+}
+
+func (l *outList) Set(path string) error {
+	f, err := formatOfPath(path)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, outFile{path: path, format: f})
+	return nil
+}
+
+// formatOfPath reads a report format from a file's extension: .md, .json,
+// .svg, .csv, .txt (ab's text) or any format name (.gnuplot, .http_load).
+func formatOfPath(path string) (report.Format, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	switch ext {
+	case "":
+		return "", fmt.Errorf("%s has no extension to tell the report format (.md, .json, .svg, .csv, .txt)", path)
+	case "txt":
+		return report.FormatAB, nil
+	}
+	f, err := report.ParseFormat(ext)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// runSubmit is `benchq submit`.
+func runSubmit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return submitMain(ctx, args, processEnv(stdin, stdout, stderr))
+}
+
+func submitMain(ctx context.Context, args []string, env cliEnv) int {
+	a, err := parseSubmitArgs(args, env)
+	if err != nil {
+		return usageExit("benchq submit", err, env.stderr)
+	}
+	c, err := a.api.client()
+	if err != nil {
+		return usageExit("benchq submit", err, env.stderr)
+	}
+	spec, err := a.spec(env.stdin)
+	if err != nil {
+		return usageExit("benchq submit", err, env.stderr)
+	}
+	sub, err := c.Submit(ctx, client.Submission{Spec: spec, IdempotencyKey: a.idempotencyKey})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "benchq submit: %v\n", err)
+		return exitError
+	}
+	s := &submission{args: a, env: env, c: c, job: sub.Job}
+	s.announce(sub.Replayed)
+	if !a.wait {
+		fmt.Fprintln(env.stdout, sub.Job.ID)
+		return exitOK
+	}
+	return s.wait(ctx)
+}
+
+// parseSubmitArgs reads the command line; the CI docs test uses it to check
+// the commands the examples run.
+func parseSubmitArgs(args []string, env cliEnv) (submitArgs, error) {
+	var a submitArgs
+	fs := newFlagSet("benchq submit", submitSynopsis, env.stderr)
+	a.api = addAPIFlags(fs, env.getenv)
+	fs.StringVar(&a.ab, "ab", "", `submit one target from an ab command line, e.g. "-n 1000 -c 10 http://127.0.0.1:8081/"`)
+	fs.BoolVar(&a.wait, "wait", false, "follow the job to its end, print the summary and exit with its outcome")
+	fs.Var(&a.outs, "out", "with --wait: write the report to this file, format from the extension (.md .json .svg .csv .txt); repeatable")
+	fs.StringVar(&a.idempotencyKey, "idempotency-key", "", "sent as Idempotency-Key: a retried submit returns the same job")
+	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
+	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return a, err
+	}
+	switch {
+	case len(pos) > 1:
+		return a, fmt.Errorf("want at most one job file, got %d: %q", len(pos), pos)
+	case len(pos) == 1 && a.ab != "":
+		return a, fmt.Errorf("give a job file or --ab, not both")
+	case len(pos) == 0 && a.ab == "":
+		return a, fmt.Errorf("want a job file, - for stdin, or --ab; see benchq submit -h")
+	case len(a.outs) > 0 && !a.wait:
+		return a, fmt.Errorf("--out needs --wait: the report exists once the job ends")
+	case a.timeout < 0:
+		return a, fmt.Errorf("--timeout must not be negative, got %s", a.timeout)
+	}
+	if len(pos) == 1 {
+		a.specPath = pos[0]
+	}
+	return a, nil
+}
+
+// spec returns the job spec to send.
+func (a submitArgs) spec(stdin io.Reader) ([]byte, error) {
+	if a.ab != "" {
+		// Only the target: every other field keeps the server's default,
+		// and the ab flags decide the request and the load.
+		return json.Marshal(map[string]any{"targets": []map[string]string{{"ab": a.ab}}})
+	}
+	var b []byte
+	var err error
+	if a.specPath == "-" {
+		b, err = io.ReadAll(stdin)
+	} else {
+		b, err = os.ReadFile(a.specPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read job spec: %w", err)
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("job spec %s is not valid JSON", a.specPath)
+	}
+	return b, nil
+}
+
+// submission is one submitted job being waited for.
+type submission struct {
+	args submitArgs
+	env  cliEnv
+	c    *client.Client
+	job  client.Job
+}
+
+// announce tells what was submitted; the webhook secret goes to stderr
+// whatever --quiet says, as the server shows it only this once.
+func (s *submission) announce(replayed bool) {
+	j := s.job
+	if j.WebhookSecret != "" {
+		fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s: %s\n"+
+			"benchq: it is shown only once; store it where your receiver reads it\n", j.ID, j.WebhookSecret)
+	}
+	if s.args.quiet || !s.args.wait {
+		return
+	}
+	what := "submitted"
+	if replayed {
+		what = "already submitted with this idempotency key"
+	}
+	fmt.Fprintf(s.env.stderr, "benchq: job %s %s, %d runs; following it (Ctrl-C stops waiting, not the job)\n",
+		j.ID, what, j.Progress.RunsTotal)
+}
+
+// wait follows the job to its end and turns the outcome into the exit
+// status.
+func (s *submission) wait(ctx context.Context) int {
+	waitCtx, cancel := ctx, context.CancelFunc(func() {})
+	if s.args.timeout > 0 {
+		waitCtx, cancel = context.WithTimeout(ctx, s.args.timeout)
+	}
+	defer cancel()
+	view := newProgressView(s.env.stderr, s.env.tty, s.args.quiet, s.job)
+	final, err := s.c.Follow(waitCtx, s.job.ID, view.update)
+	view.finish(final)
+	if err != nil {
+		return s.stoppedWaiting(ctx, err)
+	}
+	if !s.args.quiet {
+		fmt.Fprintf(s.env.stderr, "benchq: %s\n", statusLine(final))
+	}
+	code := outcome(final)
+	if err := s.writeReports(ctx); err != nil {
+		fmt.Fprintf(s.env.stderr, "benchq submit: %v\n", err)
+		if code == exitOK { // a passing gate must not hide a missing artifact
+			code = exitError
+		}
+	}
+	return code
+}
+
+// stoppedWaiting explains why the wait ended early; the job is left
+// running on purpose, and the user is told how to stop it.
+func (s *submission) stoppedWaiting(ctx context.Context, err error) int {
+	id := s.job.ID
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(s.env.stderr, "benchq submit: interrupted; stopped waiting for job %s, which keeps running\n", id)
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(s.env.stderr, "benchq submit: gave up waiting after %s; job %s keeps running\n", s.args.timeout, id)
+	default:
+		fmt.Fprintf(s.env.stderr, "benchq submit: following job %s: %v\n", id, err)
+	}
+	fmt.Fprintf(s.env.stderr, "benchq submit: to cancel it: benchq cancel %s --server %s\n", id, s.args.api.server)
+	return exitError
+}
+
+// outcome is the exit status a finished job gives.
+func outcome(j client.Job) int {
+	switch {
+	case j.Status == job.StatusSucceeded && j.Verdict == "fail":
+		return exitThresholdFailed
+	case j.Status == job.StatusSucceeded:
+		return exitOK
+	}
+	return exitJobEnded
+}
+
+// writeReports prints the Markdown summary to stdout and writes every
+// --out file, reporting the first failure after trying them all.
+func (s *submission) writeReports(ctx context.Context) error {
+	var errs []error
+	if err := s.fetchReport(ctx, report.FormatMarkdown, "", s.env.stdout); err != nil {
+		errs = append(errs, err)
+	}
+	for _, o := range s.args.outs {
+		if err := s.fetchReport(ctx, o.format, o.path, nil); err != nil {
+			errs = append(errs, err)
+		} else if !s.args.quiet {
+			fmt.Fprintf(s.env.stderr, "benchq: wrote %s\n", o.path)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *submission) fetchReport(ctx context.Context, f report.Format, path string, stdout io.Writer) error {
+	body, err := s.c.Report(ctx, s.job.ID, string(f))
+	if err != nil {
+		return fmt.Errorf("%s report: %w", f, err)
+	}
+	defer body.Close()
+	return writeReport(body, path, stdout)
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// writeSpec writes a job spec to a file and returns its path.
+func writeSpec(t *testing.T, spec any) string {
+	t.Helper()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// smallSpec is 1 target × c=2 × 200 requests × 2 repeats.
+func smallSpec(tg *target, thresholds ...string) map[string]any {
+	return map[string]any{
+		"targets":    []map[string]string{{"name": "t", "url": tg.URL}},
+		"sweep":      map[string]any{"concurrency": []int{2}, "requests": []int{200}, "repeats": 2},
+		"thresholds": thresholds,
+	}
+}
+
+// TestSubmitWaitExitCodes runs `benchq submit --wait` through run()
+// against the all-in-one service: the exit status is the gate CI uses.
+func TestSubmitWaitExitCodes(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "hello")
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		args    []string
+		want    int
+		verdict string
+	}{
+		{"passing threshold", []string{writeSpec(t, smallSpec(tg, "failed_ratio <= 0.01"))}, exitOK, "## Verdict: pass"},
+		{"failing threshold", []string{writeSpec(t, smallSpec(tg, "rps >= 1e12"))}, exitThresholdFailed, "## Verdict: fail"},
+		{"no thresholds", []string{writeSpec(t, smallSpec(tg))}, exitOK, "## Verdict: none"},
+		{"--ab without a file", []string{"--ab", "-n 200 -c 2 " + tg.URL}, exitOK, "## Verdict: none"},
+		{"--out files", []string{writeSpec(t, smallSpec(tg, "failed_ratio <= 0.01")),
+			"--out", filepath.Join(dir, "r.md"), "--out", filepath.Join(dir, "r.json"), "--out", filepath.Join(dir, "r.svg")}, exitOK, "## Verdict: pass"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"submit", "--wait", "--server", m.URL()}, tt.args...)
+			if got := run(t.Context(), args, nil, &stdout, &stderr); got != tt.want {
+				t.Fatalf("benchq %q = exit %d, want %d\nstderr:\n%s", args, got, tt.want, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), tt.verdict) || !mdRow.MatchString(stdout.String()) {
+				t.Errorf("stdout lacks the Markdown summary with %q:\n%s", tt.verdict, stdout.String())
+			}
+			// Not a terminal: plain lines, no bar redraws.
+			if strings.Contains(stderr.String(), "\r") {
+				t.Errorf("stderr has carriage returns without a terminal:\n%q", stderr.String())
+			}
+			if !regexp.MustCompile(`benchq: job \S+ submitted, \d+ runs`).MatchString(stderr.String()) ||
+				!regexp.MustCompile(`succeeded  (2/2|1/1) runs`).MatchString(stderr.String()) {
+				t.Errorf("stderr lacks the submission and final status lines:\n%s", stderr.String())
+			}
+		})
+	}
+	t.Run("out files content", func(t *testing.T) {
+		md, _ := os.ReadFile(filepath.Join(dir, "r.md"))
+		if !strings.Contains(string(md), "## Verdict: pass") {
+			t.Errorf("r.md = %q, want the Markdown report", md)
+		}
+		js, _ := os.ReadFile(filepath.Join(dir, "r.json"))
+		var doc struct {
+			Job  struct{ Status string } `json:"job"`
+			Runs []apiRun                `json:"runs"`
+		}
+		if err := json.Unmarshal(js, &doc); err != nil || doc.Job.Status != "succeeded" || len(doc.Runs) != 2 {
+			t.Errorf("r.json: %v, job %q with %d runs; want succeeded with 2 runs", err, doc.Job.Status, len(doc.Runs))
+		}
+		svg, _ := os.ReadFile(filepath.Join(dir, "r.svg"))
+		checkXML(t, svg)
+	})
+}
+
+// mdRow is a row of the Markdown summary's table: a target and its req/s.
+var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+ \|\n`)
+
+// TestSubmitWaitCanceled cancels a long job once its first progress shows:
+// the waiting submit must end with exit 2.
+func TestSubmitWaitCanceled(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "slow enough")
+	spec := map[string]any{
+		"targets": []map[string]string{{"url": tg.URL}},
+		"sweep":   map[string]any{"concurrency": []int{1}, "duration": []string{"60s"}, "repeats": 1},
+	}
+	stderr := newLineWatcher()
+	var stdout bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(t.Context(), []string{"submit", writeSpec(t, spec), "--wait", "--server", m.URL()}, nil, &stdout, stderr)
+	}()
+	id := stderr.waitFor(t, regexp.MustCompile(`job (\S+) submitted`), 20*time.Second)
+	stderr.waitFor(t, regexp.MustCompile(`running  0/1 runs  [1-9]\d* requests in this run`), 20*time.Second)
+	if resp, b := call(t, http.MethodDelete, m.URL()+"/v1/jobs/"+id, nil); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE = %d %s, want 202", resp.StatusCode, b)
+	}
+	select {
+	case got := <-code:
+		if got != exitJobEnded {
+			t.Errorf("submit --wait of a canceled job = exit %d, want %d\nstderr:\n%s", got, exitJobEnded, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("submit --wait still waiting 20 s after the cancel\nstderr:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), id+"  canceled") {
+		t.Errorf("stderr lacks the canceled status line:\n%s", stderr.String())
+	}
+}
+
+// TestSubmitErrors: every usage, connection and API problem is exit 3,
+// with nothing on stdout.
+func TestSubmitErrors(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "x")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	good := writeSpec(t, smallSpec(tg))
+	notJSON := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(notJSON, []byte("{"), 0o600)
+	tests := []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"unreachable server", []string{good, "--server", closed}, "connection refused"},
+		{"unreachable server, waiting", []string{good, "--wait", "--server", closed}, "connection refused"},
+		{"bad flag", []string{good, "--server", m.URL(), "--bogus"}, "flag provided but not defined: -bogus"},
+		{"bad server URL", []string{good, "--server", "127.0.0.1:8080"}, `server URL "127.0.0.1:8080"`},
+		{"no spec", []string{"--server", m.URL()}, "want a job file"},
+		{"file and --ab", []string{good, "--ab", "-n 1 " + tg.URL, "--server", m.URL()}, "not both"},
+		{"missing file", []string{"/nonexistent/job.json", "--server", m.URL()}, "no such file"},
+		{"not JSON", []string{notJSON, "--server", m.URL()}, "not valid JSON"},
+		{"--out without --wait", []string{good, "--out", "r.md", "--server", m.URL()}, "--out needs --wait"},
+		{"--out without extension", []string{good, "--wait", "--out", "report", "--server", m.URL()}, "no extension"},
+		{"--out unknown format", []string{good, "--wait", "--out", "r.pdf", "--server", m.URL()}, "unknown format"},
+		{"invalid spec", []string{"--ab", "-n 10 -c 0 " + tg.URL, "--server", m.URL()}, "422 Invalid job spec"},
+		{"private target", []string{"--ab", "-n 10 http://10.0.0.1/", "--server", m.URL()}, "(field targets[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"submit"}, tt.args...)
+			if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitError {
+				t.Errorf("benchq %q = exit %d, want %d\nstderr:\n%s", args, got, exitError, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.stderr) || stdout.Len() != 0 {
+				t.Errorf("benchq %q: stderr %q lacks %q, or stdout %q is not empty", args, stderr.String(), tt.stderr, stdout.String())
+			}
+		})
+	}
+}
+
+// TestSubmitNoWait prints the job id only, reading the spec from stdin.
+func TestSubmitNoWait(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "x")
+	b, _ := json.Marshal(smallSpec(tg))
+	var stdout, stderr bytes.Buffer
+	args := []string{"submit", "-", "--server", m.URL(), "--idempotency-key", "ci-run-1"}
+	if got := run(t.Context(), args, bytes.NewReader(b), &stdout, &stderr); got != exitOK {
+		t.Fatalf("benchq %q = exit %d (%s), want 0", args, got, stderr.String())
+	}
+	id := strings.TrimSpace(stdout.String())
+	if resp, body := call(t, http.MethodGet, m.URL()+"/v1/jobs/"+id, nil); resp.StatusCode != http.StatusOK {
+		t.Fatalf("stdout %q is not a job id: GET = %d %s", stdout.String(), resp.StatusCode, body)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr = %q, want nothing without --wait and a webhook", stderr.String())
+	}
+}
+
+// TestClientCommandsHelp: `benchq --help` lists the client commands and
+// each one's -h lists its flags, exit 0.
+func TestClientCommandsHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if got := run(t.Context(), []string{"--help"}, nil, &stdout, &stderr); got != 0 {
+		t.Fatalf("benchq --help = exit %d", got)
+	}
+	for _, s := range []string{"benchq submit", "--wait", "benchq get JOB_ID", "benchq cancel JOB_ID", "BENCHQ_API_KEY"} {
+		if !strings.Contains(stdout.String(), s) {
+			t.Errorf("benchq --help lacks %q", s)
+		}
+	}
+	flags := map[string][]string{
+		"submit": {"-server", "-key", "-ab", "-wait", "-out", "-idempotency-key", "-timeout", "-quiet", "BENCHQ_SERVER", "BENCHQ_API_KEY"},
+		"get":    {"-server", "-key", "-json"},
+		"cancel": {"-server", "-key"},
+	}
+	for cmd, want := range flags {
+		var stdout, stderr bytes.Buffer
+		if got := run(t.Context(), []string{cmd, "-h"}, nil, &stdout, &stderr); got != exitOK {
+			t.Errorf("benchq %s -h = exit %d, want 0", cmd, got)
+		}
+		for _, f := range want {
+			if !strings.Contains(stderr.String(), f) {
+				t.Errorf("benchq %s -h lacks %q:\n%s", cmd, f, stderr.String())
+			}
+		}
+	}
+}
+
+// lineWatcher is a stderr that tests can wait on.
+type lineWatcher struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{}
+}
+
+func newLineWatcher() *lineWatcher { return &lineWatcher{changed: make(chan struct{}, 1)} }
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+	return w.buf.Write(p)
+}
+
+func (w *lineWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// waitFor waits until the output matches re and returns the first
+// submatch (or the whole match).
+func (w *lineWatcher) waitFor(t *testing.T, re *regexp.Regexp, limit time.Duration) string {
+	t.Helper()
+	deadline := time.After(limit)
+	for {
+		if m := re.FindStringSubmatch(w.String()); m != nil {
+			return m[len(m)-1]
+		}
+		select {
+		case <-w.changed:
+		case <-deadline:
+			t.Fatalf("no output matching %s within %s:\n%s", re, limit, w.String())
+		}
+	}
+}
+
+// checkXML asserts the document parses as XML with an <svg> root.
+func checkXML(t *testing.T, b []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not XML: %v", err)
+		}
+		if el, ok := tok.(xml.StartElement); ok && root == "" {
+			root = el.Name.Local
+		}
+	}
+	if root != "svg" {
+		t.Errorf("SVG root element = %q, want svg", root)
+	}
+}
+
+// TestSubmitWebhookSecretAndIdempotency: the secret the server returns
+// once goes to stderr with a warning; a retried submit with the same
+// --idempotency-key prints the same job id.
+func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "x")
+	receiver := startTarget(t, "ok")
+	spec := smallSpec(tg)
+	spec["webhook"] = map[string]any{"url": receiver.URL}
+	path := writeSpec(t, spec)
+	var ids []string
+	for i := range 2 {
+		var stdout, stderr bytes.Buffer
+		args := []string{"submit", path, "--server", m.URL(), "--idempotency-key", "ci-42"}
+		if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitOK {
+			t.Fatalf("benchq %q = exit %d (%s), want 0", args, got, stderr.String())
+		}
+		ids = append(ids, strings.TrimSpace(stdout.String()))
+		if i == 0 && (!regexp.MustCompile(`webhook secret of job \S+: whsec_\S+`).MatchString(stderr.String()) ||
+			!strings.Contains(stderr.String(), "shown only once")) {
+			t.Errorf("first submit stderr = %q, want the webhook secret and that it is shown once", stderr.String())
+		}
+	}
+	if ids[0] == "" || ids[0] != ids[1] {
+		t.Errorf("job ids of two submits with one idempotency key = %q, want one id twice", ids)
+	}
+}
