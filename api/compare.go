@@ -20,10 +20,11 @@ type JobSelector interface {
 	LatestJob(ctx context.Context, owner string, status job.Status, labels map[string]string) (*job.Job, error)
 }
 
-// resolveCompareTo pins a spec's compare_to to one job of the caller: the
-// job id it names, or the newest job its selector matches (only the
-// caller's own jobs, whatever the key's admin rights: a gate compares a
-// pipeline with itself). The id is recorded in the returned CompareTo,
+// resolveCompareTo pins a spec's compare_to to one job: the job id it
+// names, if the caller may see it (an admin may name any job on purpose),
+// or the newest job its selector matches among the caller's own jobs only,
+// whatever the key's admin rights (a gate compares a pipeline with itself,
+// and a selector must not wander into another tenant's history). The id is recorded in the returned CompareTo,
 // so the verdict is reproducible. Another key's job reads as missing.
 func (s *Server) resolveCompareTo(c echo.Context, ct *job.CompareTo) (*job.CompareTo, error) {
 	if ct == nil {
