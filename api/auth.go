@@ -16,23 +16,13 @@ import (
 	"github.com/benchq/benchq/internal/apikey"
 )
 
-// AuthMode says when a /v1 request needs an API key.
-type AuthMode string
-
-const (
-	// AuthAuto (the default) requires a key once any active key exists, or
-	// whenever the API listens beyond loopback. On loopback with no key at
-	// all, requests without a key are the anonymous principal: the
-	// zero-install development mode.
-	AuthAuto AuthMode = "auto"
-	// AuthKeys requires a valid key on every /v1 request.
-	AuthKeys AuthMode = "keys"
-)
-
 // KeyStore finds API keys; *store.Store implements it.
 type KeyStore interface {
 	apikey.KeyFinder
-	ActiveKeyCount(ctx context.Context) (int64, error)
+	// KeyCount counts every key ever created, revoked ones included: the
+	// open mode ends with the first key for good, so revoking the last
+	// key must not open the API again.
+	KeyCount(ctx context.Context) (int64, error)
 }
 
 // quotaKey is where authenticate leaves the caller's key quota.
@@ -48,10 +38,10 @@ var errUnauthorized = errors.New("api: unauthorized")
 
 // authState decides who a request is.
 type authState struct {
-	mode AuthMode
 	keys KeyStore
-	// open is whether the mode may admit keyless requests at all; Serve
-	// clears it when the listener is not loopback.
+	// open is whether keyless requests may still be admitted: only with
+	// Config.OpenUntilFirstKey, on a loopback listener, and until a key is
+	// seen to exist. Once cleared it is never set again.
 	open atomic.Bool
 
 	mu        sync.Mutex
@@ -59,9 +49,9 @@ type authState struct {
 	count     int64
 }
 
-func newAuthState(mode AuthMode, keys KeyStore) *authState {
-	a := &authState{mode: mode, keys: keys}
-	a.open.Store(mode != AuthKeys)
+func newAuthState(openUntilFirstKey bool, keys KeyStore) *authState {
+	a := &authState{keys: keys}
+	a.open.Store(openUntilFirstKey)
 	return a
 }
 
@@ -98,7 +88,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			if !open {
 				return unauthorized(c, "", "an API key is required: send Authorization: Bearer <key>")
 			}
-			c.Set(principalKey, principal{})
+			c.Set(principalKey, principal{KeyID: anonymousOwner})
 			return next(c)
 		}
 		scheme, token, _ := strings.Cut(header, " ")
@@ -138,19 +128,26 @@ func (a *authState) lookup(ctx context.Context, token string) (apikey.Key, error
 	return apikey.Authenticate(ctx, a.keys, token)
 }
 
-// openNow reports whether a keyless request is admitted now: in auto mode
-// on loopback while no active key exists.
+// openNow reports whether a keyless request is admitted now: in the
+// all-in-one open mode, on loopback, while no key was ever created.
 func (a *authState) openNow(ctx context.Context) (bool, error) {
 	if !a.open.Load() {
 		return false, nil
 	}
-	n, err := a.activeKeys(ctx)
-	return n == 0, err
+	n, err := a.keyCount(ctx)
+	if err != nil {
+		return false, err
+	}
+	if n > 0 {
+		a.open.Store(false) // for good: a revoked key still counts
+		return false, nil
+	}
+	return true, nil
 }
 
-// activeKeys is the active key count, at most keyCountTTL old, so the
-// open mode costs no Redis round trip per request.
-func (a *authState) activeKeys(ctx context.Context) (int64, error) {
+// keyCount is the number of keys ever created, at most keyCountTTL old,
+// so the open mode costs no Redis round trip per request.
+func (a *authState) keyCount(ctx context.Context) (int64, error) {
 	if a.keys == nil {
 		return 0, nil
 	}
@@ -159,7 +156,7 @@ func (a *authState) activeKeys(ctx context.Context) (int64, error) {
 	if !a.countedAt.IsZero() && time.Since(a.countedAt) < keyCountTTL {
 		return a.count, nil
 	}
-	n, err := a.keys.ActiveKeyCount(ctx)
+	n, err := a.keys.KeyCount(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -170,25 +167,27 @@ func (a *authState) activeKeys(ctx context.Context) (int64, error) {
 // listening fixes the mode for the listener's address and logs the one
 // line that says which mode is in force.
 func (a *authState) listening(addr net.Addr, log *slog.Logger) {
+	wanted := a.open.Load()
 	if !isLoopback(addr) {
 		a.open.Store(false)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	n, err := a.activeKeys(ctx)
+	n, err := a.keyCount(ctx)
+	open, _ := a.openNow(ctx) // within keyCountTTL: the count just read
 	switch {
-	case a.mode == AuthKeys:
-		log.Info("benchq: auth keys: every /v1 request needs an API key (auth=keys)", "active_keys", n)
-	case !a.open.Load():
-		log.Info("benchq: auth keys: listening beyond loopback, so every /v1 request needs an API key", "addr", addr.String(), "active_keys", n)
+	case !wanted:
+		log.Info("benchq: auth keys: every /v1 request needs an API key", "keys", n)
+	case !isLoopback(addr):
+		log.Info("benchq: auth keys: listening beyond loopback, so every /v1 request needs an API key", "addr", addr.String(), "keys", n)
 	case err != nil:
 		log.Warn("benchq: auth: cannot count API keys; requests without a key are refused until Redis answers", "err", err)
-	case n == 0:
-		log.Warn("benchq: auth open: no API keys exist, listening on loopback only; requests without a key are admitted until one is added (benchq keys add)", "addr", addr.String())
+	case open:
+		log.Warn("benchq: auth open: no API key was ever created, listening on loopback only; requests without a key are admitted until one is added (benchq keys add)", "addr", addr.String())
 	default:
-		log.Info("benchq: auth keys: API keys exist, so every /v1 request needs one", "active_keys", n)
+		log.Info("benchq: auth keys: an API key was created, so every /v1 request needs one", "keys", n)
 	}
-	if !a.open.Load() && err == nil && n == 0 {
+	if !open && err == nil && n == 0 {
 		log.Warn("benchq: auth: no API key exists yet; every /v1 request is refused until one is added (benchq keys add)")
 	}
 }

@@ -47,7 +47,7 @@ type DeliveriesResponse struct {
 // DeliveryResponse is one webhook message of a job and its attempts.
 type DeliveryResponse struct {
 	N         int    `json:"n" example:"1"`
-	WebhookID string `json:"webhook_id" example:"msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	WebhookID string `json:"webhook_id" example:"msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4_job.succeeded"`
 	Event     string `json:"event" example:"job.succeeded"`
 	URL       string `json:"url" example:"http://127.0.0.1:9000/hooks/benchq"`
 	// Status: pending (queued), retrying, delivered, gone (the receiver
@@ -181,7 +181,7 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("api: redeliver: %w", err)
 	}
-	task, err := queue.NewWebhookDeliverTask(id, n, d.MaxRetry)
+	task, err := queue.NewWebhookDeliverTask(id, n, d.Redeliveries, d.MaxRetry)
 	if err == nil {
 		_, err = s.queue.EnqueueContext(ctx, task)
 	}

@@ -22,7 +22,7 @@ func newDeliveryEnv(t *testing.T, check func(*Config)) *keyEnv {
 	t.Helper()
 	st := store.New(redistest.Start(t).Client(t), store.Options{})
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	cfg := Config{CheckURL: netguard.LoopbackOnly().CheckURL}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: netguard.LoopbackOnly().CheckURL}
 	if check != nil {
 		check(&cfg)
 	}
@@ -141,7 +141,7 @@ func TestDeliveriesEndpoints(t *testing.T) {
 	ctx := t.Context()
 	d := &webhook.Delivery{JobID: r.ID, ID: "msg_fixed", Event: "job.succeeded", URL: "http://127.0.0.1:9000/hooks",
 		Status: webhook.StatusFailed, MaxRetry: 9, Payload: json.RawMessage(`{"type":"job.succeeded"}`)}
-	if err := e.store.CreateDelivery(ctx, d); err != nil {
+	if _, err := e.store.CreateDelivery(ctx, d); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.AppendAttempt(ctx, r.ID, 1, &webhook.Attempt{StatusCode: 500, Response: "oops", DurationMs: 3.5, Outcome: webhook.OutcomeRetry}); err != nil {

@@ -72,7 +72,7 @@ type servedEnv struct {
 func serveAPI(t *testing.T, tune func(*Config)) *servedEnv {
 	t.Helper()
 	logs := &syncBuffer{}
-	cfg := Config{CheckURL: loopbackOnly, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if tune != nil {
 		tune(&cfg)
 	}

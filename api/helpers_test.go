@@ -31,7 +31,7 @@ type testEnv struct {
 func newTestEnv(t *testing.T, tune func(*Config)) *testEnv {
 	t.Helper()
 	env := &testEnv{store: newFakeStore(), queue: &fakeQueue{}}
-	cfg := Config{CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -24,9 +25,19 @@ const idempotencyHeader = "Idempotency-Key"
 
 const (
 	maxIdempotencyKeyLen = 255
-	// idempotencyWait bounds how long a request waits for a concurrent
-	// one with its key to create the job; creating one takes milliseconds.
-	idempotencyWait = 5 * time.Second
+	// idempotencyCreateTimeout bounds creating a job under a claim. Target
+	// verification alone fetches each target host, one after another, for
+	// up to targetverify.DefaultTimeout (5 s) each, so creation can take
+	// seconds; it must end, and the claim be settled, well before
+	// store.IdempotencyClaimTTL (30 s) frees the key for a retry, which
+	// would then create a second job.
+	idempotencyCreateTimeout = 20 * time.Second
+	// idempotencyWait is how long a request waits for a concurrent one
+	// with its key: past that one's creation deadline, plus a margin for
+	// settling the claim, so that it gets the job (200), or the key when
+	// no job was made, rather than a 409. It stays below the server's
+	// default WriteTimeout (30 s) so the answer can still be written.
+	idempotencyWait = idempotencyCreateTimeout + 5*time.Second
 	idempotencyPoll = 25 * time.Millisecond
 	// idempotencyClaimed marks a request whose key this server claimed,
 	// so handleCreateJob creates its job instead of coming back here.
@@ -39,12 +50,28 @@ var (
 	errIdempotencyPending  = errors.New("api: a request with this Idempotency-Key is still being processed")
 )
 
+// idempotencyTiming is how long a claimant may create its job and a
+// concurrent request waits for it; tests shorten both.
+type idempotencyTiming struct {
+	create, wait time.Duration
+}
+
+// orDefaults is t, or the constants above when t is the zero value.
+func (t idempotencyTiming) orDefaults() idempotencyTiming {
+	if t.create <= 0 || t.wait <= 0 {
+		return idempotencyTiming{create: idempotencyCreateTimeout, wait: idempotencyWait}
+	}
+	return t
+}
+
 // IdempotencyStore remembers which job an Idempotency-Key created, one
-// claim at a time; *store.Store implements it.
+// claim at a time, and reads back the webhook secret generated for that
+// job so a replay can show it again; *store.Store implements it.
 type IdempotencyStore interface {
 	ClaimIdempotencyKey(ctx context.Context, owner, key, bodyHash string) (store.IdempotencyRecord, bool, error)
-	CompleteIdempotencyKey(ctx context.Context, claim store.IdempotencyRecord, jobID string) error
+	CompleteIdempotencyKey(ctx context.Context, claim store.IdempotencyRecord, jobID string, secretIssued bool) error
 	ReleaseIdempotencyKey(ctx context.Context, rec store.IdempotencyRecord) error
+	WebhookSecret(ctx context.Context, id string) (string, error)
 }
 
 // wantsIdempotency reports whether a POST /v1/jobs carries the header
@@ -76,13 +103,14 @@ func (s *Server) createIdempotent(c echo.Context) error {
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	ctx, owner := c.Request().Context(), principalOf(c).KeyID
-	for deadline := time.Now().Add(idempotencyWait); ; {
+	timing := s.idempotencyTiming.orDefaults()
+	for deadline := time.Now().Add(timing.wait); ; {
 		rec, won, err := s.idempotency.ClaimIdempotencyKey(ctx, owner, key, hash)
 		switch {
 		case err != nil:
 			return fmt.Errorf("api: %w", err)
 		case won:
-			return s.createClaimed(c, rec, body)
+			return s.createClaimed(c, rec, body, timing.create)
 		case rec.BodyHash != hash:
 			return fieldError{field: idempotencyHeader, err: fmt.Errorf("%w: send a new key for a new job", errIdempotencyConflict)}
 		case !rec.Pending():
@@ -97,9 +125,7 @@ func (s *Server) createIdempotent(c echo.Context) error {
 			if err != nil {
 				return err
 			}
-			c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
-			c.Response().Header().Set("Idempotent-Replayed", "true")
-			return c.JSON(http.StatusOK, newJobResponse(j))
+			return s.replay(c, rec, j)
 		}
 		if time.Now().After(deadline) {
 			return fieldError{field: idempotencyHeader, err: fmt.Errorf("%w: retry later", errIdempotencyPending)}
@@ -112,14 +138,46 @@ func (s *Server) createIdempotent(c echo.Context) error {
 	}
 }
 
-// createClaimed creates the job of a claimed key and records it, or frees
-// the key when no job was accepted.
-func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, body []byte) error {
+// replay answers a request whose key already names job j with that job,
+// and with the webhook secret generated for it when the first answer
+// carried one: a client retries exactly when it lost that answer, and
+// without the secret it could verify no delivery. The key is scoped to
+// the caller's API key, so only the caller that was shown the secret
+// sees it again; a key's own secret is never shown.
+func (s *Server) replay(c echo.Context, rec store.IdempotencyRecord, j *job.Job) error {
+	resp := CreateJobResponse{JobResponse: newJobResponse(j)}
+	if rec.SecretIssued {
+		secret, err := s.idempotency.WebhookSecret(c.Request().Context(), j.ID)
+		switch {
+		case errors.Is(err, store.ErrNotFound): // expired with the job's data
+		case err != nil:
+			return fmt.Errorf("api: replay job %s: %w", j.ID, err)
+		case secret != principalOf(c).WebhookSecret:
+			resp.WebhookSecret = secret
+		}
+	}
+	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
+	c.Response().Header().Set("Idempotent-Replayed", "true")
+	return c.JSON(http.StatusOK, resp)
+}
+
+// createClaimed creates the job of a claimed key within timeout, and
+// records it, or frees the key when no job was accepted. The timeout is
+// what keeps the claim from expiring under a slow creation.
+func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, body []byte, timeout time.Duration) error {
+	req := c.Request()
+	createCtx, cancel := context.WithTimeout(req.Context(), timeout)
+	defer cancel()
+	c.SetRequest(req.WithContext(createCtx))
 	c.Request().Body = io.NopCloser(bytes.NewReader(body))
 	c.Set(idempotencyClaimed, true)
 	err := s.handleCreateJob(c)
+	c.SetRequest(req)
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(createCtx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: creating the job took over %s; retry with the same %s: %w", errUnavailable, timeout, idempotencyHeader, err)
+	}
 	// The claim must be settled even when the client hung up meanwhile.
-	ctx := context.WithoutCancel(c.Request().Context())
+	ctx := context.WithoutCancel(req.Context())
 	id := createdJobID(c)
 	if err != nil || id == "" {
 		if rerr := s.idempotency.ReleaseIdempotencyKey(ctx, claim); rerr != nil {
@@ -127,7 +185,11 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 		}
 		return err
 	}
-	if cerr := s.idempotency.CompleteIdempotencyKey(ctx, claim, id); cerr != nil {
+	// handleCreateJob showed a secret iff it generated one, which it does
+	// for a job with a webhook when the key has no secret of its own
+	// (deliveries.go); a job without one has no secret to read back.
+	secretIssued := principalOf(c).WebhookSecret == ""
+	if cerr := s.idempotency.CompleteIdempotencyKey(ctx, claim, id, secretIssued); cerr != nil {
 		// The job exists and was answered with 202; only a retry of this
 		// request could now create a second one.
 		s.log.Error("api: record idempotency key", "request_id", requestID(c), "job", id, "err", cerr)

@@ -1,20 +1,28 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/webhook"
 )
 
 // storeEnv is the API on the real store, for what needs Redis semantics:
@@ -29,7 +37,7 @@ type storeEnv struct {
 func newStoreEnv(t *testing.T, rdb redis.UniversalClient) *storeEnv {
 	t.Helper()
 	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
-	srv := New(Config{CheckURL: loopbackOnly}, Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Selector: env.st})
+	srv := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly}, Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Selector: env.st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	env.url = hs.URL
@@ -244,3 +252,282 @@ func TestIdempotencyWithoutStoreRefuses(t *testing.T) {
 		t.Errorf("POST = %d with %d jobs, want 503 and none", resp.StatusCode, len(env.store.jobs))
 	}
 }
+
+// postKeyed sends a job as bearer (none when "") with an Idempotency-Key.
+func postKeyed(t *testing.T, base, bearer, key, body string) (int, CreateJobResponse, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/v1/jobs", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(idempotencyHeader, key)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, CreateJobResponse{}, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var r CreateJobResponse
+	if resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Errorf("POST = %d %s: %v", resp.StatusCode, b, err)
+		}
+	}
+	return resp.StatusCode, r, string(b)
+}
+
+// TestIdempotencyReplayReturnsWebhookSecret: a client retries exactly when
+// it lost the 202, so the replay carries the secret generated for the job
+// again; never a key's own secret, and never to another key.
+func TestIdempotencyReplayReturnsWebhookSecret(t *testing.T) {
+	env := newKeyEnvWith(t, nil, nil)
+	_, plain := env.addKey(t, "plain", false, apikey.Quota{})
+	own := webhook.NewSecret()
+	k, withSecret, err := apikey.New("own", false, apikey.Quota{}, own, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := env.store.AddKey(t.Context(), k); err != nil {
+		t.Fatal(err)
+	}
+	noWebhook := `{"targets":[{"url":"http://127.0.0.1:9/"}]}`
+	tests := []struct {
+		name, bearer, body string
+		generated          bool
+	}{
+		{"generated secret", plain, webhookJob, true},
+		{"no webhook", plain, noWebhook, false},
+		{"key's own secret", withSecret, webhookJob, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			idem := "retry-" + tt.name
+			status, first, _ := postKeyed(t, env.url, tt.bearer, idem, tt.body)
+			if status != http.StatusAccepted || (first.WebhookSecret != "") != tt.generated {
+				t.Fatalf("first POST = %d, secret %q; want 202 with a secret %v", status, first.WebhookSecret, tt.generated)
+			}
+			status, again, raw := postKeyed(t, env.url, tt.bearer, idem, tt.body)
+			if status != http.StatusOK || again.ID != first.ID || again.WebhookSecret != first.WebhookSecret {
+				t.Errorf("replay = %d %s, secret %q; want 200 %s with secret %q", status, again.ID, again.WebhookSecret, first.ID, first.WebhookSecret)
+			}
+			if !tt.generated && strings.Contains(raw, "whsec_") {
+				t.Errorf("replay shows a secret: %s", raw)
+			}
+		})
+	}
+	// The same Idempotency-Key under another API key is another job, and
+	// the first job's secret stays with the key it was shown to.
+	_, other := env.addKey(t, "other", false, apikey.Quota{})
+	_, mine, _ := postKeyed(t, env.url, plain, "retry-generated secret", webhookJob)
+	status, theirs, _ := postKeyed(t, env.url, other, "retry-generated secret", webhookJob)
+	if status != http.StatusAccepted || theirs.ID == mine.ID || theirs.WebhookSecret == mine.WebhookSecret {
+		t.Errorf("other key's POST = %d %s with secret %q; want 202, a new job and its own secret", status, theirs.ID, theirs.WebhookSecret)
+	}
+}
+
+// gatedVerifier is a TargetVerifier standing in for the outbound fetches
+// of target verification: CheckSpec takes delay, or until its context
+// ends when block is set, and records the deadline it was given and how
+// long the Idempotency-Key claim had left then.
+type gatedVerifier struct {
+	delay   time.Duration
+	block   atomic.Bool
+	entered chan struct{} // one send per CheckSpec, when set
+	release chan struct{} // closed: a blocked CheckSpec gives up, so the test can end
+	rdb     redis.UniversalClient
+
+	mu        sync.Mutex
+	deadlines []time.Duration // left on the context; 0: it had none
+	claimTTLs []time.Duration // left on the pending claim
+}
+
+// seen returns what the CheckSpec calls so far recorded.
+func (v *gatedVerifier) seen() (deadlines, claimTTLs []time.Duration) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]time.Duration(nil), v.deadlines...), append([]time.Duration(nil), v.claimTTLs...)
+}
+
+func (v *gatedVerifier) Verify(_ context.Context, _ string, u *url.URL) (store.TargetHost, error) {
+	return store.TargetHost{Host: u.Host, Verified: true}, nil
+}
+
+func (v *gatedVerifier) List(context.Context, string) ([]store.TargetHost, error) { return nil, nil }
+
+func (v *gatedVerifier) CheckSpec(ctx context.Context, _ string, _ []job.TargetURL) error {
+	var left, claim time.Duration
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	if keys, err := v.rdb.Keys(ctx, "benchq:idempotency:*").Result(); err == nil && len(keys) == 1 {
+		claim = v.rdb.PTTL(ctx, keys[0]).Val()
+	}
+	v.mu.Lock()
+	v.deadlines, v.claimTTLs = append(v.deadlines, left), append(v.claimTTLs, claim)
+	v.mu.Unlock()
+	if v.entered != nil {
+		v.entered <- struct{}{}
+	}
+	if v.block.Load() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("fetch target: %w", ctx.Err())
+		case <-v.release:
+			return errors.New("fetch target: released by the test")
+		}
+	}
+	select {
+	case <-time.After(v.delay):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("fetch target: %w", ctx.Err())
+	}
+}
+
+// newVerifyingEnv is the API in open mode on a real redis-server, with
+// target verification done by v and the idempotency timing given (zero:
+// the defaults).
+func newVerifyingEnv(t *testing.T, v *gatedVerifier, timing idempotencyTiming) *storeEnv {
+	t.Helper()
+	rdb := redistest.Start(t).Client(t)
+	v.rdb = rdb
+	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
+	srv := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, VerifyTargets: true},
+		Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Deliveries: env.st, Selector: env.st, Targets: v})
+	srv.idempotencyTiming = timing
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	env.url = hs.URL
+	return env
+}
+
+// TestIdempotencyTimingOrder: the claimant creates its job under a
+// deadline that ends well before its claim could expire, and requests
+// waiting for it outlast that deadline, so a slow creation can neither
+// free the key for a second job nor answer a waiter 409.
+func TestIdempotencyTimingOrder(t *testing.T) {
+	const settle = 5 * time.Second // room to record or release the claim
+	if idempotencyCreateTimeout+settle > store.IdempotencyClaimTTL {
+		t.Errorf("creation deadline %v + %v to settle exceeds the claim TTL %v", idempotencyCreateTimeout, settle, store.IdempotencyClaimTTL)
+	}
+	if idempotencyWait < idempotencyCreateTimeout+time.Second {
+		t.Errorf("waiters give up after %v, before the creation deadline %v and a margin", idempotencyWait, idempotencyCreateTimeout)
+	}
+	if def := (Config{}).withDefaults().WriteTimeout; idempotencyWait >= def {
+		t.Errorf("waiters wait %v, not less than the default WriteTimeout %v: their answer would be cut", idempotencyWait, def)
+	}
+	// What the creation path actually sees, measured inside it.
+	v := &gatedVerifier{}
+	env := newVerifyingEnv(t, v, idempotencyTiming{})
+	if status, _, _, _ := env.post(t, ptr("k"), validSpec); status != http.StatusAccepted {
+		t.Fatalf("POST = %d, want 202", status)
+	}
+	deadlines, claims := v.seen()
+	if len(deadlines) != 1 {
+		t.Fatalf("verifications = %d, want 1", len(deadlines))
+	}
+	left, claim := deadlines[0], claims[0]
+	if left <= 0 || left > idempotencyCreateTimeout {
+		t.Errorf("creation context deadline in %v, want within %v", left, idempotencyCreateTimeout)
+	}
+	if claim < left+settle {
+		t.Errorf("claim had %v left while creation had %v: under %v to settle it", claim, left, settle)
+	}
+}
+
+// TestIdempotencyWaitersOutlastSlowCreation is issue 6's item 4 with a
+// target verification that takes longer than the 5 s the waiters once
+// gave up after: every concurrent request still gets the one job.
+func TestIdempotencyWaitersOutlastSlowCreation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("takes 5.5 s")
+	}
+	v := &gatedVerifier{delay: 5500 * time.Millisecond}
+	env := newVerifyingEnv(t, v, idempotencyTiming{})
+	const n = 20
+	statuses := make(chan int, n)
+	ids := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			status, jr, p, _ := env.post(t, ptr("slow"), validSpec)
+			if status != http.StatusOK && status != http.StatusAccepted {
+				t.Errorf("POST = %d %+v", status, p)
+			}
+			statuses <- status
+			ids <- jr.ID
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	close(ids)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	seen := map[string]bool{}
+	for id := range ids {
+		seen[id] = true
+	}
+	if counts[http.StatusAccepted] != 1 || counts[http.StatusOK] != n-1 || len(seen) != 1 {
+		t.Errorf("statuses = %v, job ids %v; want one 202, %d 200 and one job", counts, seen, n-1)
+	}
+	if got, checks := env.jobCount(t), len(first(v.seen())); got != 1 || checks != 1 {
+		t.Errorf("jobs = %d after %d verifications, want 1 and 1", got, checks)
+	}
+}
+
+// TestIdempotencyCreationDeadline: a creation that would never end is cut
+// at the deadline with a 503 and frees the key; a request waiting for it
+// then creates the job itself instead of getting a 409.
+func TestIdempotencyCreationDeadline(t *testing.T) {
+	v := &gatedVerifier{entered: make(chan struct{}, 2), release: make(chan struct{})}
+	v.block.Store(true)
+	timing := idempotencyTiming{create: 300 * time.Millisecond, wait: 2 * time.Second}
+	env := newVerifyingEnv(t, v, timing)
+	t.Cleanup(func() { close(v.release) }) // before the server closes
+	first := make(chan int, 1)
+	start := time.Now()
+	go func() {
+		status, _, p, _ := env.post(t, ptr("k"), validSpec)
+		if p.Type != problemBase+"unavailable" {
+			t.Errorf("cut POST problem = %+v, want unavailable", p)
+		}
+		first <- status
+	}()
+	select {
+	case <-v.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first POST never reached target verification")
+	}
+	v.block.Store(false) // the waiter's own verification answers
+	status, jr, p, _ := env.post(t, ptr("k"), validSpec)
+	if status != http.StatusAccepted || jr.ID == "" {
+		t.Errorf("waiting POST = %d %+v, want 202: the key came back when the first was cut", status, p)
+	}
+	var cut int
+	select {
+	case cut = <-first:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first POST was never answered")
+	}
+	if cut != http.StatusServiceUnavailable {
+		t.Errorf("POST whose creation hung = %d, want 503", cut)
+	}
+	if took := time.Since(start); took > timing.create+time.Second {
+		t.Errorf("the hung creation ended after %v, want about %v", took, timing.create)
+	}
+	if got := env.jobCount(t); got != 1 {
+		t.Errorf("jobs = %d, want 1", got)
+	}
+	if status, again, _, _ := env.post(t, ptr("k"), validSpec); status != http.StatusOK || again.ID != jr.ID {
+		t.Errorf("replay = %d %s, want 200 %s", status, again.ID, jr.ID)
+	}
+}
+
+func first[T any](a, _ T) T { return a }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +15,10 @@ import (
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 )
+
+// persistTimeout bounds storing and enqueueing an accepted job, which runs
+// detached from the request so that a hang-up cannot strand a stored job.
+const persistTimeout = 10 * time.Second
 
 // Page sizes of GET /v1/jobs.
 const (
@@ -30,8 +35,8 @@ const (
 //	@Produce		json
 //	@Param			spec	body		job.Spec	true	"the job spec; every field but targets has a default"
 //	@Param			Idempotency-Key	header	string	false	"1-255 printable ASCII; the same key and body within 24 h return the first job (200), another body is a 409"
-//	@Success		200		{object}	JobResponse	"replay of an Idempotency-Key: the job its first request created (header Idempotent-Replayed: true)"
-//	@Success		202		{object}	CreateJobResponse	"accepted; Location names the job; webhook_secret is shown this once"
+//	@Success		200		{object}	CreateJobResponse	"replay of an Idempotency-Key: the job its first request created, with its generated webhook_secret again (header Idempotent-Replayed: true)"
+//	@Success		202		{object}	CreateJobResponse	"accepted; Location names the job; webhook_secret appears only here and in an Idempotency-Key replay"
 //	@Header			202		{string}	Location	"/v1/jobs/{id}"
 //	@Failure		400		{object}	Problem		"malformed JSON"
 //	@Failure		413		{object}	Problem		"body over the size limit"
@@ -53,6 +58,9 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 		return decodeError(err, s.cfg.MaxBody)
 	}
 	spec = spec.WithDefaults()
+	if err := s.chargeSubmission(c); err != nil { // quota.go: 429 over the rate, before any DNS or verification request
+		return err
+	}
 	if err := spec.Validate(s.limitsFor(c), s.urlChecker(c)); err != nil { // targets.go
 		return err
 	}
@@ -70,17 +78,22 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 		CreatedAt: time.Now().UTC(),
 		Progress:  job.Progress{RunsTotal: len(spec.Schedule())},
 	}
-	if err := s.admitJob(c, j); err != nil { // quota.go: 429 over the rate or active-job quota
+	if err := s.admitJob(c, j); err != nil { // quota.go: 429 over the active-job quota
 		return err
 	}
 	secret, err := s.webhookSecret(c, j) // deliveries.go: kept apart from the job
 	if err != nil {
 		return err
 	}
-	if err := s.store.CreateJob(ctx, j); err != nil {
+	// Once stored, the job must reach the queue or be marked failed even if
+	// the client hangs up or the idempotency deadline passes meanwhile;
+	// otherwise it would sit queued forever and hold a quota slot.
+	persist, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
+	defer cancel()
+	if err := s.store.CreateJob(persist, j); err != nil {
 		return fmt.Errorf("api: create job: %w", err)
 	}
-	if err := s.enqueue(c, j); err != nil {
+	if err := s.enqueue(persist, c, j); err != nil {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
@@ -89,8 +102,7 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 
 // enqueue hands a stored job to the workers. If the queue refuses it, the
 // job is marked failed so it does not sit queued forever.
-func (s *Server) enqueue(c echo.Context, j *job.Job) error {
-	ctx := c.Request().Context()
+func (s *Server) enqueue(ctx context.Context, c echo.Context, j *job.Job) error {
 	task, err := queue.NewJobRunTask(j.ID, j.Spec.Estimate())
 	if err == nil {
 		_, err = s.queue.EnqueueContext(ctx, task)
@@ -153,7 +165,11 @@ func (s *Server) handleListJobs(c echo.Context) error {
 		return err
 	}
 	if p := principalOf(c); !p.Admin {
-		f.Owner = p.KeyID // open mode lists the anonymous owner's jobs: all of them
+		if p.KeyID == "" {
+			// The store reads Owner "" as every owner: only an admin may.
+			return errors.New("api: list jobs: a caller without an owner")
+		}
+		f.Owner = p.KeyID
 	}
 	jobs, next, err := s.store.ListJobs(c.Request().Context(), f)
 	if err != nil {

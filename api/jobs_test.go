@@ -128,7 +128,7 @@ func TestCreateJobEnqueueFails(t *testing.T) {
 }
 
 func seedJob(env *testEnv, id string, st job.Status) {
-	env.store.jobs[id] = &job.Job{ID: id, Status: st, CreatedAt: time.Now()}
+	env.store.jobs[id] = &job.Job{ID: id, Owner: anonymousOwner, Status: st, CreatedAt: time.Now()}
 }
 
 func TestGetJobAndResults(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 const principalKey = "benchq.principal"
 
 // principal is who made a request: the API key behind it, or the
-// anonymous caller of the open development mode (KeyID "").
+// anonymous caller of the open development mode.
 type principal struct {
 	KeyID string
 	// Admin keys see and manage every job.
@@ -24,15 +24,24 @@ type principal struct {
 	WebhookSecret string
 }
 
-// principalOf returns the caller the authentication middleware admitted;
-// without one (open mode) it is the anonymous principal.
+// anonymousOwner is the owner of what the open development mode's
+// keyless caller creates: its jobs, targets, quota counters and
+// Idempotency-Keys. It is an owner like any key's (key ids are "key_..."),
+// never "", which store filters read as "every owner".
+const anonymousOwner = "anonymous"
+
+// principalOf returns the caller the authentication middleware admitted.
+// Without one (a route the middleware did not cover) it is the zero
+// principal, which owns nothing and may list nothing.
 func principalOf(c echo.Context) principal {
 	p, _ := c.Get(principalKey).(principal)
 	return p
 }
 
 // owns reports whether the caller may see job j: its owner, or an admin.
-func (p principal) owns(j *job.Job) bool { return p.Admin || j.Owner == p.KeyID }
+func (p principal) owns(j *job.Job) bool {
+	return p.Admin || p.KeyID != "" && j.Owner == p.KeyID
+}
 
 // ownedJob loads a job the caller may see. Another key's job is reported
 // exactly as a missing one (404), so ids cannot be probed across tenants.

@@ -88,33 +88,47 @@ func (s *Server) limitsFor(c echo.Context) job.Limits {
 	return q.Limits(*s.cfg.Limits)
 }
 
-// admitJob charges a valid job to its owner's quotas: one submission
-// against the per-minute rate, then a slot among its queued + running jobs
-// (held until the job ends; see store.ReserveActive). A refusal is a 429
-// with Retry-After.
-func (s *Server) admitJob(c echo.Context, j *job.Job) error {
+// chargeSubmission counts one submission against the caller's per-minute
+// rate. It runs before a spec is validated or its targets verified: both
+// make outbound requests (DNS lookups, verification fetches), which the
+// rate must bound as well. POST /v1/targets/verify is charged the same
+// way, so the two share the one per-key budget. A refusal is a 429 with
+// Retry-After.
+func (s *Server) chargeSubmission(c echo.Context) error {
 	if s.quotas == nil {
 		return nil
 	}
-	ctx := c.Request().Context()
 	q := s.quotaOf(c)
-	sub, err := s.quotas.AllowSubmission(ctx, j.Owner, q.SubmissionsPerMinute)
+	sub, err := s.quotas.AllowSubmission(c.Request().Context(), principalOf(c).KeyID, q.SubmissionsPerMinute)
 	if err != nil {
 		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
 	}
 	if !sub.Allowed {
 		setRetryAfter(c, sub.RetryAfter)
 		return &quotaError{err: errRateLimited, limit: q.SubmissionsPerMinute,
-			msg: fmt.Sprintf("at most %d job submissions per minute; retry in %s", q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))}
+			msg: fmt.Sprintf("at most %d submissions (jobs and target verifications) per minute; retry in %s",
+				q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))}
 	}
-	slot, err := s.quotas.ReserveActive(ctx, j.Owner, j.ID, q.MaxActiveJobs)
+	return nil
+}
+
+// admitJob takes a slot for a valid job among its owner's queued +
+// running jobs (held until the job ends; see store.ReserveActive). A
+// refusal is a 429 with Retry-After, the limit, and the current count as
+// its value.
+func (s *Server) admitJob(c echo.Context, j *job.Job) error {
+	if s.quotas == nil {
+		return nil
+	}
+	q := s.quotaOf(c)
+	slot, err := s.quotas.ReserveActive(c.Request().Context(), j.Owner, j.ID, q.MaxActiveJobs)
 	if err != nil {
 		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
 	}
 	if !slot.Admitted {
 		setRetryAfter(c, activeRetryAfter)
 		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count,
-			msg: fmt.Sprintf("%d jobs are queued or running, the limit is %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
+			msg: fmt.Sprintf("%d queued or running jobs, limit %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
 	}
 	c.Response().After(func() { s.releaseIfRefused(c, j) })
 	return nil

@@ -22,7 +22,7 @@ func seedFinishedJob(env *testEnv) string {
 		Baseline: "a",
 	}.WithDefaults()
 	const id = "job_report"
-	env.store.jobs[id] = &job.Job{ID: id, Spec: spec, Status: job.StatusSucceeded, CreatedAt: time.Now().UTC()}
+	env.store.jobs[id] = &job.Job{ID: id, Owner: anonymousOwner, Spec: spec, Status: job.StatusSucceeded, CreatedAt: time.Now().UTC()}
 	points := spec.Points()
 	for _, k := range spec.Schedule() {
 		p := points[k.Point]

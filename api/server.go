@@ -34,7 +34,7 @@ import (
 //	@securityDefinitions.apikey	BearerAuth
 //	@in							header
 //	@name						Authorization
-//	@description				"Bearer <key>" with a key from `benchq keys add`. Not needed in the open development mode (loopback listener, no keys exist).
+//	@description				"Bearer <key>" with a key from `benchq keys add`. Not needed in the all-in-one open development mode (loopback listener, no key ever created).
 
 // Config tunes the API server. Zero values mean the documented default.
 type Config struct {
@@ -43,8 +43,11 @@ type Config struct {
 	MaxBody int64
 	// Limits bound what a job may ask for; zero means job.DefaultLimits().
 	Limits *job.Limits
-	// Auth says when a /v1 request needs an API key; zero means AuthAuto.
-	Auth AuthMode
+	// OpenUntilFirstKey is the all-in-one development mode: on a loopback
+	// listener, while no API key was ever created, a /v1 request without a
+	// key is admitted as the anonymous owner. Off (the default), every /v1
+	// request needs a key.
+	OpenUntilFirstKey bool
 	// MaxActiveJobs and SubmissionsPerMinute are the service-wide admission
 	// quotas of a caller whose key sets none; zero means 10 and 60.
 	MaxActiveJobs        int
@@ -117,8 +120,8 @@ type Deps struct {
 	// Deliveries keeps webhook secrets and delivery logs; nil refuses jobs
 	// with a webhook (503) and the deliveries endpoints.
 	Deliveries DeliveryStore
-	// Keys authenticates API keys; nil means no key exists (open mode on
-	// loopback in AuthAuto, every request refused in AuthKeys).
+	// Keys authenticates API keys; nil means no key exists (the open mode
+	// with Config.OpenUntilFirstKey on loopback, else every request refused).
 	Keys KeyStore
 	// Quotas enforces active jobs and submission rate; nil disables both
 	// (tests of other endpoints). Per-run quotas apply regardless.
@@ -153,6 +156,9 @@ type Server struct {
 	idempotency IdempotencyStore
 	selector    JobSelector
 
+	// idempotencyTiming: zero means the defaults; tests shorten it.
+	idempotencyTiming idempotencyTiming
+
 	// targets: target verification (targets.go).
 	targets TargetVerifier
 
@@ -177,7 +183,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.targets = deps.Targets
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
-	s.auth, s.quotas = newAuthState(cfg.Auth, deps.Keys), deps.Quotas
+	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError

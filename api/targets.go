@@ -71,6 +71,7 @@ func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
 //	@Failure		400		{object}	Problem				"malformed JSON"
 //	@Failure		401		{object}	Problem				"no valid API key"
 //	@Failure		422		{object}	Problem				"not an http(s) URL, or refused by the address policy (field url)"
+//	@Failure		429		{object}	Problem				"over the key's submissions per minute, which verifications share with job submissions; Retry-After header"
 //	@Security		BearerAuth
 //	@Router			/v1/targets/verify [post]
 func (s *Server) handleVerifyTarget(c echo.Context) error {
@@ -82,6 +83,9 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if err := s.chargeSubmission(c); err != nil { // quota.go: the check resolves and fetches; rate it first
+		return err
 	}
 	u, err := s.checkTargetURL(c, req.URL)
 	if err != nil {
@@ -95,9 +99,16 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 }
 
 // checkTargetURL parses a target URL and applies the address policy to
-// it: the verification fetch is itself a request to that host.
+// it: the verification fetch is itself a request to that host. A refusal
+// shows the URL without its user:password@ (url.Parse's own error text
+// would repeat it), and the URL returned has none: the verification
+// fetch needs only the host.
 func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	if err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "") {
 		err = errors.New("want an http or https URL with a host")
 	}
@@ -107,8 +118,9 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 		}
 	}
 	if err != nil {
-		return nil, fieldError{field: "url", err: fmt.Errorf("%w: %q: %v", errBadTarget, raw, err)}
+		return nil, fieldError{field: "url", err: fmt.Errorf("%w: %q: %v", errBadTarget, job.RedactURL(raw), err)}
 	}
+	u.User = nil
 	return u, nil
 }
 

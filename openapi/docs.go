@@ -177,13 +177,13 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "replay of an Idempotency-Key: the job its first request created (header Idempotent-Replayed: true)",
+                        "description": "replay of an Idempotency-Key: the job its first request created, with its generated webhook_secret again (header Idempotent-Replayed: true)",
                         "schema": {
-                            "$ref": "#/definitions/api.JobResponse"
+                            "$ref": "#/definitions/api.CreateJobResponse"
                         }
                     },
                     "202": {
-                        "description": "accepted; Location names the job; webhook_secret is shown this once",
+                        "description": "accepted; Location names the job; webhook_secret appears only here and in an Idempotency-Key replay",
                         "schema": {
                             "$ref": "#/definitions/api.CreateJobResponse"
                         },
@@ -700,6 +700,12 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "429": {
+                        "description": "over the key's submissions per minute, which verifications share with job submissions; Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
                     }
                 }
             }
@@ -1124,7 +1130,7 @@ const docTemplate = `{
                 },
                 "webhook_id": {
                     "type": "string",
-                    "example": "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                    "example": "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4_job.succeeded"
                 }
             }
         },
@@ -1907,7 +1913,7 @@ const docTemplate = `{
     },
     "securityDefinitions": {
         "BearerAuth": {
-            "description": "\"Bearer \u003ckey\u003e\" with a key from ` + "`" + `benchq keys add` + "`" + `. Not needed in the open development mode (loopback listener, no keys exist).",
+            "description": "\"Bearer \u003ckey\u003e\" with a key from ` + "`" + `benchq keys add` + "`" + `. Not needed in the all-in-one open development mode (loopback listener, no key ever created).",
             "type": "apiKey",
             "name": "Authorization",
             "in": "header"

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/webhook"
 )
 
 // end records how the attempt ended and returns what asynq must do.
@@ -122,7 +124,7 @@ func (sw *sweep) finish(status job.Status, why, verdict string) error {
 		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
 	}
 	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "verdict", verdict, "runs", final.RunsDone, "error", why)
-	sw.r.notify(ctx, j, "job."+string(j.Status))
+	sw.r.notify(ctx, j, webhook.EventFor(j.Status))
 	return nil
 }
 
@@ -153,4 +155,64 @@ func (sw *sweep) idleProgress() job.Progress {
 	p := sw.progress.current()
 	p.RunsDone, p.CurrentRun, p.RequestsDone, p.CurrentRPS = sw.stored, nil, 0, 0
 	return p
+}
+
+// lastAttempt reports whether the task running under ctx has no retry
+// left: asynq archives it after any error, retried or not.
+func lastAttempt(ctx context.Context) bool {
+	retried, ok1 := asynq.GetRetryCount(ctx)
+	maxRetry, ok2 := asynq.GetMaxRetry(ctx)
+	return ok1 && ok2 && retried >= maxRetry
+}
+
+// giveUp fails job id after its task's last attempt ended in cause, an
+// error asynq would otherwise retry (a hand-back included): asynq archives
+// the task instead, and a job left queued or running would hold its quota
+// slot forever and never send job.failed. A job whose cancel was requested
+// ends canceled. It returns cause wrapped in asynq.SkipRetry once the job
+// is recorded as over.
+func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	why := fmt.Sprintf("gave up on attempt %d of %d: %v", retried+1, maxRetry+1, cause)
+	now := time.Now().UTC()
+	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
+		to := job.StatusFailed
+		switch {
+		case j.Status.Terminal():
+			return fmt.Errorf("%w: %s", errFinished, j.Status)
+		case j.CancelRequested:
+			to = job.StatusCanceled
+		case j.Status == job.StatusQueued:
+			// Handed back: the lifecycle has no queued -> failed, and this
+			// attempt did take the job, so it passes through running.
+			if err := j.Transition(job.StatusRunning, now); err != nil {
+				return err
+			}
+		}
+		if err := j.Transition(to, now); err != nil {
+			return err
+		}
+		if to == job.StatusFailed {
+			j.Error = why
+		}
+		j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
+		return nil
+	})
+	switch {
+	case errors.Is(err, errFinished): // ended meanwhile, and notified by whoever ended it
+		return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
+	case err != nil:
+		r.log.Error("worker: give up on job", "job", id, "cause", cause, "err", err)
+		return fmt.Errorf("worker: job %s: %w (and failing it: %v)", id, cause, err)
+	}
+	ev := store.Finished{Status: j.Status, Error: j.Error, RunsDone: j.Progress.RunsDone}
+	if err := r.st.AppendEvent(ctx, id, store.EventJobFinished, ev); err != nil {
+		r.log.Warn("worker: append job.finished event", "job", id, "err", err)
+	}
+	r.log.Warn("worker: gave up on job", "job", id, "status", j.Status, "error", why)
+	r.notify(ctx, j, webhook.EventFor(j.Status))
+	return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
 }

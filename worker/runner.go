@@ -13,8 +13,10 @@ import (
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/webhook"
 )
 
 // ErrHandedBack is returned by HandleJobRun when it gave the job back to
@@ -74,7 +76,9 @@ func newRunner(st jobStore, cfg Config) *Runner {
 // HandleJobRun runs the sweep of the job named by t. It returns nil when
 // the job ended (succeeded, failed, canceled, or was already over), an
 // error wrapping asynq.SkipRetry when the job can never run, ErrHandedBack
-// when it gave the job back, and any other error for asynq to retry.
+// when it gave the job back, and any other error for asynq to retry. On
+// the task's last attempt an error asynq would retry fails the job
+// instead (giveUp, outcome.go), since asynq archives the task.
 func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 	r.active.Add(1)
 	defer r.active.Done()
@@ -82,7 +86,16 @@ func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry)
 	}
-	j, err := r.begin(ctx, p.JobID)
+	err = r.attempt(ctx, p.JobID)
+	if err != nil && !errors.Is(err, asynq.SkipRetry) && lastAttempt(ctx) {
+		return r.giveUp(ctx, p.JobID, err)
+	}
+	return err
+}
+
+// attempt is one try at the job: begin, then sweep what is left.
+func (r *Runner) attempt(ctx context.Context, id string) error {
+	j, err := r.begin(ctx, id)
 	if err != nil || j == nil {
 		return err
 	}
@@ -97,10 +110,11 @@ func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 // dead or interrupted attempt. It returns nil, nil when there is nothing
 // to do: the job finished or was canceled while queued.
 func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
-	var started bool
+	var started, handedBack bool
 	var over *job.Job // the job as found, when it was already over
 	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
 		started = j.Status == job.StatusQueued
+		handedBack = started && j.StartedAt != nil
 		switch j.Status {
 		case job.StatusQueued:
 			return j.Transition(job.StatusRunning, time.Now().UTC())
@@ -115,10 +129,13 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 	switch {
 	case errors.Is(err, errFinished):
 		r.log.Info("worker: job not run", "job", id, "reason", err)
-		if over != nil && over.Status == job.StatusCanceled && over.StartedAt == nil {
-			// Canceled while queued, by the API: its job.canceled webhook
-			// is sent from here, where every job passes once.
-			r.notify(ctx, over, job.EventCanceled)
+		if over != nil {
+			// Every job passes here or through finish: canceled while
+			// queued (by the API, maybe after a hand-back), or finished by
+			// an attempt that died before it notified or before asynq
+			// heard of it. The notifier sends each event once, so telling
+			// it again is safe and recovers a notify lost to a crash.
+			r.notify(ctx, over, webhook.EventFor(over.Status))
 		}
 		return nil, nil
 	case errors.Is(err, store.ErrNotFound):
@@ -130,6 +147,12 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
 			return nil, fmt.Errorf("worker: start job %s: %w", id, err)
 		}
+	}
+	if !handedBack {
+		// A first start, or a job left running by an attempt that died,
+		// maybe before it notified (the notifier sends an event once
+		// however often it is told). The attempt that handed a job back
+		// got past this point, so a resumed one is not started again.
 		r.notify(ctx, j, job.EventStarted)
 	}
 	r.log.Info("worker: job running", "job", id, "resumed", !started)
@@ -164,6 +187,7 @@ type sweep struct {
 	stored   int
 	progress *progressWriter
 	watch    *cancelWatch
+	pins     netguard.Pins // the verified IPs of the target hosts (verify.go)
 }
 
 func (r *Runner) newSweep(ctx context.Context, j *job.Job) (*sweep, error) {
@@ -272,7 +296,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err := sw.warmup(p); err != nil {
 		return err
 	}
-	plan.Dial, plan.Progress = sw.r.dial, sw.progress.snapshot
+	plan.Dial, plan.Progress = sw.dial(), sw.progress.snapshot
 	started := time.Now().UTC()
 	m, err := sw.load(plan)
 	if err != nil {
@@ -298,7 +322,7 @@ func (sw *sweep) warmup(p job.Point) error {
 	if !ok {
 		return nil
 	}
-	plan.Dial = sw.r.dial
+	plan.Dial = sw.dial()
 	if _, err := sw.load(plan); err != nil {
 		return fmt.Errorf("warm-up of point %d: %w", p.Index, err)
 	}

@@ -4,31 +4,67 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/targetverify"
 )
 
 // TargetChecker verifies that a job's target hosts serve their owner's
-// tokens; *targetverify.Verifier implements it.
+// tokens and returns the IPs that served them; *targetverify.Verifier
+// implements it.
 type TargetChecker interface {
-	CheckSpec(ctx context.Context, owner string, targets []job.TargetURL) error
+	VerifySpec(ctx context.Context, owner string, targets []job.TargetURL) (netguard.Pins, error)
 }
 
 // checkTargets runs before an attempt's first request. The API checked
 // the hosts at submission, but a token may be withdrawn while the job
-// waits: such a job fails with the reason and sends no load at all.
+// waits: such a job fails with the reason and sends no load at all. A
+// spec the check refuses outright (a Host header naming another host, too
+// many hosts) fails the same way.
 func (sw *sweep) checkTargets() error {
 	if sw.r.targets == nil || len(sw.todo) == 0 {
 		return nil
 	}
-	err := sw.r.targets.CheckSpec(sw.ctx, sw.job.Owner, sw.job.Spec.TargetURLs())
+	pins, err := sw.r.targets.VerifySpec(sw.ctx, sw.job.Owner, sw.job.Spec.TargetURLs())
 	switch {
 	case err == nil:
+		sw.pins = pins
 		return nil
-	case errors.Is(err, targetverify.ErrUnverified):
+	case errors.Is(err, targetverify.ErrUnverified), errors.Is(err, job.ErrInvalid):
 		return fmt.Errorf("%w: %w", errNeverRuns, err)
 	default: // the store: asynq retries
 		return fmt.Errorf("worker: verify targets: %w", err)
+	}
+}
+
+// dial is the DialFunc of the sweep's load. After verification it
+// connects each host only to the IPs that just served its token
+// (netguard.WithPins): looking the name up again would let whoever
+// controls its DNS point the verified name at someone else's server.
+// Pinning rather than refusing a changed answer also means no second
+// lookup an attacker could time.
+func (sw *sweep) dial() loadgen.DialFunc {
+	base, pins := sw.r.dial, sw.pins
+	if pins == nil {
+		return base
+	}
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		conn, err := base(netguard.WithPins(ctx, pins), addr)
+		if err != nil {
+			return nil, err
+		}
+		// A DialFunc that is not a netguard.Dialer ignores the pins: it
+		// still sends no request anywhere else.
+		host, port, _ := net.SplitHostPort(addr)
+		remote, perr := netip.ParseAddrPort(conn.RemoteAddr().String())
+		if perr != nil || !pins.Admits(netguard.HostPort(host, port), remote.Addr()) {
+			conn.Close()
+			return nil, fmt.Errorf("worker: %s: connected to %s: %w", addr, conn.RemoteAddr(), netguard.ErrNotPinned)
+		}
+		return conn, nil
 	}
 }

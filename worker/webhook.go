@@ -49,7 +49,8 @@ func (r *Runner) notify(ctx context.Context, j *job.Job, event string) {
 // notifyStore is what WebhookNotifier needs; *store.Store implements it.
 type notifyStore interface {
 	baselineSource // Runs, and GetJob for the compare_to job
-	CreateDelivery(ctx context.Context, d *webhook.Delivery) error
+	CreateDelivery(ctx context.Context, d *webhook.Delivery) (created bool, err error)
+	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
 }
 
 // Enqueuer puts tasks on the queue; *asynq.Client implements it.
@@ -70,7 +71,11 @@ type NotifierConfig struct {
 }
 
 // WebhookNotifier records a delivery for each event a job's webhook
-// subscribes to and enqueues it on the webhooks queue.
+// subscribes to and enqueues it on the webhooks queue. A job has one
+// delivery per event, whatever the number of calls: the runner notifies
+// again whenever a retried attempt finds the job already over, so an event
+// whose notify was lost to a crash is sent then, and one already sent is
+// not sent twice.
 type WebhookNotifier struct {
 	st  notifyStore
 	q   Enqueuer
@@ -126,21 +131,48 @@ func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) 
 		return err
 	}
 	d := &webhook.Delivery{
-		JobID: j.ID, ID: webhook.NewMessageID(), Event: event, URL: j.Spec.Webhook.URL,
+		JobID: j.ID, ID: webhook.MessageID(j.ID, event), Event: event, URL: j.Spec.Webhook.URL,
 		Status: webhook.StatusPending, MaxRetry: len(n.cfg.Schedule),
 		CreatedAt: now, UpdatedAt: now, Payload: body,
 	}
-	if err := n.st.CreateDelivery(ctx, d); err != nil {
-		return err
-	}
-	task, err := queue.NewWebhookDeliverTask(j.ID, d.N, d.MaxRetry)
+	created, err := n.st.CreateDelivery(ctx, d)
 	if err != nil {
 		return err
 	}
-	if _, err := n.q.EnqueueContext(ctx, task); err != nil {
-		return fmt.Errorf("enqueue delivery %d: %w", d.N, err)
+	if !created && d.Status != webhook.StatusPending {
+		return nil // under way or done: this is a retried attempt's notify
 	}
-	return nil
+	// A pending delivery found here may have lost its task (the process
+	// died between creating and enqueueing it); the task's ID makes the
+	// enqueue a no-op when the task is still there.
+	return n.enqueue(ctx, d)
+}
+
+// enqueue puts d's current round on the queue. If that fails, d is marked
+// failed: left pending it would count as in flight forever, and a
+// redelivery would be refused with 409.
+func (n *WebhookNotifier) enqueue(ctx context.Context, d *webhook.Delivery) error {
+	task, err := queue.NewWebhookDeliverTask(d.JobID, d.N, d.Redeliveries, d.MaxRetry)
+	if err != nil {
+		return err
+	}
+	_, err = n.q.EnqueueContext(ctx, task)
+	if err == nil || errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	err = fmt.Errorf("enqueue delivery %d: %w", d.N, err)
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	_, uerr := n.st.UpdateDelivery(ctx, d.JobID, d.N, func(x *webhook.Delivery) error {
+		if x.Status == webhook.StatusPending && x.Redeliveries == d.Redeliveries {
+			x.Status, x.UpdatedAt = webhook.StatusFailed, n.now().UTC()
+		}
+		return nil
+	})
+	if uerr != nil {
+		return fmt.Errorf("%w; and marking it failed: %w", err, uerr)
+	}
+	return err
 }
 
 // deliveryStore is what the Deliverer needs; *store.Store implements it.
@@ -163,6 +195,9 @@ type WebhookConfig struct {
 	// Dial opens every connection to a receiver: the address policy plugs
 	// in here. Nil means netguard's loopback-only dialer.
 	Dial webhook.DialContext
+	// Now is the clock of webhook-timestamp (each attempt is signed anew at
+	// its own time); nil means time.Now.
+	Now func() time.Time
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -204,7 +239,7 @@ func NewDeliverer(st *store.Store, cfg WebhookConfig) *Deliverer {
 func newDeliverer(st deliveryStore, cfg WebhookConfig) *Deliverer {
 	return &Deliverer{
 		st:       st,
-		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout)},
+		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout), Now: cfg.Now},
 		schedule: cfg.Schedule, log: cfg.Logger,
 	}
 }
@@ -219,9 +254,10 @@ type attemptError struct {
 func (e *attemptError) Error() string { return e.msg }
 
 // HandleWebhookDeliver makes one attempt at the delivery named by t and
-// logs it. It returns nil when delivered, an error wrapping
-// asynq.SkipRetry when retrying is pointless (410, the delivery or its
-// secret gone), and another error for asynq to retry on the schedule.
+// logs it. It returns nil when delivered (or found delivered already), an
+// error wrapping asynq.SkipRetry when retrying is pointless (410, the
+// delivery or its secret gone or unusable), and another error for asynq to
+// retry on the schedule.
 func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) error {
 	p, err := queue.ParseWebhookDeliver(t)
 	if err != nil {
@@ -234,10 +270,20 @@ func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) err
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
+	if del.Status == webhook.StatusDelivered || del.Status == webhook.StatusGone {
+		d.log.Info("worker: webhook already settled", "job", del.JobID, "delivery", del.N, "status", del.Status)
+		return nil
+	}
 	sig, err := d.signer(ctx, p.JobID)
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound) || errors.Is(err, webhook.ErrBadSecret):
 		d.setStatus(ctx, del, webhook.StatusFailed)
 		return fmt.Errorf("worker: delivery %d of job %s: %w: %w", del.N, del.JobID, err, asynq.SkipRetry)
+	case err != nil: // Redis: worth another try, on the schedule
+		if lastAttempt(ctx) {
+			d.setStatus(ctx, del, webhook.StatusFailed) // asynq archives the task after this
+		}
+		return fmt.Errorf("worker: delivery %d of job %s: %w", del.N, del.JobID, err)
 	}
 	a := d.sender.Send(ctx, del.URL, del.ID, sig, del.Payload)
 	if err := d.st.AppendAttempt(ctx, del.JobID, del.N, &a); err != nil {
@@ -253,10 +299,8 @@ func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) err
 		d.setStatus(ctx, del, webhook.StatusGone)
 		return fmt.Errorf("worker: delivery %d of job %s: receiver answered 410: %w", del.N, del.JobID, asynq.SkipRetry)
 	}
-	retried, _ := asynq.GetRetryCount(ctx)
-	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	status := webhook.StatusRetrying
-	if retried >= maxRetry {
+	if lastAttempt(ctx) {
 		status = webhook.StatusFailed // asynq archives the task after this
 	}
 	d.setStatus(ctx, del, status)
@@ -293,13 +337,13 @@ func (d *Deliverer) setStatus(ctx context.Context, del *webhook.Delivery, s webh
 }
 
 // retryDelay follows the schedule, waiting longer when the receiver asked
-// to with Retry-After (capped at the schedule's longest wait, so a
-// receiver cannot park a delivery for a year).
+// to with Retry-After (up to webhook.MaxRetryAfter, so a receiver cannot
+// park a delivery for a year).
 func (d *Deliverer) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	wait := d.schedule.Delay(n)
 	var ae *attemptError
 	if errors.As(err, &ae) && ae.retryAfter > 0 {
-		if ra := min(ae.retryAfter, d.schedule.Max()); ra >= wait {
+		if ra := min(ae.retryAfter, webhook.MaxRetryAfter); ra >= wait {
 			wait = notBefore(time.Now(), ra)
 		}
 	}

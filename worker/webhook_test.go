@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -354,12 +355,12 @@ func TestWebhookAttemptTimesOut(t *testing.T) {
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, webhook.NewSecret()); err != nil {
 		t.Fatal(err)
 	}
-	d := &webhook.Delivery{JobID: j.ID, ID: webhook.NewMessageID(), Event: job.EventSucceeded, URL: srv.URL,
+	d := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, job.EventSucceeded), Event: job.EventSucceeded, URL: srv.URL,
 		Status: webhook.StatusPending, MaxRetry: 3, Payload: json.RawMessage(`{}`)}
-	if err := e.st.CreateDelivery(t.Context(), d); err != nil {
+	if _, err := e.st.CreateDelivery(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	task, _ := queue.NewWebhookDeliverTask(j.ID, d.N, 3)
+	task, _ := queue.NewWebhookDeliverTask(j.ID, d.N, 0, 3)
 	err := worker.NewDeliverer(e.st, worker.WebhookConfig{Logger: e.log}).HandleWebhookDeliver(t.Context(), task)
 	if err == nil {
 		t.Fatal("HandleWebhookDeliver = nil, want an error to retry")
@@ -400,4 +401,259 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestWebhookEachAttemptSignedAnew: every attempt carries its own
+// webhook-timestamp, from the sender's clock, and a signature computed for
+// that timestamp (checked against the independent library's Sign), under
+// the one webhook-id.
+func TestWebhookEachAttemptSignedAnew(t *testing.T) {
+	e := newEnv(t)
+	secret := webhook.NewSecret()
+	rc := startReceiver(t, secret, answer{code: 500}, answer{code: 503}, answer{code: 200})
+	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec.Webhook = &job.Webhook{URL: rc.url}
+	j, _ := e.create(t, spec)
+	if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
+		t.Fatal(err)
+	}
+	d := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, job.EventSucceeded), Event: job.EventSucceeded, URL: rc.url,
+		Status: webhook.StatusPending, MaxRetry: 3, Payload: json.RawMessage(`{"type":"job.succeeded"}`)}
+	if _, err := e.st.CreateDelivery(t.Context(), d); err != nil {
+		t.Fatal(err)
+	}
+	task, err := queue.NewWebhookDeliverTask(j.ID, d.N, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempts 90 s apart, all within the receiver's 5-minute tolerance.
+	t0 := time.Now().Add(-2 * time.Minute).Truncate(time.Second)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * 90 * time.Second) }
+	calls := 0
+	clock := func() time.Time { c := at(calls); calls++; return c }
+	dl := worker.NewDeliverer(e.st, worker.WebhookConfig{Logger: e.log, Now: clock})
+	for range 3 {
+		_ = dl.HandleWebhookDeliver(t.Context(), task) // called in sequence, as asynq retries
+	}
+
+	hits := rc.got()
+	if len(hits) != 3 {
+		t.Fatalf("receiver got %d requests, want 3", len(hits))
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigs := map[string]bool{}
+	for i, h := range hits {
+		want, _ := wh.Sign(d.ID, at(i), h.body)
+		if ts := h.header.Get("webhook-timestamp"); ts != strconv.FormatInt(at(i).Unix(), 10) {
+			t.Errorf("attempt %d webhook-timestamp = %s, want %d (the clock at that attempt)", i+1, ts, at(i).Unix())
+		}
+		if sig := h.header.Get("webhook-signature"); sig != want {
+			t.Errorf("attempt %d webhook-signature = %s, want %s (signed for its own timestamp)", i+1, sig, want)
+		}
+		if h.verified != nil || h.header.Get("webhook-id") != d.ID {
+			t.Errorf("attempt %d: id %s, verification %v", i+1, h.header.Get("webhook-id"), h.verified)
+		}
+		sigs[h.header.Get("webhook-signature")] = true
+	}
+	if len(sigs) != 3 {
+		t.Errorf("3 attempts carry %d distinct signatures, want 3", len(sigs))
+	}
+	logs, _ := e.st.Deliveries(t.Context(), j.ID)
+	if len(logs) != 1 || len(logs[0].Attempts) != 3 || logs[0].Status != webhook.StatusDelivered {
+		t.Fatalf("deliveries = %+v, want one delivered after 3 attempts", logs)
+	}
+	for i, a := range logs[0].Attempts {
+		if !a.At.Equal(at(i)) {
+			t.Errorf("attempt %d logged at %v, want %v", i+1, a.At, at(i))
+		}
+	}
+}
+
+// handBackMidRun runs task on r until the job's run is under way, then
+// ends the attempt as asynq does at a timeout: the job is handed back,
+// queued again with its StartedAt kept.
+func (e *env) handBackMidRun(t *testing.T, r *worker.Runner, task *asynq.Task, id string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- r.HandleJobRun(ctx, task) }()
+	e.waitJob(t, id, 20*time.Second, "a run under way", func(j *job.Job) bool {
+		return j.Status == job.StatusRunning && j.Progress.RequestsDone > 0
+	})
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, worker.ErrHandedBack) {
+			t.Fatalf("interrupted HandleJobRun = %v, want ErrHandedBack", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("HandleJobRun did not return within 10 s of its context ending")
+	}
+	if j, err := e.st.GetJob(t.Context(), id); err != nil || j.Status != job.StatusQueued || j.StartedAt == nil {
+		t.Fatalf("after the hand-back: %+v, %v; want queued with StartedAt set", j, err)
+	}
+}
+
+// TestWebhookOncePerEventAcrossAttempts: however a job:run task's
+// attempts go (handed back, canceled while queued again, retried after
+// the job finished, a notify lost to a crash), each subscribed event is
+// delivered exactly once, under its own deterministic webhook-id.
+func TestWebhookOncePerEventAcrossAttempts(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []string
+		// attempts plays the job:run task's attempts with the runner that
+		// notifies and the one that crashes before it can.
+		attempts func(t *testing.T, e *env, notifying, crashing *worker.Runner, task *asynq.Task, id string)
+	}{
+		{
+			name:   "hand-back then cancel",
+			events: []string{job.EventStarted, job.EventCanceled},
+			attempts: func(t *testing.T, e *env, r, _ *worker.Runner, task *asynq.Task, id string) {
+				e.handBackMidRun(t, r, task, id)
+				if _, err := e.st.RequestCancel(t.Context(), id); err != nil {
+					t.Fatal(err)
+				}
+				mustHandle(t, r, task, 2) // the retry finds it canceled while queued
+			},
+		},
+		{
+			name:   "hand-back then resume",
+			events: []string{job.EventStarted, job.EventSucceeded},
+			attempts: func(t *testing.T, e *env, r, _ *worker.Runner, task *asynq.Task, id string) {
+				e.handBackMidRun(t, r, task, id)
+				mustHandle(t, r, task, 2) // resumes, finishes, then a retry finds it over
+			},
+		},
+		{
+			name:   "job.started lost to a crash",
+			events: []string{job.EventStarted, job.EventSucceeded},
+			attempts: func(t *testing.T, e *env, r, _ *worker.Runner, task *asynq.Task, id string) {
+				// An attempt died between starting the job and notifying.
+				if _, err := e.st.UpdateJob(t.Context(), id, func(j *job.Job) error {
+					return j.Transition(job.StatusRunning, time.Now().UTC())
+				}); err != nil {
+					t.Fatal(err)
+				}
+				mustHandle(t, r, task, 2) // the retry resumes it, then one finds it over
+			},
+		},
+		{
+			name:   "notify lost between finish and ack",
+			events: []string{job.EventSucceeded},
+			attempts: func(t *testing.T, e *env, r, crashing *worker.Runner, task *asynq.Task, id string) {
+				mustHandle(t, crashing, task, 1) // finishes the job, never notifies
+				mustHandle(t, r, task, 2)        // the retries after the crash
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			secret := webhook.NewSecret()
+			rc := startReceiver(t, secret, answer{code: 200})
+			spec := closedSpec([]int{1}, []int{1000}, 1, startTarget(t, time.Millisecond))
+			spec.Webhook = &job.Webhook{URL: rc.url, Events: tt.events}
+			j, task := e.create(t, spec)
+			if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
+				t.Fatal(err)
+			}
+			notifier := worker.NewWebhookNotifier(e.st, e.queue, worker.NotifierConfig{Schedule: webhook.Schedule{50 * time.Millisecond}, Logger: e.log})
+			notifying := worker.NewRunner(e.st, worker.Config{Logger: e.log, Notifier: notifier})
+			crashing := worker.NewRunner(e.st, worker.Config{Logger: e.log})
+			tt.attempts(t, e, notifying, crashing, task, j.ID)
+
+			pending, err := asynq.NewInspectorFromRedisClient(e.rdb).ListPendingTasks(queue.QueueWebhooks)
+			if err != nil || len(pending) != len(tt.events) {
+				t.Errorf("webhook tasks queued = %d, %v; want %d, one per event", len(pending), err, len(tt.events))
+			}
+			hooks := worker.NewWebhooks(e.rdb, e.st, worker.WebhookConfig{Schedule: webhook.Schedule{50 * time.Millisecond}, Logger: e.log})
+			if err := hooks.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(hooks.Shutdown)
+			logs := e.waitDeliveries(t, j.ID, 15*time.Second, "every delivery delivered", func(l []store.DeliveryLog) bool {
+				return len(l) == len(tt.events) && settled(webhook.StatusDelivered)(l)
+			})
+			mustHandle(t, notifying, task, 1) // one more retry after delivery sends nothing
+			for i, l := range logs {
+				if l.Event != tt.events[i] || l.ID != webhook.MessageID(j.ID, tt.events[i]) || len(l.Attempts) != 1 {
+					t.Errorf("delivery %d = %s %s with %d attempts, want %s %s with 1", l.N, l.Event, l.ID, len(l.Attempts), tt.events[i], webhook.MessageID(j.ID, tt.events[i]))
+				}
+			}
+			if logs, _ := e.st.Deliveries(t.Context(), j.ID); len(logs) != len(tt.events) {
+				t.Errorf("%d deliveries after the last retry, want %d", len(logs), len(tt.events))
+			}
+			hits := rc.got()
+			var got []string
+			for _, h := range hits {
+				got = append(got, h.header.Get("webhook-id"))
+			}
+			if len(hits) != len(tt.events) {
+				t.Errorf("receiver got %d requests (%v), want %d: %v", len(hits), got, len(tt.events), tt.events)
+			}
+		})
+	}
+}
+
+// mustHandle runs task on r n times, each to a nil return: the job is
+// over, as a retried job:run attempt finds it.
+func mustHandle(t *testing.T, r *worker.Runner, task *asynq.Task, n int) {
+	t.Helper()
+	for i := range n {
+		if err := r.HandleJobRun(t.Context(), task); err != nil {
+			t.Fatalf("HandleJobRun #%d = %v, want nil", i+1, err)
+		}
+	}
+}
+
+// failingQueue refuses every enqueue.
+type failingQueue struct{ calls int }
+
+func (q *failingQueue) EnqueueContext(context.Context, *asynq.Task, ...asynq.Option) (*asynq.TaskInfo, error) {
+	q.calls++
+	return nil, errors.New("dial tcp 127.0.0.1:6379: connection refused")
+}
+
+// TestNotifierNeverLeavesDeliveryStuck: a delivery whose task could not be
+// enqueued is marked failed, so it can be redelivered; one left pending
+// without a task (a crash between the two writes) gets its task from the
+// next notify, and only one however often notify runs.
+func TestNotifierNeverLeavesDeliveryStuck(t *testing.T) {
+	e := newEnv(t)
+	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec.Webhook = &job.Webhook{URL: "http://127.0.0.1:9/hooks"} // never called: no delivery server runs
+	j, _ := e.create(t, spec)
+	cfg := worker.NotifierConfig{Schedule: webhook.Schedule{time.Second}, Logger: e.log}
+
+	q := &failingQueue{}
+	worker.NewWebhookNotifier(e.st, q, cfg).Notify(t.Context(), j, job.EventSucceeded)
+	logs, err := e.st.Deliveries(t.Context(), j.ID)
+	if err != nil || len(logs) != 1 || q.calls != 1 {
+		t.Fatalf("deliveries = %+v, %v after %d enqueues; want one", logs, err, q.calls)
+	}
+	if logs[0].Status != webhook.StatusFailed {
+		t.Errorf("delivery whose enqueue failed is %s, want failed (not in flight, so it can be redelivered)", logs[0].Status)
+	}
+
+	orphan := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, job.EventFailed), Event: job.EventFailed,
+		URL: spec.Webhook.URL, Status: webhook.StatusPending, MaxRetry: 1, Payload: json.RawMessage(`{}`)}
+	if _, err := e.st.CreateDelivery(t.Context(), orphan); err != nil {
+		t.Fatal(err)
+	}
+	n := worker.NewWebhookNotifier(e.st, e.queue, cfg)
+	for range 3 {
+		n.Notify(t.Context(), j, job.EventFailed)
+	}
+	pending, err := asynq.NewInspectorFromRedisClient(e.rdb).ListPendingTasks(queue.QueueWebhooks)
+	if err != nil || len(pending) != 1 || pending[0].ID != queue.WebhookDeliverTaskID(j.ID, orphan.N, 0) {
+		t.Errorf("webhook tasks = %d, %v; want the orphan's one task", len(pending), err)
+	}
+	if logs, _ := e.st.Deliveries(t.Context(), j.ID); len(logs) != 2 || logs[1].Status != webhook.StatusPending {
+		t.Errorf("deliveries = %+v, want the orphan still pending, now with its task", logs)
+	}
 }

@@ -59,7 +59,7 @@ func TestWorkerCrashResumesSweep(t *testing.T) {
 	// serve and worker refuse loopback targets unless the operator allows them.
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := "http://" + api.waitAddr(t)
+	base := keyedBase(t, rs.URL(), api.waitAddr(t)) // serve needs a key
 	first := startProcess(t, bin, env, "worker")
 	tg := startSlowTarget(t, crashDelay)
 

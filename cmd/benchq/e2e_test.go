@@ -39,7 +39,7 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 	// serve and worker refuse loopback targets unless the operator allows them.
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := "http://" + api.waitAddr(t)
+	base := keyedBase(t, rs.URL(), api.waitAddr(t)) // serve needs a key
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
 
 	a, b := startTarget(t, "a"), startTarget(t, "b")

@@ -100,6 +100,10 @@ func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if u := req.URL.User; u != nil { // a keyedBase: its user is the API key
+		req.URL.User = nil
+		req.Header.Set("Authorization", "Bearer "+u.Username())
+	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -111,6 +115,19 @@ func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	return resp, b
+}
+
+// keyedBase creates an API key in redisURL and returns the base URL of
+// the API at addr with the key as its user ("http://KEY@addr"), which
+// call sends as the bearer token: benchq serve admits no request without
+// a key, so every helper taking a base works against it unchanged.
+func keyedBase(t *testing.T, redisURL, addr string) string {
+	t.Helper()
+	code, key, errOut := keysCLI(t, redisURL, "add", "test")
+	if code != keysExitOK {
+		t.Fatalf("keys add = %d %s", code, errOut)
+	}
+	return "http://" + strings.TrimSpace(key) + "@" + addr
 }
 
 func submit(t *testing.T, base string, spec any) apiJob {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -188,4 +189,45 @@ func postWithKey(ctx context.Context, url, key string, body []byte) (*http.Respo
 	var b bytes.Buffer
 	_, err = b.ReadFrom(resp.Body)
 	return resp, b.Bytes(), err
+}
+
+// TestOpenModeOnlyAllInOne: benchq serve on loopback (behind a local
+// proxy, say) needs a key even when none exists; the all-in-one command
+// is open until a key is created, and stays closed once one was, even
+// after it is revoked and the process restarted.
+func TestOpenModeOnlyAllInOne(t *testing.T) {
+	rs := redistest.Start(t)
+	spec := map[string]any{"targets": []map[string]string{{"url": "http://127.0.0.1:9/"}}}
+	status := func(m *Main) int {
+		t.Helper()
+		resp, b := postJSON(t, m.URL()+"/v1/jobs", spec)
+		if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("POST = %d %s, want 202 or 401", resp.StatusCode, b)
+		}
+		return resp.StatusCode
+	}
+	serve := startMain(t, func(c *config.Config) { c.Command, c.RedisURL = config.CommandServe, rs.URL() })
+	if got := status(serve); got != http.StatusUnauthorized {
+		t.Errorf("serve on 127.0.0.1 with no key = %d, want 401", got)
+	}
+	all := func() *Main {
+		return startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	}
+	if got := status(all()); got != http.StatusAccepted {
+		t.Errorf("all-in-one with no key ever created = %d, want 202", got)
+	}
+	code, _, errOut := keysCLI(t, rs.URL(), "add", "first")
+	if code != keysExitOK {
+		t.Fatalf("keys add = %d %s", code, errOut)
+	}
+	keys, err := store.New(rs.Client(t), store.Options{}).ListKeys(t.Context())
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("ListKeys = %v, %v, want the one key", keys, err)
+	}
+	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", keys[0].ID); code != keysExitOK {
+		t.Fatalf("keys revoke = %d %s", code, errOut)
+	}
+	if got := status(all()); got != http.StatusUnauthorized {
+		t.Errorf("all-in-one restarted after its only key was revoked = %d, want 401: open mode ends for good", got)
+	}
 }

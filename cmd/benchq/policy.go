@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
@@ -35,17 +36,30 @@ func policyFor(c config.Config) (*netguard.Policy, error) {
 }
 
 // urlChecker checks target and webhook URLs at submission, resolving
-// names through the system resolver.
-func (m *Main) urlChecker() *netguard.Checker { return &netguard.Checker{Policy: m.Policy} }
+// names through m.Resolver (the system's by default).
+func (m *Main) urlChecker() *netguard.Checker {
+	return &netguard.Checker{Policy: m.Policy, Resolver: m.Resolver}
+}
 
 // urlSession is the API's check for the URLs of one request: lookups end
 // with the request and share one budget.
 func (m *Main) urlSession(ctx context.Context) job.URLChecker { return m.urlChecker().Session(ctx) }
 
-// guardedDial is the policy-enforcing dialer for net/http clients: checked
-// resolution, then the kernel's address checked once more by Control.
-func (m *Main) guardedDial() targetverify.DialContext {
-	return (&netguard.Dialer{Policy: m.Policy, Dialer: &net.Dialer{Control: m.Policy.Control}}).DialContext
+// guardedDial is the policy-enforcing dialer of benchq's own net/http
+// clients (verification fetches, webhooks). netguard.Dialer dials only
+// the IPs it checked, so its inner dialer has no Control hook: Control
+// sees a bare IP and would refuse what an allowlist glob admitted by name,
+// making a host verifiable and reachable by webhooks only when the load
+// dialer (which never had Control) disagreed.
+func (m *Main) guardedDial() func(ctx context.Context, network, address string) (net.Conn, error) {
+	return (&netguard.Dialer{Policy: m.Policy, Resolver: m.Resolver}).DialContext
+}
+
+// loadDial is the worker's load dialer: the same policy, as fasthttp's
+// DialFunc. With --verify-targets the worker pins it per job to the IPs
+// that served the tokens (worker/verify.go).
+func (m *Main) loadDial() loadgen.DialFunc {
+	return (&netguard.Dialer{Policy: m.Policy, Resolver: m.Resolver}).Dial
 }
 
 // targetVerifier serves the /v1/targets endpoints and, with

@@ -31,6 +31,10 @@ type Main struct {
 	// loopback only for "all", public addresses for serve and worker, each
 	// widened by --allow-targets.
 	Policy *netguard.Policy
+	// Resolver looks up target and webhook hosts for the policy, at
+	// submission and on each dial; nil means the system resolver. Tests
+	// stub it to send names to loopback.
+	Resolver netguard.Resolver
 
 	mini     *miniredis.Miniredis
 	rdb      redis.UniversalClient
@@ -117,7 +121,9 @@ func (m *Main) startAPI(st *store.Store) error {
 		WriteTimeout:      c.WriteTimeout,
 		IdleTimeout:       c.IdleTimeout,
 
-		Auth:                 api.AuthMode(c.Auth),
+		// Only the all-in-one development command may be open; serve
+		// always needs keys.
+		OpenUntilFirstKey:    c.Command == config.CommandAll && c.Auth == "auto",
 		MaxActiveJobs:        c.MaxActiveJobs,
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
@@ -140,7 +146,7 @@ func (m *Main) startWorker(st *store.Store) {
 		Concurrency:     m.Config.Workers,
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		Logger:          m.Logger,
-		DialFunc:        (&netguard.Dialer{Policy: m.Policy}).Dial,
+		DialFunc:        m.loadDial(),             // policy.go
 		Notifier:        m.startWebhooks(ctx, st), // webhooks.go
 		Targets:         m.workerTargets(st),      // policy.go
 	})

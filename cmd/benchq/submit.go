@@ -34,6 +34,7 @@ type submitArgs struct {
 	idempotencyKey string
 	timeout        time.Duration
 	quiet          bool
+	secretFile     string // --webhook-secret-file
 }
 
 // outFile is one --out: where, and in which format its extension says.
@@ -103,6 +104,13 @@ func submitMain(ctx context.Context, args []string, env cliEnv) int {
 		return exitError
 	}
 	s := &submission{args: a, env: env, c: c, job: sub.Job}
+	if err := s.keepSecret(); err != nil {
+		fmt.Fprintf(env.stderr, "benchq submit: job %s was submitted, but %v\n", sub.Job.ID, err)
+		if a.idempotencyKey != "" {
+			fmt.Fprintf(env.stderr, "benchq submit: run it again with the same --idempotency-key to get the secret again\n")
+		}
+		return exitError
+	}
 	s.announce(sub.Replayed)
 	if !a.wait {
 		fmt.Fprintln(env.stdout, sub.Job.ID)
@@ -123,6 +131,7 @@ func parseSubmitArgs(args []string, env cliEnv) (submitArgs, error) {
 	fs.StringVar(&a.idempotencyKey, "idempotency-key", "", "sent as Idempotency-Key: a retried submit returns the same job")
 	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
 	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
+	fs.StringVar(&a.secretFile, "webhook-secret-file", "", "write the job's generated webhook secret to this file (mode 0600) instead of showing it; it is shown on stderr only when stderr is a terminal")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return a, err
@@ -176,14 +185,60 @@ type submission struct {
 	job  client.Job
 }
 
-// announce tells what was submitted; the webhook secret goes to stderr
-// whatever --quiet says, as the server shows it only this once.
+// keepSecret hands the caller the webhook secret the server generated for
+// the job, which it shows only in the answer to the submission (and to a
+// retry with the same idempotency key). It goes to --webhook-secret-file,
+// or to stderr when that is a terminal; never into a log that may be
+// public (CI), where anyone could forge the job's webhooks with it.
+func (s *submission) keepSecret() error {
+	j, path := s.job, s.args.secretFile
+	switch {
+	case j.WebhookSecret == "" && path != "":
+		if !s.args.quiet {
+			fmt.Fprintf(s.env.stderr, "benchq: no webhook secret was issued for job %s (no webhook, or the API key signs with its own secret); %s not written\n", j.ID, path)
+		}
+	case j.WebhookSecret == "":
+	case path != "":
+		if err := writeSecretFile(path, j.WebhookSecret); err != nil {
+			return err
+		}
+		if !s.args.quiet {
+			fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s written to %s\n", j.ID, path)
+		}
+	case s.env.tty:
+		fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s: %s\n"+
+			"benchq: GET never shows it again; store it where your receiver reads it\n", j.ID, j.WebhookSecret)
+	default:
+		// Even with --quiet: this is the one chance to learn it exists.
+		fmt.Fprintf(s.env.stderr, "benchq: job %s was issued a webhook secret; it is not printed because stderr is not a terminal (logs may be public).\n"+
+			"benchq: to get it, submit with --webhook-secret-file FILE (a retry with the same --idempotency-key returns it again)\n", j.ID)
+	}
+	return nil
+}
+
+// writeSecretFile writes secret alone, without a newline, readable by its
+// owner only, also when the file existed with a wider mode.
+func writeSecretFile(path, secret string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("webhook secret file: %w", err)
+	}
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = io.WriteString(f, secret)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("webhook secret file %s: %w", path, err)
+	}
+	return nil
+}
+
+// announce tells what was submitted.
 func (s *submission) announce(replayed bool) {
 	j := s.job
-	if j.WebhookSecret != "" {
-		fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s: %s\n"+
-			"benchq: it is shown only once; store it where your receiver reads it\n", j.ID, j.WebhookSecret)
-	}
 	if s.args.quiet || !s.args.wait {
 		return
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -293,8 +295,10 @@ func checkXML(t *testing.T, b []byte) {
 }
 
 // TestSubmitWebhookSecretAndIdempotency: the secret the server returns
-// once goes to stderr with a warning; a retried submit with the same
-// --idempotency-key prints the same job id.
+// with the submission reaches stderr only when it is a terminal, and
+// --webhook-secret-file otherwise; a CI log only learns that one was
+// issued. A retried submit with the same --idempotency-key prints the
+// same job id and gets the same secret again.
 func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 	m := startMain(t, nil)
 	tg := startTarget(t, "x")
@@ -302,20 +306,91 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 	spec := smallSpec(tg)
 	spec["webhook"] = map[string]any{"url": receiver.URL}
 	path := writeSpec(t, spec)
-	var ids []string
-	for i := range 2 {
-		var stdout, stderr bytes.Buffer
-		args := []string{"submit", path, "--server", m.URL(), "--idempotency-key", "ci-42"}
-		if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitOK {
-			t.Fatalf("benchq %q = exit %d (%s), want 0", args, got, stderr.String())
+	dir := t.TempDir()
+	secretRe := regexp.MustCompile(`whsec_\S+`)
+	noEnv := func(string) string { return "" }
+	submitWith := func(t *testing.T, tty bool, want int, extra ...string) (id, stderr string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args := append([]string{path, "--server", m.URL()}, extra...)
+		env := cliEnv{getenv: noEnv, stdout: &out, stderr: &errOut, tty: tty}
+		if got := submitMain(t.Context(), args, env); got != want {
+			t.Fatalf("benchq submit %q (tty %v) = exit %d (%s), want %d", args, tty, got, errOut.String(), want)
 		}
-		ids = append(ids, strings.TrimSpace(stdout.String()))
-		if i == 0 && (!regexp.MustCompile(`webhook secret of job \S+: whsec_\S+`).MatchString(stderr.String()) ||
-			!strings.Contains(stderr.String(), "shown only once")) {
-			t.Errorf("first submit stderr = %q, want the webhook secret and that it is shown once", stderr.String())
+		if secretRe.MatchString(out.String()) {
+			t.Errorf("stdout shows the secret: %q", out.String())
 		}
+		return strings.TrimSpace(out.String()), errOut.String()
 	}
-	if ids[0] == "" || ids[0] != ids[1] {
-		t.Errorf("job ids of two submits with one idempotency key = %q, want one id twice", ids)
+	readSecret := func(t *testing.T, file string) string {
+		t.Helper()
+		fi, err := os.Stat(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode = %v, want 0600", file, fi.Mode().Perm())
+		}
+		b, _ := os.ReadFile(file)
+		if !secretRe.Match(b) || strings.ContainsAny(string(b), " \n") {
+			t.Errorf("%s = %q, want the secret alone", file, b)
+		}
+		return string(b)
 	}
+
+	t.Run("not a terminal", func(t *testing.T) {
+		for _, quiet := range []bool{false, true} {
+			extra := []string{"--idempotency-key", "log-" + strconv.FormatBool(quiet)}
+			if quiet {
+				extra = append(extra, "--quiet")
+			}
+			_, stderr := submitWith(t, false, exitOK, extra...)
+			if secretRe.MatchString(stderr) || !strings.Contains(stderr, "issued a webhook secret") || !strings.Contains(stderr, "--webhook-secret-file") {
+				t.Errorf("quiet %v: stderr = %q, want a note on --webhook-secret-file and no secret", quiet, stderr)
+			}
+		}
+	})
+	t.Run("terminal", func(t *testing.T) {
+		_, stderr := submitWith(t, true, exitOK, "--quiet")
+		if !regexp.MustCompile(`webhook secret of job \S+: whsec_\S+`).MatchString(stderr) || !strings.Contains(stderr, "GET never shows it again") {
+			t.Errorf("stderr = %q, want the webhook secret and that GET never shows it again", stderr)
+		}
+	})
+	t.Run("file and retry", func(t *testing.T) {
+		// Writing fails: the job exists, exit 3, and the retry gets it back.
+		bad := filepath.Join(dir, "missing", "secret")
+		_, stderr := submitWith(t, false, exitError, "--idempotency-key", "ci-42", "--webhook-secret-file", bad)
+		if secretRe.MatchString(stderr) || !strings.Contains(stderr, "was submitted") || !strings.Contains(stderr, "same --idempotency-key") {
+			t.Errorf("stderr = %q, want the failure, the hint to retry, and no secret", stderr)
+		}
+		first := filepath.Join(dir, "first")
+		if err := os.WriteFile(first, []byte("old and readable by all"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var ids, secrets []string
+		for _, file := range []string{first, filepath.Join(dir, "second")} {
+			id, stderr := submitWith(t, false, exitOK, "--idempotency-key", "ci-42", "--webhook-secret-file", file)
+			if secretRe.MatchString(stderr) || !strings.Contains(stderr, "written to "+file) {
+				t.Errorf("stderr = %q, want where the secret went, not the secret", stderr)
+			}
+			ids, secrets = append(ids, id), append(secrets, readSecret(t, file))
+		}
+		if ids[0] == "" || ids[0] != ids[1] {
+			t.Errorf("job ids of two submits with one idempotency key = %q, want one id twice", ids)
+		}
+		if secrets[0] != secrets[1] {
+			t.Errorf("secrets of the submit and its retry = %q, want one", secrets)
+		}
+	})
+	t.Run("no webhook", func(t *testing.T) {
+		file := filepath.Join(dir, "none")
+		var out, errOut bytes.Buffer
+		args := []string{writeSpec(t, smallSpec(tg)), "--server", m.URL(), "--webhook-secret-file", file}
+		if got := submitMain(t.Context(), args, cliEnv{getenv: noEnv, stdout: &out, stderr: &errOut}); got != exitOK {
+			t.Fatalf("exit %d (%s), want 0", got, errOut.String())
+		}
+		if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) || !strings.Contains(errOut.String(), "no webhook secret was issued") {
+			t.Errorf("stat = %v, stderr %q; want no file and a note", err, errOut.String())
+		}
+	})
 }

@@ -194,7 +194,11 @@ func TestPolicyOfEachCommand(t *testing.T) {
 				"targets": []map[string]string{{"name": "a", "url": tt.url}},
 				"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{1}},
 			}
-			resp, b := postJSON(t, m.URL()+"/v1/jobs", spec)
+			base := m.URL()
+			if tt.command == config.CommandServe {
+				base = keyedBase(t, rs.URL(), m.Addr())
+			}
+			resp, b := postJSON(t, base+"/v1/jobs", spec)
 			if resp.StatusCode != tt.want {
 				t.Fatalf("POST %s = %d %s, want %d", tt.url, resp.StatusCode, b, tt.want)
 			}
@@ -203,5 +207,43 @@ func TestPolicyOfEachCommand(t *testing.T) {
 				t.Errorf("problem %s does not name targets[0].url", b)
 			}
 		})
+	}
+}
+
+// TestVerifyRefusesWhatItCannotVouchFor: with --verify-targets, a Host
+// header naming another host than its URL (JSON headers or ab -H) and a
+// spec with more distinct hosts than the cap are refused with a 422
+// naming the field, before any request to any host.
+func TestVerifyRefusesWhatItCannotVouchFor(t *testing.T) {
+	rs := redistest.Start(t)
+	m := startMain(t, func(c *config.Config) { c.RedisURL, c.VerifyTargets = rs.URL(), true })
+	h := newOwnedHost(t)
+	withHeaders := smallJob(h.URL)
+	withHeaders["request"] = map[string]any{"headers": map[string]string{"Host": "victim.example"}}
+	var many []map[string]string
+	for i := range 17 {
+		many = append(many, map[string]string{"url": fmt.Sprintf("http://127.0.0.%d:1/", i+1)})
+	}
+	tests := []struct {
+		name, field string
+		spec        map[string]any
+	}{
+		{"request header", `request.headers["Host"]`, withHeaders},
+		{"ab -H", "targets[0].ab", map[string]any{
+			"targets": []map[string]string{{"ab": "-n 20 -H 'Host: victim.example' " + h.URL + "/bench"}}}},
+		{"17 hosts", "targets[16].url", map[string]any{"targets": many,
+			"sweep": map[string]any{"concurrency": []int{1}, "requests": []int{1}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := postJSON(t, m.URL()+"/v1/jobs", tt.spec)
+			var p apiProblem
+			if resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(b, &p) != nil || p.Field != tt.field {
+				t.Errorf("POST = %d %s, want 422 naming %s", resp.StatusCode, b, tt.field)
+			}
+		})
+	}
+	if n := h.verifies.Load() + h.load.Load(); n != 0 {
+		t.Errorf("host got %d requests, want none", n)
 	}
 }

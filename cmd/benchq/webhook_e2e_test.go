@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/webhook"
 )
 
 // TestWebhookEndToEnd runs the whole service in-process on a real Redis:
@@ -20,12 +22,14 @@ import (
 // with the independent Standard Webhooks library, using the secret the
 // POST returned. The receiver fails the first three attempts; the fourth
 // is delivered, GET /deliveries logs all four under one webhook-id, and a
-// redelivery arrives with that id again.
+// redelivery arrives with that id again. The payload links start with the
+// configured public URL.
 func TestWebhookEndToEnd(t *testing.T) {
 	rs := redistest.Start(t)
 	m := startMain(t, func(c *config.Config) {
 		c.RedisURL = rs.URL()
 		c.WebhookBackoff = []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
+		c.PublicURL = "https://benchq.example"
 	})
 	tg := startTarget(t, "hello")
 
@@ -33,20 +37,28 @@ func TestWebhookEndToEnd(t *testing.T) {
 		mu       sync.Mutex
 		verifier *standardwebhooks.Webhook
 		ids      []string
+		bodies   [][]byte
 		bad      []error
 	)
 	ready := make(chan struct{})
+	var openOnce sync.Once
+	open := func() { openOnce.Do(func() { close(ready) }) }
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-ready // the secret is known once the POST answered
 		body, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
+		if verifier == nil { // the test ended before the POST answered
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
 		if err := verifier.Verify(body, r.Header); err != nil {
 			bad = append(bad, err)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
 		ids = append(ids, r.Header.Get("webhook-id"))
+		bodies = append(bodies, body)
 		if len(ids) <= 3 {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
@@ -54,6 +66,9 @@ func TestWebhookEndToEnd(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(rc.Close)
+	// Cleanups run last-in first-out: a test that fails before the POST
+	// answered opens the gate before rc.Close waits for the handlers.
+	t.Cleanup(open)
 
 	spec := map[string]any{
 		"targets": []map[string]any{{"name": "a", "url": tg.URL}},
@@ -76,7 +91,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 	mu.Lock()
 	verifier = wh
 	mu.Unlock()
-	close(ready)
+	open()
 	if got := waitJob(t, m.URL(), created.ID, 60*time.Second); got.Status != "succeeded" {
 		t.Fatalf("job ended %s (%s)", got.Status, got.Error)
 	}
@@ -143,5 +158,51 @@ func TestWebhookEndToEnd(t *testing.T) {
 		if id != d.WebhookID {
 			t.Errorf("request %d webhook-id = %q, want %q on every attempt and the redelivery", i, id, d.WebhookID)
 		}
+	}
+	var payload webhook.Payload
+	if err := json.Unmarshal(bodies[0], &payload); err != nil {
+		t.Fatal(err)
+	}
+	if want := "https://benchq.example/v1/jobs/" + created.ID; payload.Data.Links.Self != want {
+		t.Errorf("payload links.self = %q, want %q (the public URL)", payload.Data.Links.Self, want)
+	}
+}
+
+// TestWebhookLinkBase: payload links start with --public-url wherever it
+// is set, with the all-in-one process's own address when it listens on
+// one, and are relative only when neither is known.
+func TestWebhookLinkBase(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	any4, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = any4.Close() })
+	tests := []struct {
+		name      string
+		publicURL string
+		listener  net.Listener
+		want      string
+	}{
+		{"worker with a public URL", "https://benchq.example", nil, "https://benchq.example"},
+		{"all-in-one with a public URL", "https://benchq.example", ln, "https://benchq.example"},
+		{"all-in-one on loopback", "", ln, "http://" + ln.Addr().String()},
+		{"all-in-one on every interface", "", any4, ""},
+		{"worker without one", "", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.Defaults()
+			cfg.PublicURL = tt.publicURL
+			m := NewMain(cfg, nil)
+			m.listener = tt.listener
+			if got := m.linkBase(); got != tt.want {
+				t.Errorf("linkBase() = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

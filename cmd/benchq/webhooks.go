@@ -7,7 +7,6 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
@@ -19,14 +18,14 @@ import (
 func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifier {
 	c := m.Config
 	schedule := webhook.Schedule(c.WebhookBackoff) // nil: the day-long default
-	// Every connection to a receiver goes through the address policy,
-	// once on the resolved IP and again in Control on the socket itself.
-	dial := &netguard.Dialer{Policy: m.Policy, Dialer: &net.Dialer{Control: m.Policy.Control}}
+	// Every connection to a receiver goes through the address policy, as
+	// the load's do (policy.go).
+	dial := m.guardedDial()
 	hooks := worker.NewWebhooks(m.rdb, st, worker.WebhookConfig{
 		Concurrency: c.WebhookConcurrency,
 		Schedule:    schedule,
 		Timeout:     c.WebhookTimeout,
-		Dial:        dial.DialContext,
+		Dial:        dial,
 		Logger:      m.Logger,
 	})
 	m.wg.Add(1)
@@ -47,15 +46,20 @@ func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifi
 	})
 }
 
-// linkBase is the API's URL for the links in webhook payloads when this
-// process serves the API on a concrete address; otherwise links stay
-// relative.
+// linkBase is what the links in webhook payloads start with: the
+// configured public URL; else, in a process serving the API on a concrete
+// address (all-in-one), that address; else nothing, and links stay
+// relative, which a receiver cannot follow: a worker cannot know where the
+// API is, so it says so.
 func (m *Main) linkBase() string {
-	if m.listener == nil {
-		return ""
+	if m.Config.PublicURL != "" {
+		return m.Config.PublicURL
 	}
-	if a, ok := m.listener.Addr().(*net.TCPAddr); !ok || a.IP.IsUnspecified() {
-		return ""
+	if m.listener != nil {
+		if a, ok := m.listener.Addr().(*net.TCPAddr); ok && !a.IP.IsUnspecified() {
+			return m.URL()
+		}
 	}
-	return m.URL()
+	m.Logger.Warn("benchq: no --public-url (BENCHQ_PUBLIC_URL): webhook payloads will carry relative links")
+	return ""
 }

@@ -36,7 +36,9 @@ type Update struct {
 // as GET /v1/jobs/{id} then shows it. It reports each change to onUpdate
 // (which may be nil). It reads the event stream, resuming after the last
 // event it saw when the stream drops; while no stream can be opened it
-// polls the job every PollInterval and keeps trying the stream. It gives
+// polls the job every PollInterval and tries the stream with each poll,
+// then, after maxStreamFailures in a row, with every streamRetryPolls-th
+// poll (every 10 s by default). It gives
 // up after MaxFailures calls in a row failed, on any 4xx answer, and when
 // ctx ends.
 func (c *Client) Follow(ctx context.Context, id string, onUpdate func(Update)) (Job, error) {
@@ -58,17 +60,20 @@ type follower struct {
 }
 
 func (f *follower) run(ctx context.Context) (Job, error) {
-	streamFailures := 0
+	streamFailures := 0 // capped at maxStreamFailures: then only polls
+	polls := 0          // polls since the stream was last tried
 	for {
 		wait := true
-		if streamFailures < maxStreamFailures {
+		if streamFailures < maxStreamFailures || polls >= streamRetryPolls {
+			polls = 0
 			final, got := f.stream(ctx)
 			if ctx.Err() != nil {
 				return Job{}, ctx.Err()
 			}
-			if got {
+			switch {
+			case got:
 				streamFailures = 0
-			} else {
+			case streamFailures < maxStreamFailures:
 				streamFailures++
 			}
 			// A stream that delivered events and dropped is resumed at once;
@@ -92,6 +97,9 @@ func (f *follower) run(ctx context.Context) (Job, error) {
 			f.status = j.Status
 			f.onUpdate(Update{Status: j.Status, Progress: j.Progress})
 		}
+		if streamFailures >= maxStreamFailures {
+			polls++
+		}
 		if wait {
 			if err := sleep(ctx, f.c.pollInterval()); err != nil {
 				return Job{}, err
@@ -104,6 +112,12 @@ func (f *follower) run(ctx context.Context) (Job, error) {
 // single event before Follow only polls: a proxy that buffers or refuses
 // event streams must not cost a reconnect every poll.
 const maxStreamFailures = 3
+
+// streamRetryPolls is how many polls Follow makes between two attempts at
+// the stream once it only polls (every 10 s at the default PollInterval):
+// a stream that was down for a restart or a proxy reload comes back, and
+// a proxy that never passes one costs a single request per 10 polls.
+const streamRetryPolls = 10
 
 // failed counts a failed GET and returns the error that ends Follow: a
 // 4xx at once, anything else after MaxFailures in a row.

@@ -23,6 +23,7 @@ type fakeServer struct {
 	gets     int
 	streams  []func(w http.ResponseWriter, r *http.Request)
 	lastIDs  []string // Last-Event-ID of each stream connection
+	getsAt   []int    // GETs of the job before each stream connection
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,6 +41,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"id":"j1","status":%q,"progress":{"runs_total":4,"runs_done":%d},"verdict":"pass"}`, st, f.gets)
 	case "/v1/jobs/j1/events":
 		f.lastIDs = append(f.lastIDs, r.Header.Get("Last-Event-ID"))
+		f.getsAt = append(f.getsAt, f.gets)
 		var fn func(http.ResponseWriter, *http.Request)
 		if n := len(f.lastIDs) - 1; n < len(f.streams) {
 			fn = f.streams[n]
@@ -127,6 +129,52 @@ func TestFollowPollsWithoutStream(t *testing.T) {
 	}
 	if len(f.lastIDs) != maxStreamFailures {
 		t.Errorf("stream tried %d times, want %d", len(f.lastIDs), maxStreamFailures)
+	}
+}
+
+// TestFollowRetriesStream: after maxStreamFailures refused streams Follow
+// polls, yet tries the stream again every streamRetryPolls polls, and
+// uses it once it comes back.
+func TestFollowRetriesStream(t *testing.T) {
+	down := func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }
+	var streams []func(http.ResponseWriter, *http.Request)
+	for range maxStreamFailures + 1 { // the first retry fails too
+		streams = append(streams, down)
+	}
+	streams = append(streams, sse(progress("7-0", 3), "id: 8-0\nevent: job.finished\ndata: {\"status\":\"succeeded\"}\n\n"))
+	// GETs: one after each of the failed streams, streamRetryPolls-1 more
+	// before the first retry and streamRetryPolls-1 before the second;
+	// the GET after the final event sees the job done.
+	gets := maxStreamFailures + 2*(streamRetryPolls-1) + 1
+	statuses := make([]string, gets+1)
+	for i := range statuses {
+		statuses[i] = "running"
+	}
+	statuses[gets] = "succeeded"
+	f := &fakeServer{statuses: statuses, streams: streams}
+	j, updates, err := follow(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != job.StatusSucceeded {
+		t.Errorf("Follow = %s, want succeeded", j.Status)
+	}
+	first := maxStreamFailures - 1 + streamRetryPolls
+	want := []int{0, 1, 2, first, first + streamRetryPolls}
+	if fmt.Sprint(f.getsAt) != fmt.Sprint(want) {
+		t.Errorf("GETs before each stream = %v, want %v", f.getsAt, want)
+	}
+	if f.gets != gets+1 {
+		t.Errorf("GETs = %d, want %d: the final event ends the wait", f.gets, gets+1)
+	}
+	streamed := false
+	for _, u := range updates {
+		if u.Progress.RunsDone == 3 && u.Progress.CurrentRPS == 100 {
+			streamed = true
+		}
+	}
+	if !streamed {
+		t.Errorf("%d updates, none from the stream that came back", len(updates))
 	}
 }
 

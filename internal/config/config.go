@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -64,8 +65,9 @@ type Config struct {
 	MaxRuns        int
 	MaxDuration    time.Duration
 
-	// Auth is when a /v1 request needs an API key: "auto" (open while no
-	// key exists and the API listens on loopback only) or "keys" (always).
+	// Auth is when a /v1 request of the all-in-one command needs an API
+	// key: "auto" (open while no key was ever created and the API listens
+	// on loopback only) or "keys" (always). serve always needs keys.
 	Auth string
 	// MaxActiveJobs (queued + running) and SubmissionsPerMinute are the
 	// admission quotas of a key whose own quota leaves them 0.
@@ -85,6 +87,12 @@ type Config struct {
 	WebhookBackoff     []time.Duration
 	WebhookConcurrency int
 	WebhookTimeout     time.Duration
+	// PublicURL is the API's externally reachable base URL
+	// ("https://benchq.example"), which webhook payloads link to. The
+	// worker building them does not serve the API, so it cannot know it;
+	// empty means the all-in-one process's own listen address, and
+	// relative links elsewhere.
+	PublicURL string
 
 	// AllowTargets is the operator allowlist of the address policy: CIDRs
 	// and host globs that targets and webhooks may reach although they are
@@ -145,6 +153,7 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 	if err := fs.envErr(); err != nil {
 		return cfg, err
 	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/") // links append "/v1/..."
 	if err := cfg.validate(); err != nil {
 		return cfg, err
 	}
@@ -184,6 +193,9 @@ func (c Config) validate() error {
 	}
 	if c.WebhookConcurrency < 1 {
 		problems = append(problems, fmt.Sprintf("webhook-concurrency must be at least 1, got %d", c.WebhookConcurrency))
+	}
+	if err := checkPublicURL(c.PublicURL); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if c.Workers < 1 {
 		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
@@ -231,4 +243,17 @@ func (c Config) validate() error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+}
+
+// checkPublicURL accepts "" or an absolute http(s) URL with a host and
+// nothing after its path, since webhook links are built by appending to it.
+func checkPublicURL(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("public-url must be an absolute http(s) URL such as https://benchq.example, got %q", s)
+	}
+	return nil
 }

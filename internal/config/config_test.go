@@ -56,7 +56,13 @@ func TestLoad(t *testing.T) {
 		{"webhook backoff flag", []string{"--webhook-backoff=100ms", "--webhook-timeout=3s"}, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s"}, func(c Config) (any, any) {
 			return [2]any{c.WebhookBackoff, c.WebhookTimeout}, [2]any{[]time.Duration{100 * time.Millisecond}, 3 * time.Second}
 		}},
-		{"auth and admission quotas", []string{"serve", "--redis-url=redis://127.0.0.1:1", "--auth=keys", "--max-active-jobs=3"}, map[string]string{"BENCHQ_SUBMISSIONS_PER_MINUTE": "5", "BENCHQ_AUTH": "auto"}, func(c Config) (any, any) {
+		{"public url env, trailing slash dropped", []string{"worker", "--redis-url=redis://127.0.0.1:1"}, map[string]string{"BENCHQ_PUBLIC_URL": "https://benchq.example/"}, func(c Config) (any, any) {
+			return c.PublicURL, "https://benchq.example"
+		}},
+		{"public url flag", []string{"--public-url", "http://127.0.0.1:8080/benchq"}, map[string]string{"BENCHQ_PUBLIC_URL": "https://other.example"}, func(c Config) (any, any) {
+			return c.PublicURL, "http://127.0.0.1:8080/benchq"
+		}},
+		{"auth and admission quotas", []string{"--auth=keys", "--max-active-jobs=3"}, map[string]string{"BENCHQ_SUBMISSIONS_PER_MINUTE": "5", "BENCHQ_AUTH": "auto"}, func(c Config) (any, any) {
 			return [3]any{c.Auth, c.MaxActiveJobs, c.SubmissionsPerMinute}, [3]any{"keys", 3, 5}
 		}},
 		{"allow targets env", nil, map[string]string{"BENCHQ_ALLOW_TARGETS": "127.0.0.0/8, *.staging.example,"}, func(c Config) (any, any) {
@@ -109,6 +115,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad verify-targets", nil, map[string]string{"BENCHQ_VERIFY_TARGETS": "maybe"}, "BENCHQ_VERIFY_TARGETS"},
 		{"bad webhook backoff", nil, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s,soon"}, "BENCHQ_WEBHOOK_BACKOFF"},
 		{"zero webhook backoff", []string{"--webhook-backoff", "1s,0s"}, nil, "webhook-backoff"},
+		{"relative public url", nil, map[string]string{"BENCHQ_PUBLIC_URL": "benchq.example"}, "public-url"},
+		{"public url with a query", []string{"--public-url", "https://benchq.example/?x=1"}, nil, "public-url"},
+		{"serve has no auth mode: it always needs keys", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--auth", "auto"}, nil, "auth"},
 		{"serve has no webhook backoff", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--webhook-backoff", "1s"}, nil, "webhook-backoff"},
 	}
 	for _, tt := range tests {
@@ -149,6 +158,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--allow-targets", "BENCHQ_ALLOW_TARGETS", "--verify-targets", "BENCHQ_VERIFY_TARGETS",
 		"--webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "BENCHQ_WEBHOOK_CONCURRENCY", "default 10",
 		"--webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "default 10s",
+		"--public-url", "BENCHQ_PUBLIC_URL",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage(all) lacks %q:\n%s", want, out)

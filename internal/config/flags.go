@@ -53,7 +53,9 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.MaxRequests, "max-requests", "BENCHQ_MAX_REQUESTS", "largest request count of one run (0: built-in 10000000)")
 		fs.integer(&cfg.MaxRuns, "max-runs", "BENCHQ_MAX_RUNS", "most runs (points x repeats) in one job (0: built-in 1000)")
 		fs.duration(&cfg.MaxDuration, "max-duration", "BENCHQ_MAX_DURATION", "longest run duration or request timeout (0: built-in 1h)")
-		fs.str(&cfg.Auth, "auth", "BENCHQ_AUTH", "API keys: auto (none needed while no key exists and the API listens on loopback) or keys (always)")
+		if cfg.Command == CommandAll {
+			fs.str(&cfg.Auth, "auth", "BENCHQ_AUTH", "API keys: auto (none needed on a loopback listener until the first key is created) or keys (always); serve always needs keys")
+		}
 		fs.integer(&cfg.MaxActiveJobs, "max-active-jobs", "BENCHQ_MAX_ACTIVE_JOBS", "queued + running jobs one API key may have (its own quota may override)")
 		fs.integer(&cfg.SubmissionsPerMinute, "submissions-per-minute", "BENCHQ_SUBMISSIONS_PER_MINUTE", "job submissions one API key may make per minute, shared by all API replicas")
 	}
@@ -62,6 +64,7 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
+		fs.str(&cfg.PublicURL, "public-url", "BENCHQ_PUBLIC_URL", "the API's externally reachable base URL, for the links in webhook payloads (empty: the all-in-one listen address; relative links in a worker)")
 	}
 	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")

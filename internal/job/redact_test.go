@@ -12,8 +12,8 @@ func TestRedactURL(t *testing.T) {
 		{"http://host/path?u=a@b", "http://host/path?u=a@b"},
 	}
 	for _, tt := range tests {
-		if got := redactURL(tt.raw); got != tt.want {
-			t.Errorf("redactURL(%q) = %q, want %q", tt.raw, got, tt.want)
+		if got := RedactURL(tt.raw); got != tt.want {
+			t.Errorf("RedactURL(%q) = %q, want %q", tt.raw, got, tt.want)
 		}
 	}
 }

@@ -1,10 +1,28 @@
 package job
 
+import (
+	"strconv"
+	"strings"
+)
+
 // TargetURL is one address a job sends load to, with the spec field it
 // came from ("targets[1].url", "targets[0].ab", "targets[2].urls[3]").
 type TargetURL struct {
 	Field string
 	URL   string
+	// HostHeaders are the Host headers the load sends to URL instead of
+	// the URL's host (request.headers, or ab -H). The load engine sends
+	// them as given and uses them as the TLS server name, so a check of
+	// the URL's host alone says nothing about where the requests are
+	// routed.
+	HostHeaders []HostHeader
+}
+
+// HostHeader is a Host header of a target's requests and the spec field
+// that set it.
+type HostHeader struct {
+	Field string
+	Value string
 }
 
 // TargetURLs lists every address the targets of s send load to, in spec
@@ -18,9 +36,38 @@ func (s Spec) TargetURLs() []TargetURL {
 		if len(errs) > 0 {
 			continue
 		}
+		hosts := s.hostHeaders(i, src.req)
 		for k, u := range src.urls {
-			out = append(out, TargetURL{Field: src.urlFields[k], URL: u})
+			out = append(out, TargetURL{Field: src.urlFields[k], URL: u, HostHeaders: hosts})
 		}
+	}
+	return out
+}
+
+// hostHeaders lists the Host headers of targets[i]'s effective request,
+// named by the field a client would fix. A JSON object may spell the name
+// several ways ("Host", "host"): each is one.
+func (s Spec) hostHeaders(i int, req Request) []HostHeader {
+	t := s.Targets[i]
+	var field string
+	switch {
+	case t.AB != "":
+		field = index("targets", i) + ".ab"
+	case t.Request != nil:
+		field = index("targets", i) + ".request.headers"
+	default:
+		field = "request.headers"
+	}
+	var out []HostHeader
+	for _, k := range sortedKeys(req.Headers) {
+		if !strings.EqualFold(k, "Host") {
+			continue
+		}
+		f := field
+		if t.AB == "" {
+			f += "[" + strconv.Quote(k) + "]"
+		}
+		out = append(out, HostHeader{Field: f, Value: req.Headers[k]})
 	}
 	return out
 }

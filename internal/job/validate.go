@@ -111,7 +111,7 @@ func (v *validator) targetName(field, name string) {
 func (v *validator) url(field, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		v.add(field, "%q is not a URL: %v", redactURL(raw), unwrapURLError(err))
+		v.add(field, "%q is not a URL: %v", RedactURL(raw), unwrapURLError(err))
 		return
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
@@ -119,7 +119,7 @@ func (v *validator) url(field, raw string) {
 		return
 	}
 	if u.Hostname() == "" {
-		v.add(field, "%q has no host", redactURL(raw))
+		v.add(field, "%q has no host", RedactURL(raw))
 		return
 	}
 	if ps := u.Port(); ps != "" {

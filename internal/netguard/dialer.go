@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -23,6 +24,7 @@ type ContextDialer interface {
 // Dialer enforces a Policy at connect time. It resolves a name once, refuses
 // it if any of its addresses is refused (a name pointing at both a public
 // and a private address is how rebinding hides), and dials the checked IP.
+// Under WithPins it dials pinned addresses only (pin.go).
 type Dialer struct {
 	Policy   *Policy
 	Resolver Resolver      // zero means net.DefaultResolver
@@ -36,9 +38,24 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 	if err != nil {
 		return nil, fmt.Errorf("netguard: dial %q: %w", address, err)
 	}
-	ips, err := d.resolve(ctx, host)
+	var resolver Resolver = d.Resolver
+	pinned, hasPins, err := pinnedAddrs(ctx, host, port) // pin.go
 	if err != nil {
 		return nil, err
+	}
+	if hasPins {
+		resolver = pinned
+	}
+	ips, err := d.Policy.admit(ctx, resolver, host)
+	if err != nil {
+		return nil, err
+	}
+	if hasPins {
+		// An IP literal is not looked up: it must be a pin itself.
+		ips = slices.DeleteFunc(ips, func(ip netip.Addr) bool { return !slices.Contains(pinned, ip.Unmap()) })
+		if len(ips) == 0 {
+			return nil, fmt.Errorf("%w: %s", ErrNotPinned, HostPort(host, port))
+		}
 	}
 	inner := d.Dialer
 	if inner == nil {
@@ -58,10 +75,6 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 // Dial is DialContext on TCP, the shape loadgen.Plan.Dial takes.
 func (d *Dialer) Dial(ctx context.Context, address string) (net.Conn, error) {
 	return d.DialContext(ctx, "tcp", address)
-}
-
-func (d *Dialer) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
-	return d.Policy.admit(ctx, d.Resolver, host)
 }
 
 // admit resolves host (an IP literal resolves to itself) and checks every
@@ -98,7 +111,9 @@ func (p *Policy) admit(ctx context.Context, r Resolver, host string) ([]netip.Ad
 
 // Control is a net.Dialer.Control hook for clients that dial by themselves
 // (net/http with its own resolver): it checks the address the kernel is
-// about to connect to, the last point before a packet leaves.
+// about to connect to, the last point before a packet leaves. It sees an
+// IP only, so a host glob cannot admit anything here: do not put it under
+// a Dialer, which already dials only what it checked by name.
 func (p *Policy) Control(network, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {

@@ -22,21 +22,32 @@ type WebhookDeliverPayload struct {
 }
 
 // NewWebhookDeliverTask builds the task that delivers delivery n of job
-// jobID, retried up to maxRetry times. asynq names the task: a redelivery
-// is a new task, since TaskID with retention would block reusing an ID.
-func NewWebhookDeliverTask(jobID string, n, maxRetry int) (*asynq.Task, error) {
-	if jobID == "" || n < 1 {
-		return nil, fmt.Errorf("%w: job %q delivery %d", ErrBadPayload, jobID, n)
+// jobID, retried up to maxRetry times. round is the delivery's redelivery
+// count: the TaskID names delivery and round, so enqueueing the same round
+// again while its task is queued, retrying or running fails with
+// asynq.ErrTaskIDConflict instead of sending the message twice, while a
+// redelivery (the next round) is a new task. No Retention is set, so a
+// completed task frees its ID at once.
+func NewWebhookDeliverTask(jobID string, n, round, maxRetry int) (*asynq.Task, error) {
+	if jobID == "" || n < 1 || round < 0 {
+		return nil, fmt.Errorf("%w: job %q delivery %d round %d", ErrBadPayload, jobID, n, round)
 	}
 	payload, err := json.Marshal(WebhookDeliverPayload{JobID: jobID, Delivery: n})
 	if err != nil {
 		return nil, fmt.Errorf("queue: encode webhook:deliver payload: %w", err)
 	}
 	return asynq.NewTask(TypeWebhookDeliver, payload,
+		asynq.TaskID(WebhookDeliverTaskID(jobID, n, round)),
 		asynq.Queue(QueueWebhooks),
 		asynq.MaxRetry(max(maxRetry, 0)),
 		asynq.Timeout(WebhookDeliverTimeout),
 	), nil
+}
+
+// WebhookDeliverTaskID is the asynq TaskID of round round of delivery n
+// of job jobID.
+func WebhookDeliverTaskID(jobID string, n, round int) string {
+	return fmt.Sprintf("%s:%s:%d:%d", TypeWebhookDeliver, jobID, n, round)
 }
 
 // ParseWebhookDeliver reads a webhook:deliver task's payload strictly; any

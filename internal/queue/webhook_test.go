@@ -4,11 +4,12 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 )
 
 func TestWebhookDeliverRoundTrip(t *testing.T) {
-	task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", 3, 9)
+	task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", 3, 0, 9)
 	if err != nil {
 		t.Fatalf("NewWebhookDeliverTask = %v", err)
 	}
@@ -34,7 +35,43 @@ func TestParseWebhookDeliverRefusesBadPayloads(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewWebhookDeliverTask("", 1, 1); !errors.Is(err, ErrBadPayload) {
+	if _, err := NewWebhookDeliverTask("", 1, 0, 1); !errors.Is(err, ErrBadPayload) {
 		t.Errorf("NewWebhookDeliverTask(\"\") = %v, want ErrBadPayload", err)
+	}
+	if _, err := NewWebhookDeliverTask("x", 1, -1, 1); !errors.Is(err, ErrBadPayload) {
+		t.Errorf("NewWebhookDeliverTask(round -1) = %v, want ErrBadPayload", err)
+	}
+}
+
+// TestWebhookDeliverTaskIDs: the same round of a delivery is enqueued at
+// most once while its task lives; the next round (a redelivery) and
+// another delivery are new tasks.
+func TestWebhookDeliverTaskIDs(t *testing.T) {
+	mr := miniredis.RunT(t)
+	c := asynq.NewClient(asynq.RedisClientOpt{Addr: mr.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	tests := []struct {
+		name     string
+		n, round int
+		conflict bool
+	}{
+		{"first", 1, 0, false},
+		{"same round again", 1, 0, true},
+		{"redelivery", 1, 1, false},
+		{"redelivery again", 1, 1, true},
+		{"another delivery", 2, 0, false},
+	}
+	for _, tt := range tests {
+		task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", tt.n, tt.round, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := c.Enqueue(task)
+		if got := errors.Is(err, asynq.ErrTaskIDConflict); got != tt.conflict {
+			t.Errorf("%s: Enqueue = %v, want conflict %v", tt.name, err, tt.conflict)
+		}
+		if err == nil && info.ID != WebhookDeliverTaskID("01JABCDEFGHJKMNPQRSTVWXYZ0", tt.n, tt.round) {
+			t.Errorf("%s: task id %q", tt.name, info.ID)
+		}
 	}
 }

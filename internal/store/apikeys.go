@@ -152,8 +152,17 @@ func (s *Store) RevokeKey(ctx context.Context, id string, now time.Time) (apikey
 	return out, nil
 }
 
-// ActiveKeyCount is the number of keys not revoked; the API's open mode
-// ends as soon as it is above zero.
+// KeyCount is the number of keys ever created, revoked ones included: the
+// API's open mode ends for good with the first key.
+func (s *Store) KeyCount(ctx context.Context) (int64, error) {
+	n, err := s.rdb.SCard(ctx, apiKeysKey()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: count keys: %w", err)
+	}
+	return n, nil
+}
+
+// ActiveKeyCount is the number of keys not revoked.
 func (s *Store) ActiveKeyCount(ctx context.Context) (int64, error) {
 	n, err := s.rdb.SCard(ctx, activeAPIKeysKey()).Result()
 	if err != nil {

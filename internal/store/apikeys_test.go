@@ -65,6 +65,9 @@ func TestKeysRoundTrip(t *testing.T) {
 	if n, _ := s.ActiveKeyCount(ctx); n != 1 {
 		t.Errorf("ActiveKeyCount after revoke = %d, want 1", n)
 	}
+	if n, err := s.KeyCount(ctx); n != 2 || err != nil {
+		t.Errorf("KeyCount after revoke = %d, %v, want 2: a revoked key was still created", n, err)
+	}
 	if _, err := s.RevokeKey(ctx, "key_nope", nowUTC()); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("RevokeKey(unknown) = %v, want ErrNotFound", err)
 	}

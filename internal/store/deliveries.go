@@ -38,33 +38,99 @@ func (s *Store) WebhookSecret(ctx context.Context, id string) (string, error) {
 	return v, nil
 }
 
-// CreateDelivery appends d to its job's deliveries and sets d.N. The job
-// must exist (ErrNotFound otherwise).
-func (s *Store) CreateDelivery(ctx context.Context, d *webhook.Delivery) error {
+// createDelivery adds a delivery to a job's list unless one for its event
+// is already there, in one step inside Redis: two attempts of the same
+// job:run task racing to notify get one delivery between them, and no
+// reader ever sees a half-written record. It returns {1, n} when it added
+// delivery n, {0, n, record} when delivery n already was that event's.
+// Only the list is touched, so the script stays within one cluster slot.
+var createDelivery = redis.NewScript(`
+local all = redis.call('LRANGE', KEYS[1], 0, -1)
+for i, raw in ipairs(all) do
+  if cjson.decode(raw)['event'] == ARGV[1] then
+    return {0, i, raw}
+  end
+end
+local n = redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, n}
+`)
+
+// CreateDelivery adds d to its job's deliveries and sets d.N, unless the
+// job already has a delivery for d.Event: then *d becomes that one and
+// created is false. The job must exist (ErrNotFound otherwise).
+func (s *Store) CreateDelivery(ctx context.Context, d *webhook.Delivery) (created bool, err error) {
 	if err := s.mustExist(ctx, d.JobID); err != nil {
-		return fmt.Errorf("store: create delivery: %w", err)
+		return false, fmt.Errorf("store: create delivery: %w", err)
 	}
-	// N is the list's length after the push, known only then: reserve the
-	// slot with a placeholder, then write the numbered record into it.
-	// Concurrent creators each get their own slot.
-	var push *redis.IntCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		push = p.RPush(ctx, deliveriesKey(d.JobID), "{}")
-		s.touchDeliveries(ctx, p, d.JobID)
-		return nil
-	})
+	data, err := encodeDelivery(*d)
 	if err != nil {
-		return fmt.Errorf("store: create delivery of job %s: %w", d.JobID, err)
+		return false, fmt.Errorf("store: create %s delivery of job %s: %w", d.Event, d.JobID, err)
 	}
-	d.N = int(push.Val())
+	res, err := createDelivery.Run(ctx, s.rdb, []string{deliveriesKey(d.JobID)},
+		d.Event, data, s.retention.Milliseconds()).Slice()
+	if err != nil {
+		return false, fmt.Errorf("store: create %s delivery of job %s: %w", d.Event, d.JobID, err)
+	}
+	if err := s.rdb.Expire(ctx, webhookSecretKey(d.JobID), s.retention).Err(); err != nil {
+		return false, fmt.Errorf("store: create %s delivery of job %s: %w", d.Event, d.JobID, err)
+	}
+	created, n, existing, err := createReply(res)
+	if err != nil {
+		return false, fmt.Errorf("store: create %s delivery of job %s: %w", d.Event, d.JobID, err)
+	}
+	if !created {
+		var found webhook.Delivery
+		if err := json.Unmarshal([]byte(existing), &found); err != nil {
+			return false, fmt.Errorf("store: delivery %d of job %s: decode: %w", n, d.JobID, err)
+		}
+		*d = found
+	}
+	d.N = n
+	return created, nil
+}
+
+// createReply reads createDelivery's answer.
+func createReply(res []any) (created bool, n int, existing string, err error) {
+	if len(res) < 2 {
+		return false, 0, "", fmt.Errorf("%d values in the reply, want 2 or 3", len(res))
+	}
+	flag, ok1 := res[0].(int64)
+	pos, ok2 := res[1].(int64)
+	if !ok1 || !ok2 {
+		return false, 0, "", fmt.Errorf("reply %v: want integers first", res)
+	}
+	if flag == 0 {
+		if len(res) != 3 {
+			return false, 0, "", fmt.Errorf("%d values in the reply, want 3", len(res))
+		}
+		existing, ok := res[2].(string)
+		if !ok {
+			return false, 0, "", fmt.Errorf("reply %v: want the record third", res)
+		}
+		return false, int(pos), existing, nil
+	}
+	return true, int(pos), "", nil
+}
+
+// encodeDelivery and encodeAttempt write a record without its number,
+// which is its position in its list (a push inside Redis decides it).
+func encodeDelivery(d webhook.Delivery) (string, error) {
+	d.N = 0
 	data, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("store: create delivery %d of job %s: encode: %w", d.N, d.JobID, err)
+		return "", fmt.Errorf("encode: %w", err)
 	}
-	if err := s.rdb.LSet(ctx, deliveriesKey(d.JobID), int64(d.N-1), data).Err(); err != nil {
-		return fmt.Errorf("store: create delivery %d of job %s: %w", d.N, d.JobID, err)
+	return string(data), nil
+}
+
+func encodeAttempt(a webhook.Attempt) (string, error) {
+	a.N = 0
+	data, err := json.Marshal(a)
+	if err != nil {
+		return "", fmt.Errorf("encode: %w", err)
 	}
-	return nil
+	return string(data), nil
 }
 
 // Delivery returns delivery n of job id, or ErrNotFound.
@@ -92,9 +158,9 @@ func (s *Store) UpdateDelivery(ctx context.Context, id string, n int, fn func(*w
 				return err
 			}
 			d.JobID, d.N = id, n
-			data, err := json.Marshal(d)
+			data, err := encodeDelivery(*d)
 			if err != nil {
-				return fmt.Errorf("encode: %w", err)
+				return err
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.LSet(ctx, key, int64(n-1), data)
@@ -118,26 +184,30 @@ func (s *Store) UpdateDelivery(ctx context.Context, id string, n int, fn func(*w
 	return nil, fmt.Errorf("store: update delivery %d of job %s: %w: still contended", n, id, ErrConflict)
 }
 
+// appendAttempt pushes an attempt record and refreshes the list's TTL in
+// one step, returning the attempt's number (the list's new length).
+var appendAttempt = redis.NewScript(`
+local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return n
+`)
+
 // AppendAttempt logs an attempt at delivery n of job id and sets a.N.
 func (s *Store) AppendAttempt(ctx context.Context, id string, n int, a *webhook.Attempt) error {
-	// The number is the list's length after the push; write it into the
-	// record afterwards, as CreateDelivery does.
-	var push *redis.IntCmd
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		push = p.RPush(ctx, attemptsKey(id, n), "{}")
-		p.Expire(ctx, attemptsKey(id, n), s.retention)
+	data, err := encodeAttempt(*a)
+	if err != nil {
+		return fmt.Errorf("store: log attempt at delivery %d of job %s: %w", n, id, err)
+	}
+	num, err := appendAttempt.Run(ctx, s.rdb, []string{attemptsKey(id, n)}, data, s.retention.Milliseconds()).Int()
+	if err != nil {
+		return fmt.Errorf("store: log attempt at delivery %d of job %s: %w", n, id, err)
+	}
+	a.N = num
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		s.touchDeliveries(ctx, p, id)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store: log attempt at delivery %d of job %s: %w", n, id, err)
-	}
-	a.N = int(push.Val())
-	data, err := json.Marshal(a)
-	if err != nil {
-		return fmt.Errorf("store: log attempt at delivery %d of job %s: encode: %w", n, id, err)
-	}
-	if err := s.rdb.LSet(ctx, attemptsKey(id, n), int64(a.N-1), data).Err(); err != nil {
 		return fmt.Errorf("store: log attempt at delivery %d of job %s: %w", n, id, err)
 	}
 	return nil

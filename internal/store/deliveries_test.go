@@ -3,10 +3,14 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
@@ -34,14 +38,15 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 		}
 	}
 
-	// Concurrent creators get distinct numbers.
+	// Concurrent creators of distinct events get distinct numbers.
+	events := []string{"job.started", "job.succeeded", "job.failed", "job.canceled", "job.other"}
 	var wg sync.WaitGroup
-	for range 5 {
+	for _, ev := range events {
 		wg.Go(func() {
-			d := &webhook.Delivery{JobID: j.ID, ID: webhook.NewMessageID(), Event: "job.succeeded",
+			d := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, ev), Event: ev,
 				URL: "http://127.0.0.1:9/", Status: webhook.StatusPending, Payload: json.RawMessage(`{"a":1}`)}
-			if err := s.CreateDelivery(ctx, d); err != nil {
-				t.Errorf("CreateDelivery = %v", err)
+			if created, err := s.CreateDelivery(ctx, d); err != nil || !created || d.N < 1 {
+				t.Errorf("CreateDelivery(%s) = %v, %v, n %d; want created", ev, created, err, d.N)
 			}
 		})
 	}
@@ -70,6 +75,10 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if len(ids) != 5 {
 		t.Errorf("5 deliveries carry %d distinct ids", len(ids))
 	}
+	stored, _ := rdb.LRange(ctx, "benchq:job:"+j.ID+":delivery:2:attempts", 0, 0).Result()
+	if len(stored) != 1 || strings.Contains(stored[0], `"n":`) || !strings.Contains(stored[0], `"status_code":500`) {
+		t.Errorf("stored attempt = %q, want the whole record, numbered by its position", stored)
+	}
 	if l := logs[1]; l.Status != webhook.StatusDelivered || len(l.Attempts) != 3 || l.Attempts[2].StatusCode != 502 || l.Attempts[2].N != 3 {
 		t.Errorf("delivery 2 = %+v", l)
 	}
@@ -79,12 +88,91 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if _, err := s.UpdateDelivery(ctx, j.ID, 0, func(*webhook.Delivery) error { return nil }); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("UpdateDelivery(0) = %v, want ErrNotFound", err)
 	}
-	if err := s.CreateDelivery(ctx, &webhook.Delivery{JobID: jobID(9)}); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.CreateDelivery(ctx, &webhook.Delivery{JobID: jobID(9)}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("CreateDelivery(unknown job) = %v, want ErrNotFound", err)
 	}
 	for _, k := range []string{"benchq:job:" + j.ID + ":webhook_secret", "benchq:job:" + j.ID + ":deliveries", "benchq:job:" + j.ID + ":delivery:2:attempts"} {
 		if ttl, err := rdb.TTL(ctx, k).Result(); err != nil || ttl <= testRetention-time.Minute || ttl > testRetention {
 			t.Errorf("TTL %s = %v, %v; want about %v", k, ttl, err, testRetention)
+		}
+	}
+}
+
+// TestCreateDeliveryOncePerEvent: racing creators of one event get one
+// delivery between them; every loser gets that delivery back, as stored
+// (first payload, status since updated), and the list never holds a blank
+// or half-written record. On redis-server and on miniredis (the
+// all-in-one mode's Redis), whose Lua the script must suit too.
+func TestCreateDeliveryOncePerEvent(t *testing.T) {
+	real, realRDB := newStore(t)
+	miniRDB := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	mini := store.New(miniRDB, store.Options{Retention: testRetention})
+	for name, b := range map[string]struct {
+		s   *store.Store
+		rdb *redis.Client
+	}{"redis-server": {real, realRDB}, "miniredis": {mini, miniRDB}} {
+		t.Run(name, func(t *testing.T) { testCreateDeliveryOncePerEvent(t, b.s, b.rdb) })
+	}
+}
+
+func testCreateDeliveryOncePerEvent(t *testing.T, s *store.Store, rdb *redis.Client) {
+	ctx := t.Context()
+	j := newJob(jobID(1), "", 0, nil)
+	mustCreate(t, s, j)
+	const racers = 8
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		created int
+		numbers = map[int]int{}
+	)
+	for i := range racers {
+		wg.Go(func() {
+			d := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, "job.succeeded"), Event: "job.succeeded",
+				Status: webhook.StatusPending, Payload: json.RawMessage(fmt.Sprintf(`{"racer":%d}`, i))}
+			ok, err := s.CreateDelivery(ctx, d)
+			if err != nil {
+				t.Errorf("CreateDelivery = %v", err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			numbers[d.N]++
+			if ok {
+				created++
+			}
+		})
+	}
+	wg.Wait()
+	if created != 1 || len(numbers) != 1 || numbers[1] != racers {
+		t.Fatalf("%d racers: %d created, numbers %v; want 1 created and every racer holding delivery 1", racers, created, numbers)
+	}
+	first, err := s.Delivery(ctx, j.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateDelivery(ctx, j.ID, 1, func(d *webhook.Delivery) error { d.Status = webhook.StatusDelivered; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	again := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, "job.succeeded"), Event: "job.succeeded",
+		Status: webhook.StatusPending, Payload: json.RawMessage(`{"late":true}`)}
+	if ok, err := s.CreateDelivery(ctx, again); err != nil || ok {
+		t.Fatalf("CreateDelivery(same event, later) = %v, %v; want the existing one", ok, err)
+	}
+	if again.N != 1 || again.JobID != j.ID || again.Status != webhook.StatusDelivered || string(again.Payload) != string(first.Payload) {
+		t.Errorf("CreateDelivery(same event) gave %+v, want delivery 1 as stored (delivered, payload %s)", again, first.Payload)
+	}
+	other := &webhook.Delivery{JobID: j.ID, ID: webhook.MessageID(j.ID, "job.started"), Event: "job.started", Status: webhook.StatusPending}
+	if ok, err := s.CreateDelivery(ctx, other); err != nil || !ok || other.N != 2 {
+		t.Errorf("CreateDelivery(another event) = %v, %v, n %d; want created as 2", ok, err, other.N)
+	}
+	raw, err := rdb.LRange(ctx, "benchq:job:"+j.ID+":deliveries", 0, -1).Result()
+	if err != nil || len(raw) != 2 {
+		t.Fatalf("deliveries list = %q, %v; want 2 records", raw, err)
+	}
+	for i, r := range raw {
+		if !strings.Contains(r, `"event":"job.`) || strings.Contains(r, `"n":`) {
+			t.Errorf("record %d = %s, want a whole delivery numbered by its position", i+1, r)
 		}
 	}
 }

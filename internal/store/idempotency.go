@@ -16,9 +16,12 @@ import (
 // first request created.
 const IdempotencyTTL = 24 * time.Hour
 
-// idempotencyClaimTTL frees a key whose claimant died between claiming it
-// and recording its job; creating a job takes milliseconds.
-const idempotencyClaimTTL = 30 * time.Second
+// IdempotencyClaimTTL frees a key whose claimant died between claiming it
+// and recording its job. The API must settle a claim well within it (it
+// bounds job creation below it, see api/idempotency.go): a claim that
+// expires while its job is still being created lets a retry create a
+// second job.
+const IdempotencyClaimTTL = 30 * time.Second
 
 // ErrIdempotencyClaimLost: the claim expired before its job was recorded
 // and another request claimed the key meanwhile.
@@ -28,6 +31,9 @@ var ErrIdempotencyClaimLost = errors.New("store: idempotency claim lost")
 type IdempotencyRecord struct {
 	BodyHash string // hex SHA-256 of the body of the request that claimed the key
 	JobID    string // empty while that request is still creating its job
+	// SecretIssued: the answer that created JobID carried a webhook secret
+	// generated for the job, so a replay to the same caller may too.
+	SecretIssued bool
 
 	key, raw string // the Redis key and the value read, for compare-and-set
 }
@@ -54,7 +60,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, owner, key, bodyHash st
 	// A key can vanish between SETNX and GET (claim released or expired):
 	// claim again, a few times.
 	for range 3 {
-		ok, err := s.rdb.SetNX(ctx, k, raw, idempotencyClaimTTL).Result()
+		ok, err := s.rdb.SetNX(ctx, k, raw, IdempotencyClaimTTL).Result()
 		if err != nil {
 			return IdempotencyRecord{}, false, fmt.Errorf("store: claim idempotency key: %w", err)
 		}
@@ -75,9 +81,13 @@ func (s *Store) IdempotencyKey(ctx context.Context, owner, key string) (Idempote
 	return s.readIdempotency(ctx, idempotencyKey(owner, key))
 }
 
-// CompleteIdempotencyKey records jobID on a won claim for IdempotencyTTL.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim IdempotencyRecord, jobID string) error {
+// CompleteIdempotencyKey records jobID on a won claim for IdempotencyTTL,
+// and whether its answer carried a generated webhook secret.
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim IdempotencyRecord, jobID string, secretIssued bool) error {
 	done := "done " + claim.BodyHash + " " + jobID
+	if secretIssued {
+		done += " " + secretIssuedMark
+	}
 	if err := s.casIdempotency(ctx, claim, done, IdempotencyTTL); err != nil {
 		return fmt.Errorf("store: record job %s on idempotency key: %w", jobID, err)
 	}
@@ -122,10 +132,15 @@ func (s *Store) readIdempotency(ctx context.Context, k string) (IdempotencyRecor
 	}
 	rec := IdempotencyRecord{BodyHash: hash, key: k, raw: raw}
 	if state == "done" {
-		rec.JobID = last
+		id, mark, _ := strings.Cut(last, " ")
+		rec.JobID, rec.SecretIssued = id, mark == secretIssuedMark
 	}
 	return rec, nil
 }
+
+// secretIssuedMark ends a done record whose job's answer carried a
+// generated webhook secret; records written before it existed lack it.
+const secretIssuedMark = "secret"
 
 // claimToken tells two claims with the same body apart, so a claimant
 // whose claim expired cannot complete or release its successor's.

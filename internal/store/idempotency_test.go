@@ -30,7 +30,7 @@ func TestIdempotencyKeyLifecycle(t *testing.T) {
 	if err != nil || len(keys) != 2 {
 		t.Fatalf("idempotency keys = %v, %v; want 2", keys, err)
 	}
-	if err := s.CompleteIdempotencyKey(ctx, claim, "job-1"); err != nil {
+	if err := s.CompleteIdempotencyKey(ctx, claim, "job-1", false); err != nil {
 		t.Fatal(err)
 	}
 	rec, err = s.IdempotencyKey(ctx, "alice", "k1")
@@ -45,7 +45,7 @@ func TestIdempotencyKeyLifecycle(t *testing.T) {
 		t.Errorf("TTL of a completed key = %v, want about %v", ttl, store.IdempotencyTTL)
 	}
 	// A claim completed or released once cannot act again.
-	if err := s.CompleteIdempotencyKey(ctx, claim, "job-2"); !errors.Is(err, store.ErrIdempotencyClaimLost) {
+	if err := s.CompleteIdempotencyKey(ctx, claim, "job-2", false); !errors.Is(err, store.ErrIdempotencyClaimLost) {
 		t.Errorf("completing a spent claim = %v, want ErrIdempotencyClaimLost", err)
 	}
 	if err := s.ReleaseIdempotencyKey(ctx, rec); err != nil {
@@ -53,6 +53,28 @@ func TestIdempotencyKeyLifecycle(t *testing.T) {
 	}
 	if _, err := s.IdempotencyKey(ctx, "alice", "k1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("released key = %v, want ErrNotFound", err)
+	}
+}
+
+// The record remembers whether the answer carried a generated webhook
+// secret, so a replay knows whether to show it again.
+// Without it the record is as before the flag existed.
+func TestIdempotencyKeySecretIssued(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	for _, issued := range []bool{false, true} {
+		key := "k-" + map[bool]string{false: "plain", true: "secret"}[issued]
+		claim, _, err := s.ClaimIdempotencyKey(ctx, "alice", key, "h1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CompleteIdempotencyKey(ctx, claim, "job-1", issued); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := s.IdempotencyKey(ctx, "alice", key)
+		if err != nil || rec.JobID != "job-1" || rec.SecretIssued != issued {
+			t.Errorf("record after completing with secret issued %v = %+v, %v", issued, rec, err)
+		}
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 //	benchq:job:<id>:events         stream fields type, data (JSON), time (RFC 3339); MAXLEN ~ maxEvents
 //	benchq:jobs                    zset   every job, see indexMember
 //	benchq:jobs:status:<status>    zset   jobs in that status
-//	benchq:jobs:owner:<owner>      zset   jobs of one API key ("" is the open dev mode's owner)
+//	benchq:jobs:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
 //
 // The five job keys get the retention TTL on every write to any of them.
 // The indexes get it on every CreateJob and UpdateJob, which every job's
@@ -120,7 +120,8 @@ func submissionsKey(owner string) string { return prefix + "quota:submissions:" 
 // Webhook deliveries (issue 6).
 //
 //	benchq:job:<id>:webhook_secret           string the signing secret ("whsec_..."), kept out of the job JSON
-//	benchq:job:<id>:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1
+//	benchq:job:<id>:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1,
+//	                                                at most one per event (CreateDelivery's script)
 //	benchq:job:<id>:delivery:<n>:attempts    list   webhook.Attempt as JSON, in attempt order
 //
 // They get the retention TTL on every write to any of them, and the secret
@@ -134,10 +135,11 @@ func attemptsKey(id string, n int) string {
 
 // Target verification (issue 5).
 //
-//	benchq:targets:owner:<owner>   hash   "<host>:<port>" = TargetHost as JSON ("" owner is the open dev mode's)
+//	benchq:targets:owner:<owner>   hash   "<host>:<port>" = TargetHost as JSON ("anonymous" is the open dev mode's)
 //
-// No TTL: a token is the proof a host published once, and must stay the
-// same for as long as the host serves it.
+// TTL: the retention, renewed by every check, so a key's tokens stay the
+// same while its hosts are in use and an abandoned key's list (which
+// could name thousands of hosts) goes away.
 func targetHostsKey(owner string) string { return prefix + "targets:owner:" + owner }
 
 // Idempotency keys and compare_to selection (issue 6).

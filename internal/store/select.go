@@ -9,7 +9,7 @@ import (
 
 // LatestJob returns owner's newest job (by creation) in status with every
 // one of labels, or ErrNotFound. It walks only owner's index, so another
-// owner's jobs are never candidates, "" being the open mode's owner; like
+// owner's jobs are never candidates ("anonymous" being the open mode's owner); like
 // ListJobs it looks at most maxScan of them.
 func (s *Store) LatestJob(ctx context.Context, owner string, status job.Status, labels map[string]string) (*job.Job, error) {
 	f := ListFilter{Owner: owner, Status: status, Labels: labels}

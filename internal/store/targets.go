@@ -24,7 +24,8 @@ type TargetHost struct {
 }
 
 // EnsureTargetHost returns owner's record for fresh.Host, storing fresh
-// first if there is none. Two concurrent calls agree on one token: the
+// first if there is none. Every write renews the retention TTL of owner's
+// records. Two concurrent calls agree on one token: the
 // first write wins and both return it.
 func (s *Store) EnsureTargetHost(ctx context.Context, owner string, fresh TargetHost) (TargetHost, error) {
 	data, err := json.Marshal(fresh)
@@ -32,7 +33,12 @@ func (s *Store) EnsureTargetHost(ctx context.Context, owner string, fresh Target
 		return TargetHost{}, fmt.Errorf("store: target %s: encode: %w", fresh.Host, err)
 	}
 	key := targetHostsKey(owner)
-	if err := s.rdb.HSetNX(ctx, key, fresh.Host, data).Err(); err != nil {
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, key, fresh.Host, data)
+		p.Expire(ctx, key, s.retention)
+		return nil
+	})
+	if err != nil {
 		return TargetHost{}, fmt.Errorf("store: target %s: %w", fresh.Host, err)
 	}
 	return s.TargetHost(ctx, owner, fresh.Host)
@@ -77,6 +83,7 @@ func (s *Store) SaveTargetCheck(ctx context.Context, owner string, th TargetHost
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, key, th.Host, data)
+			p.Expire(ctx, key, s.retention)
 			return nil
 		})
 		return err

@@ -50,3 +50,36 @@ func TestTargetHostsPerOwner(t *testing.T) {
 		t.Errorf("TargetHosts(key-b) = %+v, %v; want none", list, err)
 	}
 }
+
+func TestTargetHostsExpireAfterRetention(t *testing.T) {
+	s, rdb := newStore(t)
+	ctx := t.Context()
+	th, err := s.EnsureTargetHost(ctx, "key-ttl", store.TargetHost{Host: "127.0.0.1:8081", Token: "tok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "*targets*key-ttl*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys = %v, %v; want the one target hash", keys, err)
+	}
+	ttl := func() time.Duration {
+		d, err := rdb.PTTL(ctx, keys[0]).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	if d := ttl(); d <= 0 || d > testRetention {
+		t.Fatalf("TTL after EnsureTargetHost = %v, want (0, %v]", d, testRetention)
+	}
+	if err := rdb.Persist(ctx, keys[0]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	th.Verified = true
+	if err := s.SaveTargetCheck(ctx, "key-ttl", th); err != nil {
+		t.Fatal(err)
+	}
+	if d := ttl(); d <= 0 || d > testRetention {
+		t.Errorf("TTL after SaveTargetCheck = %v, want it renewed to (0, %v]", d, testRetention)
+	}
+}

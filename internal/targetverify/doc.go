@@ -8,4 +8,11 @@
 // checks a job's targets when it is submitted, the worker again before the
 // job sends its first request, and the outcome of each fetch is kept in
 // internal/store for GET /v1/targets.
+//
+// What is verified is the IP that served the token, not the name: the
+// worker's check returns those IPs (netguard.Pins) and the job's load
+// connects to them only, so a DNS change after the check cannot move the
+// load. A Host header naming another host than its URL (the load sends it
+// and uses it as the TLS name) is refused outright, and one spec may name
+// at most MaxHosts hosts, all checked within one Deadline.
 package targetverify

@@ -3,13 +3,17 @@ package targetverify_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
@@ -225,5 +229,128 @@ func TestHostKey(t *testing.T) {
 		if err != nil || got != tt.want {
 			t.Errorf("HostKey(%s) = %q, %v; want %q", tt.url, got, err, tt.want)
 		}
+	}
+}
+
+func TestVerifySpecPinsTheServingIP(t *testing.T) {
+	v := newVerifier(t, targetverify.Config{})
+	h := newHost(t)
+	th, err := v.Verify(t.Context(), "key", mustURL(t, h.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.publish(th.Token)
+	pins, err := v.VerifySpec(t.Context(), "key", []job.TargetURL{{Field: "targets[0].url", URL: h.URL + "/a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := netguard.Pins{th.Host: {netip.MustParseAddr("127.0.0.1")}}
+	if !reflect.DeepEqual(pins, want) {
+		t.Errorf("VerifySpec pins = %v, want %v", pins, want)
+	}
+}
+
+// TestVerifySpecScreensBeforeFetching: what verification cannot vouch for
+// is refused without a single request to any host.
+func TestVerifySpecScreensBeforeFetching(t *testing.T) {
+	v := newVerifier(t, targetverify.Config{MaxHosts: 3})
+	h := newHost(t)
+	u := mustURL(t, h.URL)
+	many := func(n int) []job.TargetURL {
+		var out []job.TargetURL
+		for i := range n {
+			out = append(out, job.TargetURL{Field: fmt.Sprintf("targets[%d].url", i), URL: fmt.Sprintf("http://127.0.0.%d:%s/", i+1, u.Port())})
+		}
+		return out
+	}
+	withHost := func(value string) []job.TargetURL {
+		return []job.TargetURL{{Field: "targets[0].url", URL: h.URL + "/", HostHeaders: []job.HostHeader{
+			{Field: `targets[0].request.headers["Host"]`, Value: value}}}}
+	}
+	tests := []struct {
+		name      string
+		targets   []job.TargetURL
+		want      error
+		wantField string
+	}{
+		{"Host header of another host", withHost("victim.example"), targetverify.ErrHostHeader, `targets[0].request.headers["Host"]`},
+		{"Host header of another port", withHost("127.0.0.1:1"), targetverify.ErrHostHeader, `targets[0].request.headers["Host"]`},
+		{"more hosts than the cap", many(4), targetverify.ErrTooManyHosts, "targets[3].url"},
+		{"at the cap, unverified", many(3), targetverify.ErrUnverified, ""},
+		{"Host header of the URL's host", withHost(strings.ToUpper(u.Hostname())), targetverify.ErrUnverified, ""},
+		{"Host header with the URL's port", withHost(u.Host), targetverify.ErrUnverified, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := h.requests.Load()
+			_, err := v.VerifySpec(t.Context(), "key", tt.targets)
+			var ve *job.ValidationError
+			if !errors.Is(err, tt.want) || !errors.Is(err, job.ErrInvalid) || !errors.As(err, &ve) {
+				t.Fatalf("VerifySpec = %v, want %v with a ValidationError", err, tt.want)
+			}
+			fetched := h.requests.Load() - before
+			if tt.wantField == "" {
+				if fetched == 0 {
+					t.Errorf("no fetch made; want the hosts checked")
+				}
+				return
+			}
+			if fetched != 0 {
+				t.Errorf("host got %d requests, want none before refusing", fetched)
+			}
+			if len(ve.Problems) != 1 || ve.Problems[0].Field != tt.wantField {
+				t.Errorf("problems = %+v, want one for %s", ve.Problems, tt.wantField)
+			}
+		})
+	}
+}
+
+// TestVerifySpecHasOneDeadline: hosts that accept and never answer cost
+// one Deadline in all, not one Timeout each, and are reported unchecked.
+func TestVerifySpecHasOneDeadline(t *testing.T) {
+	var (
+		targets []job.TargetURL
+		mu      sync.Mutex
+		held    []net.Conn
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	for i := range 4 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go func() { // accept, then hold the connection silent
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				mu.Lock()
+				held = append(held, c)
+				mu.Unlock()
+			}
+		}()
+		targets = append(targets, job.TargetURL{Field: fmt.Sprintf("targets[%d].url", i), URL: "http://" + ln.Addr().String() + "/"})
+	}
+	v := newVerifier(t, targetverify.Config{Timeout: 5 * time.Second, Deadline: 300 * time.Millisecond})
+	start := time.Now()
+	_, err := v.VerifySpec(t.Context(), "key", targets)
+	took := time.Since(start)
+	var ve *job.ValidationError
+	if !errors.Is(err, targetverify.ErrUnverified) || !errors.As(err, &ve) || len(ve.Problems) != 4 {
+		t.Fatalf("VerifySpec = %v, want all 4 hosts unverified", err)
+	}
+	if took > 3*time.Second {
+		t.Errorf("VerifySpec took %v, want about the 300ms deadline, not a 5s timeout per host", took)
+	}
+	if !strings.Contains(ve.Problems[3].Message, "not checked") {
+		t.Errorf("last problem = %q, want it unchecked past the deadline", ve.Problems[3].Message)
 	}
 }

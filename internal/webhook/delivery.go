@@ -27,12 +27,14 @@ const (
 func (s Status) InFlight() bool { return s == StatusPending || s == StatusRetrying }
 
 // Delivery is one webhook message of one job: an event, sent with the same
-// webhook-id and body on every attempt and every redelivery.
+// webhook-id and body on every attempt and every redelivery. A job has at
+// most one delivery per event.
 type Delivery struct {
 	JobID string `json:"job_id"`
-	// N numbers the job's deliveries from 1, in creation order.
-	N     int    `json:"n"`
-	ID    string `json:"id"` // webhook-id, "msg_..."
+	// N numbers the job's deliveries from 1, in creation order. The store
+	// keeps it as the record's position, not in the record.
+	N     int    `json:"n,omitempty"`
+	ID    string `json:"id"` // webhook-id, MessageID(job, event)
 	Event string `json:"event"`
 	URL   string `json:"url"`
 	// Status is updated after every attempt.
@@ -49,7 +51,8 @@ type Delivery struct {
 // Attempt is one try at a delivery, as logged.
 type Attempt struct {
 	// N numbers the delivery's attempts from 1, redeliveries included.
-	N          int       `json:"n"`
+	// The store keeps it as the record's position, not in the record.
+	N          int       `json:"n,omitempty"`
 	At         time.Time `json:"at"`
 	StatusCode int       `json:"status_code,omitempty"` // 0 when no answer came
 	Error      string    `json:"error,omitempty"`

@@ -55,7 +55,14 @@ func (s Schedule) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Max is the longest wait of the schedule; Retry-After is capped at it.
+// MaxRetryAfter caps the wait a receiver may ask for with Retry-After. It
+// is fixed rather than the schedule's longest wait: a short schedule
+// (BENCHQ_WEBHOOK_BACKOFF=1s,2s,5s) must still let a receiver that says
+// "come back in a minute" have its minute, while no receiver can park a
+// delivery for a year.
+const MaxRetryAfter = 24 * time.Hour
+
+// Max is the longest wait of the schedule.
 func (s Schedule) Max() time.Duration {
 	var m time.Duration
 	for _, d := range s {

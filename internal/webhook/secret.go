@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/benchq/benchq/internal/job"
 )
 
 // SecretPrefix starts every signing secret, as Standard Webhooks writes them.
@@ -64,6 +62,8 @@ func (s *Signer) Sign(id string, ts time.Time, body []byte) string {
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
-// NewMessageID returns a webhook-id: "msg_" + a ULID. One delivery keeps
-// its id on every attempt and redelivery, so receivers can de-duplicate.
-func NewMessageID() string { return "msg_" + job.NewID() }
+// MessageID returns the webhook-id of event for job jobID: "msg_" + job id
+// + "_" + event. It is derived, not drawn, because a job sends each event
+// at most once: whichever worker attempt, retry or redelivery sends it, the
+// id is the same, so receivers can de-duplicate on it.
+func MessageID(jobID, event string) string { return "msg_" + jobID + "_" + event }

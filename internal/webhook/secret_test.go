@@ -95,9 +95,17 @@ func TestSignVerifiedByStandardWebhooks(t *testing.T) {
 	}
 }
 
-func TestNewMessageID(t *testing.T) {
-	a, b := NewMessageID(), NewMessageID()
-	if a == b || !strings.HasPrefix(a, "msg_") || len(a) != 4+26 {
-		t.Errorf("NewMessageID() = %q, %q; want two distinct msg_<ULID>", a, b)
+func TestMessageID(t *testing.T) {
+	tests := []struct {
+		job, event, want string
+	}{
+		{"01JC3W9Q5V1ZK2M4N6P8R0T2V4", "job.succeeded", "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4_job.succeeded"},
+		{"01JC3W9Q5V1ZK2M4N6P8R0T2V4", "job.started", "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V4_job.started"},
+		{"01JC3W9Q5V1ZK2M4N6P8R0T2V5", "job.succeeded", "msg_01JC3W9Q5V1ZK2M4N6P8R0T2V5_job.succeeded"},
+	}
+	for _, tt := range tests {
+		if got := MessageID(tt.job, tt.event); got != tt.want {
+			t.Errorf("MessageID(%q, %q) = %q, want %q", tt.job, tt.event, got, tt.want)
+		}
 	}
 }
