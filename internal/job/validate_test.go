@@ -157,6 +157,32 @@ func TestValidateLimits(t *testing.T) {
 	}
 }
 
+// A key whose runs may last 10 s still takes ab's default 30 s request
+// timeout; a longer timeout is refused by the larger of the two bounds.
+func TestValidateRequestTimeoutUnderShortRunQuota(t *testing.T) {
+	lim := Limits{MaxDuration: 10 * time.Second}
+	tests := []struct {
+		timeout time.Duration
+		want    []string
+	}{
+		{0, nil}, // defaults to 30 s
+		{30 * time.Second, nil},
+		{31 * time.Second, []string{"request.timeout"}},
+	}
+	for _, tt := range tests {
+		s := validSpec()
+		s.Request.Timeout = Duration(tt.timeout)
+		s = s.WithDefaults()
+		var got []string
+		if err := s.Validate(lim, loopbackOnly); err != nil {
+			got = fields(t, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("timeout %v: fields mismatch (-want +got):\n%s", tt.timeout, diff)
+		}
+	}
+}
+
 func TestValidationErrorMessage(t *testing.T) {
 	err := &ValidationError{Problems: []FieldError{{Message: "body is empty"}, {Field: "sweep.order", Message: "unknown"}}}
 	want := "job: invalid spec: body is empty; sweep.order: unknown"
