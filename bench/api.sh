@@ -84,7 +84,13 @@ done
 redis-cli -p "$redis_port" ping >/dev/null || { echo "api.sh: redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
 
 base="http://127.0.0.1:$port"
-BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" taskset -c "$server_cpu" \
+# serve needs an API key and refuses loopback targets unless allowlisted.
+# The key's quotas are lifted: this measures the cost of a POST, auth and
+# quota checks included, not the limiter saying no. No worker runs, so
+# every job stays queued and counts against max-active-jobs.
+key=$(BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" "$work/benchq" keys add api-bench \
+	--max-active-jobs 100000000 --submissions-per-minute 100000000 2>/dev/null)
+BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 taskset -c "$server_cpu" \
 	"$work/benchq" serve --addr "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do
@@ -96,10 +102,10 @@ curl -sf -o /dev/null "$base/readyz" || { echo "api.sh: benchq serve not ready" 
 cat >"$work/job.json" <<EOF
 {"name": "api-bench", "targets": [{"url": "$base/healthz"}], "sweep": {"requests": [1]}}
 EOF
-code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$work/job.json" "$base/v1/jobs")
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" -H 'Content-Type: application/json' --data-binary @"$work/job.json" "$base/v1/jobs")
 [ "$code" = 202 ] || { echo "api.sh: POST /v1/jobs answered $code, want 202" >&2; exit 1; }
 
-flags=(-l -p "$work/job.json" -T application/json -c "$concurrency")
+flags=(-l -p "$work/job.json" -T application/json -H "Authorization: Bearer $key" -c "$concurrency")
 [ -n "$keepalive" ] && flags+=(-k)
 ab() { # requests; the report goes to stdout
 	taskset -c "$client_cpu" timeout 300 "$work/benchq" ab "${flags[@]}" -n "$1" "$base/v1/jobs"
