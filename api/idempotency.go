@@ -29,7 +29,7 @@ const (
 	// verification alone fetches each target host, one after another, for
 	// up to targetverify.DefaultTimeout (5 s) each, so creation can take
 	// seconds; it must end, and the claim be settled, well before
-	// store.IdempotencyClaimTTL (30 s) frees the key for a retry, which
+	// store.IdempotencyClaimTTL (60 s) frees the key for a retry, which
 	// would then create a second job.
 	idempotencyCreateTimeout = 20 * time.Second
 	// idempotencyWait is how long a request waits for a concurrent one

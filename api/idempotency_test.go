@@ -412,8 +412,11 @@ func newVerifyingEnv(t *testing.T, v *gatedVerifier, timing idempotencyTiming) *
 // free the key for a second job nor answer a waiter 409.
 func TestIdempotencyTimingOrder(t *testing.T) {
 	const settle = 5 * time.Second // room to record or release the claim
-	if idempotencyCreateTimeout+settle > store.IdempotencyClaimTTL {
-		t.Errorf("creation deadline %v + %v to settle exceeds the claim TTL %v", idempotencyCreateTimeout, settle, store.IdempotencyClaimTTL)
+	// Storing and enqueueing the accepted job runs detached, up to
+	// persistTimeout after the creation deadline.
+	if idempotencyCreateTimeout+persistTimeout+settle > store.IdempotencyClaimTTL {
+		t.Errorf("creation deadline %v + persist %v + %v to settle exceeds the claim TTL %v",
+			idempotencyCreateTimeout, persistTimeout, settle, store.IdempotencyClaimTTL)
 	}
 	if idempotencyWait < idempotencyCreateTimeout+time.Second {
 		t.Errorf("waiters give up after %v, before the creation deadline %v and a margin", idempotencyWait, idempotencyCreateTimeout)

@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -20,10 +21,11 @@ type notices struct {
 	events []string
 }
 
-func (n *notices) Notify(_ context.Context, _ *job.Job, event string) {
+func (n *notices) Notify(_ context.Context, _ *job.Job, event string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.events = append(n.events, event)
+	return nil
 }
 
 func (n *notices) got() []string {
@@ -107,5 +109,58 @@ func TestLastAttemptFailsJob(t *testing.T) {
 			}
 			assertEventsEnd(t, e.st, j.ID, job.StatusFailed, 0)
 		})
+	}
+}
+
+// flakyNotices fails the first end notice, as a Redis blip would.
+type flakyNotices struct {
+	notices
+	failed bool
+}
+
+func (n *flakyNotices) Notify(ctx context.Context, j *job.Job, event string) error {
+	n.mu.Lock()
+	fail := event != job.EventStarted && !n.failed
+	n.failed = n.failed || fail
+	n.mu.Unlock()
+	if fail {
+		return errors.New("redis: connection reset")
+	}
+	return n.notices.Notify(ctx, j, event)
+}
+
+// TestLostEndNoticeIsRetried: when the notifier cannot queue a finished
+// job's webhook, the task is retried about a second later, and the retry
+// finds the job over and notifies again, so the webhook is not lost and
+// the job's outcome is untouched.
+func TestLostEndNoticeIsRetried(t *testing.T) {
+	e := newEnv(t)
+	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0)))
+	if _, err := e.queue.EnqueueContext(t.Context(), task); err != nil {
+		t.Fatal(err)
+	}
+	told := &flakyNotices{}
+	w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second, Notifier: told})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	deadline := time.Now().Add(15 * time.Second)
+	for len(told.got()) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("notices %v after 15 s, want job.started then job.succeeded (after a retry)", told.got())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := strings.Join(told.got(), ","); got != job.EventStarted+","+job.EventSucceeded {
+		t.Errorf("notices %s, want job.started,job.succeeded", got)
+	}
+	got, err := e.st.GetJob(t.Context(), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != job.StatusSucceeded {
+		t.Errorf("job is %s (%q), want succeeded: a lost notice must not change the outcome", got.Status, got.Error)
 	}
 }

@@ -124,7 +124,10 @@ func (sw *sweep) finish(status job.Status, why, verdict string) error {
 		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
 	}
 	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "verdict", verdict, "runs", final.RunsDone, "error", why)
-	sw.r.notify(ctx, j, webhook.EventFor(j.Status))
+	if err := sw.r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+		// Retried: the next attempt finds the job over and notifies again.
+		return fmt.Errorf("worker: job %s: %w: %w", sw.job.ID, errNotifyLost, err)
+	}
 	return nil
 }
 
@@ -213,6 +216,6 @@ func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
 		r.log.Warn("worker: append job.finished event", "job", id, "err", err)
 	}
 	r.log.Warn("worker: gave up on job", "job", id, "status", j.Status, "error", why)
-	r.notify(ctx, j, webhook.EventFor(j.Status))
+	_ = r.notify(ctx, j, webhook.EventFor(j.Status)) // logged; no retry is left
 	return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
 }

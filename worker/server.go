@@ -115,13 +115,14 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	return &Worker{srv: srv, mux: mux, runner: r, log: cfg.Logger}
 }
 
-// retryDelay brings a handed-back job back at once, and the first recovery
-// after a worker died (its lease expired): asynq already waited about a
+// retryDelay brings a handed-back job back at once, a finished job whose
+// webhook could not be queued (the retry only notifies), and the first
+// recovery after a worker died (its lease expired): asynq already waited about a
 // minute for the lease, and the stored runs make resuming cheap. Later
 // crashes and real failures back off as asynq does by default, so a job
 // that keeps killing its worker slows down and is finally archived.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if errors.Is(err, ErrHandedBack) || (n == 0 && errors.Is(err, asynq.ErrLeaseExpired)) {
+	if errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || (n == 0 && errors.Is(err, asynq.ErrLeaseExpired)) {
 		return handBackDelay
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)

@@ -33,17 +33,20 @@ const (
 )
 
 // Notifier is told when a job starts running and when it ends;
-// WebhookNotifier enqueues the job's webhooks. It never fails the job: a
-// problem is its own to log.
+// WebhookNotifier enqueues the job's webhooks. An error never changes the
+// job's outcome; for an end event the runner has the task retried, and the
+// retry finds the job over and tells the notifier again (which sends each
+// event once), so a Redis blip does not lose the webhook.
 type Notifier interface {
-	Notify(ctx context.Context, j *job.Job, event string)
+	Notify(ctx context.Context, j *job.Job, event string) error
 }
 
 // notify tells the runner's notifier, if it has one.
-func (r *Runner) notify(ctx context.Context, j *job.Job, event string) {
-	if r.notifier != nil && j != nil {
-		r.notifier.Notify(ctx, j, event)
+func (r *Runner) notify(ctx context.Context, j *job.Job, event string) error {
+	if r.notifier == nil || j == nil {
+		return nil
 	}
+	return r.notifier.Notify(ctx, j, event)
 }
 
 // notifyStore is what WebhookNotifier needs; *store.Store implements it.
@@ -99,14 +102,16 @@ func newWebhookNotifier(st notifyStore, q Enqueuer, cfg NotifierConfig) *Webhook
 }
 
 // Notify enqueues event for job j if its webhook lists it. Failures are
-// logged: a lost webhook must never fail the benchmark it reports.
-func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) {
+// logged and returned, for the runner to retry an end event.
+func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) error {
 	if !webhook.Subscribed(j, event) {
-		return
+		return nil
 	}
 	if err := n.notify(ctx, j, event); err != nil {
 		n.cfg.Logger.Error("worker: enqueue webhook", "job", j.ID, "event", event, "err", err)
+		return fmt.Errorf("worker: enqueue %s webhook of job %s: %w", event, j.ID, err)
 	}
+	return nil
 }
 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {

@@ -6,7 +6,7 @@
 //	WEBHOOK_SECRET=whsec_... go run ./examples/webhook-receiver -addr 127.0.0.1:9000
 //
 // then submit a job with "webhook": {"url": "http://127.0.0.1:9000/hooks/benchq"}.
-// The secret is the webhook_secret the submission returned (once), or the
+// The secret is the webhook_secret the submission returned (benchq submit --webhook-secret-file writes it to a file), or the
 // one set on your API key.
 package main
 

@@ -52,7 +52,7 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.MaxConcurrency, "max-concurrency", "BENCHQ_MAX_CONCURRENCY", "largest concurrency a job may ask for (0: built-in 10000)")
 		fs.integer(&cfg.MaxRequests, "max-requests", "BENCHQ_MAX_REQUESTS", "largest request count of one run (0: built-in 10000000)")
 		fs.integer(&cfg.MaxRuns, "max-runs", "BENCHQ_MAX_RUNS", "most runs (points x repeats) in one job (0: built-in 1000)")
-		fs.duration(&cfg.MaxDuration, "max-duration", "BENCHQ_MAX_DURATION", "longest run duration or request timeout (0: built-in 1h)")
+		fs.duration(&cfg.MaxDuration, "max-duration", "BENCHQ_MAX_DURATION", "longest run duration; a request timeout may be up to the larger of this and 30s (0: built-in 1h)")
 		if cfg.Command == CommandAll {
 			fs.str(&cfg.Auth, "auth", "BENCHQ_AUTH", "API keys: auto (none needed on a loopback listener until the first key is created) or keys (always); serve always needs keys")
 		}

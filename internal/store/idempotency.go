@@ -20,8 +20,9 @@ const IdempotencyTTL = 24 * time.Hour
 // and recording its job. The API must settle a claim well within it (it
 // bounds job creation below it, see api/idempotency.go): a claim that
 // expires while its job is still being created lets a retry create a
-// second job.
-const IdempotencyClaimTTL = 30 * time.Second
+// second job. Creation is bounded at 20 s and storing plus enqueueing the
+// accepted job at 10 s more; 60 s leaves a margin for a slow Redis.
+const IdempotencyClaimTTL = 60 * time.Second
 
 // ErrIdempotencyClaimLost: the claim expired before its job was recorded
 // and another request claimed the key meanwhile.
