@@ -9,7 +9,8 @@
 // progress.go (live progress, written at most 4 times a second), cancel.go
 // (a watcher that polls the job's cancel flag and stops the load within a
 // second), server.go (asynq wiring, shutdown), log.go (asynq's logger on
-// slog).
+// slog), janitor.go (ends the jobs whose task asynq archived without a
+// handler, as after a worker died on the task's last attempt).
 //
 // Failure model. Every attempt starts by reading which runs are stored and
 // skips them, so an attempt retried after a crash resumes where the dead

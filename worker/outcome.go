@@ -180,6 +180,27 @@ func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
 	why := fmt.Sprintf("gave up on attempt %d of %d: %v", retried+1, maxRetry+1, cause)
+	_, err := r.abandon(ctx, id, why)
+	switch {
+	case err == nil, errors.Is(err, errFinished), errors.Is(err, errNotifyLost):
+		// Over: ended meanwhile (and notified by whoever ended it), or
+		// ended here; a lost notice is logged, no retry is left to resend it.
+		return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
+	default:
+		r.log.Error("worker: give up on job", "job", id, "cause", cause, "err", err)
+		return fmt.Errorf("worker: job %s: %w (and failing it: %v)", id, cause, err)
+	}
+}
+
+// abandon ends job id, which no attempt will run any more, as failed with
+// why (canceled when its cancel was requested), ends its event stream and
+// tells the notifier. giveUp calls it on a task's last attempt, the
+// janitor for a task archived without one (janitor.go). It returns
+// errFinished when the job had ended already: the check and the write are
+// one optimistic transaction, so of several callers racing on one job
+// exactly one ends it and notifies. An error wrapping errNotifyLost means
+// the job did end but its notice was not queued.
+func (r *Runner) abandon(ctx context.Context, id, why string) (*job.Job, error) {
 	now := time.Now().UTC()
 	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
 		to := job.StatusFailed
@@ -189,7 +210,7 @@ func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
 		case j.CancelRequested:
 			to = job.StatusCanceled
 		case j.Status == job.StatusQueued:
-			// Handed back: the lifecycle has no queued -> failed, and this
+			// Handed back: the lifecycle has no queued -> failed, and an
 			// attempt did take the job, so it passes through running.
 			if err := j.Transition(job.StatusRunning, now); err != nil {
 				return err
@@ -204,18 +225,16 @@ func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
 		j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
 		return nil
 	})
-	switch {
-	case errors.Is(err, errFinished): // ended meanwhile, and notified by whoever ended it
-		return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
-	case err != nil:
-		r.log.Error("worker: give up on job", "job", id, "cause", cause, "err", err)
-		return fmt.Errorf("worker: job %s: %w (and failing it: %v)", id, cause, err)
+	if err != nil {
+		return nil, err
 	}
 	ev := store.Finished{Status: j.Status, Error: j.Error, RunsDone: j.Progress.RunsDone}
 	if err := r.st.AppendEvent(ctx, id, store.EventJobFinished, ev); err != nil {
 		r.log.Warn("worker: append job.finished event", "job", id, "err", err)
 	}
 	r.log.Warn("worker: gave up on job", "job", id, "status", j.Status, "error", why)
-	_ = r.notify(ctx, j, webhook.EventFor(j.Status)) // logged; no retry is left
-	return fmt.Errorf("worker: job %s: %w: %w", id, cause, asynq.SkipRetry)
+	if err := r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+		return j, fmt.Errorf("worker: job %s: %w: %w", id, errNotifyLost, err)
+	}
+	return j, nil
 }

@@ -59,6 +59,10 @@ type Config struct {
 	// owner's verification token before an attempt sends any load
 	// (verify.go); nil skips the check.
 	Targets TargetChecker
+	// JanitorInterval is how often the janitor ends the jobs whose task
+	// asynq archived without a handler running (janitor.go); zero means
+	// DefaultJanitorInterval.
+	JanitorInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -74,17 +78,22 @@ func (c Config) withDefaults() Config {
 	if c.DialFunc == nil {
 		c.DialFunc = (&netguard.Dialer{Policy: netguard.LoopbackOnly()}).Dial
 	}
+	if c.JanitorInterval <= 0 {
+		c.JanitorInterval = DefaultJanitorInterval
+	}
 	return c
 }
 
 // Worker serves the jobs queue: an asynq server on the process's shared
-// Redis client with the Runner behind the job:run task type. Webhook
-// deliveries have their own server and queue.
+// Redis client with the Runner behind the job:run task type, and the
+// janitor that ends jobs whose task was archived without a handler.
+// Webhook deliveries have their own server and queue.
 type Worker struct {
-	srv    *asynq.Server
-	mux    *asynq.ServeMux
-	runner *Runner
-	log    *slog.Logger
+	srv     *asynq.Server
+	mux     *asynq.ServeMux
+	runner  *Runner
+	janitor *janitor
+	log     *slog.Logger
 }
 
 // New builds a Worker; Start or Run starts it.
@@ -112,7 +121,8 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(queue.TypeJobRun, r.HandleJobRun)
-	return &Worker{srv: srv, mux: mux, runner: r, log: cfg.Logger}
+	jn := newJanitor(asynq.NewInspectorFromRedisClient(rdb), r, cfg.JanitorInterval, cfg.Logger)
+	return &Worker{srv: srv, mux: mux, runner: r, janitor: jn, log: cfg.Logger}
 }
 
 // retryDelay brings a handed-back job back at once, a finished job whose
@@ -136,14 +146,16 @@ func (w *Worker) Start() error {
 	if err := w.srv.Start(w.mux); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
+	w.janitor.start()
 	return nil
 }
 
-// Shutdown stops taking jobs and lets the current run finish within
-// Config.ShutdownTimeout; the job is then handed back to the queue. It
-// returns once the handlers are done (or cleanupTimeout after asynq gave
-// up on them).
+// Shutdown stops the janitor and taking jobs, and lets the current run
+// finish within Config.ShutdownTimeout; the job is then handed back to the
+// queue. It returns once the handlers are done (or cleanupTimeout after
+// asynq gave up on them).
 func (w *Worker) Shutdown() {
+	w.janitor.stop()
 	w.runner.drain()
 	w.srv.Shutdown()
 	if !w.runner.wait(cleanupTimeout) {
