@@ -250,21 +250,31 @@ func (s *Server) handleGetJob(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/results [get]
 func (s *Server) handleGetResults(c echo.Context) error {
-	ctx := c.Request().Context()
-	id := c.Param("id")
-	j, err := s.ownedJob(c, id)
-	if err != nil {
-		return err
-	}
-	runs, err := s.store.Runs(ctx, id)
-	if err != nil {
-		return fmt.Errorf("api: get runs: %w", err)
-	}
-	a, err := s.analyze(ctx, j, runs) // compare.go: with the compare_to job's runs
+	j, runs, a, err := s.jobResults(c, c.Param("id"))
 	if err != nil {
 		return err
 	}
 	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: a})
+}
+
+// jobResults loads a job the caller may see, its stored runs and their
+// analysis (against the compare_to job's runs), which the results and the
+// report endpoints both show.
+func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job.Analysis, error) {
+	j, err := s.ownedJob(c, id)
+	if err != nil {
+		return nil, nil, job.Analysis{}, err
+	}
+	ctx := c.Request().Context()
+	runs, err := s.store.Runs(ctx, id)
+	if err != nil {
+		return nil, nil, job.Analysis{}, fmt.Errorf("api: get runs: %w", err)
+	}
+	a, err := s.analyze(ctx, j, runs) // compare.go
+	if err != nil {
+		return nil, nil, job.Analysis{}, err
+	}
+	return j, runs, a, nil
 }
 
 // handleCancelJob cancels a job.

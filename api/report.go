@@ -35,22 +35,13 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
 	id := c.Param("id")
-	j, err := s.ownedJob(c, id)
+	j, runs, a, err := s.jobResults(c, id)
 	if err != nil {
 		return err
-	}
-	runs, err := s.store.Runs(ctx, id)
-	if err != nil {
-		return fmt.Errorf("api: get runs: %w", err)
 	}
 	// Render fully before sending: a renderer error then becomes a clean
 	// problem response instead of a truncated 200.
-	a, err := s.analyze(ctx, j, runs) // compare.go: with the compare_to job's runs
-	if err != nil {
-		return err
-	}
 	var buf bytes.Buffer
 	if err := report.Write(&buf, f, j, runs, a); err != nil {
 		return fmt.Errorf("api: report %s: %w", id, err)

@@ -62,7 +62,9 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 // TestBadInputEndToEnd sends hostile bodies through the real wiring: each
 // must be a 4xx problem naming the field, never a 5xx.
 func TestBadInputEndToEnd(t *testing.T) {
-	m := startMain(t, nil)
+	// The stub resolver knows no public name, so "example.com" is refused
+	// without a DNS query leaving the machine.
+	m := startMainWith(t, nil, func(m *Main) { m.Resolver = stagingResolver{} })
 	ok := `"targets":[{"url":"http://127.0.0.1:9/"}]`
 	tests := []struct {
 		name   string

@@ -44,6 +44,13 @@ func startTarget(t *testing.T, body string) *target {
 // startMain runs the whole service in-process on a free loopback port.
 func startMain(t *testing.T, tune func(*config.Config)) *Main {
 	t.Helper()
+	return startMainWith(t, tune, nil)
+}
+
+// startMainWith is startMain with prepare run on the Main before it
+// starts, to set what is not configuration (its policy, its resolver).
+func startMainWith(t *testing.T, tune func(*config.Config), prepare func(*Main)) *Main {
+	t.Helper()
 	cfg := config.Defaults()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.ShutdownTimeout = 10 * time.Second
@@ -51,6 +58,9 @@ func startMain(t *testing.T, tune func(*config.Config)) *Main {
 		tune(&cfg)
 	}
 	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if prepare != nil {
+		prepare(m)
+	}
 	if err := m.Run(t.Context()); err != nil {
 		t.Fatalf("Main.Run: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -45,20 +44,10 @@ func TestVerifyAndWebhooksHonourHostGlob(t *testing.T) {
 		t.Fatal("the policy admits loopback by IP; the test would prove nothing")
 	}
 	rs := redistest.Start(t)
-	cfg := config.Defaults()
-	cfg.Addr, cfg.ShutdownTimeout = "127.0.0.1:0", 10*time.Second
-	cfg.RedisURL, cfg.VerifyTargets = rs.URL(), true
-	cfg.WebhookBackoff = []time.Duration{100 * time.Millisecond}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	m.Policy, m.Resolver = policy, stagingResolver{}
-	if err := m.Run(t.Context()); err != nil {
-		t.Fatalf("Main.Run: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("Main.Close: %v", err)
-		}
-	})
+	m := startMainWith(t, func(cfg *config.Config) {
+		cfg.RedisURL, cfg.VerifyTargets = rs.URL(), true
+		cfg.WebhookBackoff = []time.Duration{100 * time.Millisecond}
+	}, func(m *Main) { m.Policy, m.Resolver = policy, stagingResolver{} })
 
 	h := newOwnedHost(t)
 	_, port, _ := net.SplitHostPort(h.Listener.Addr().String())
