@@ -49,7 +49,8 @@ type jobStore interface {
 // Runner handles job:run tasks: one call runs one job's sweep.
 type Runner struct {
 	st            jobStore
-	dial          loadgen.DialFunc
+	policy        *netguard.Policy
+	resolver      netguard.Resolver
 	log           *slog.Logger
 	cancelPoll    time.Duration
 	progressEvery time.Duration
@@ -69,7 +70,7 @@ func NewRunner(st *store.Store, cfg Config) *Runner {
 
 func newRunner(st jobStore, cfg Config) *Runner {
 	return &Runner{
-		st: st, dial: cfg.DialFunc, log: cfg.Logger,
+		st: st, policy: cfg.Policy, resolver: cfg.Resolver, log: cfg.Logger,
 		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
 		targets:  cfg.Targets,
 		draining: make(chan struct{}),
@@ -302,7 +303,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err := sw.warmup(p); err != nil {
 		return err
 	}
-	plan.Dial, plan.Progress = sw.dial(), sw.progress.snapshot
+	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	started := time.Now().UTC()
 	m, err := sw.load(plan)
 	if err != nil {
@@ -328,7 +329,7 @@ func (sw *sweep) warmup(p job.Point) error {
 	if !ok {
 		return nil
 	}
-	plan.Dial = sw.dial()
+	plan.Guard = sw.guard()
 	if _, err := sw.load(plan); err != nil {
 		return fmt.Errorf("warm-up of point %d: %w", p.Index, err)
 	}
@@ -340,7 +341,9 @@ func (sw *sweep) warmup(p job.Point) error {
 func (sw *sweep) load(plan loadgen.Plan) (*loadgen.Measurement, error) {
 	m, err := loadgen.Run(sw.watch.ctx, plan)
 	switch {
-	case errors.Is(err, loadgen.ErrInvalidPlan):
+	case errors.Is(err, loadgen.ErrInvalidPlan), errors.Is(err, loadgen.ErrUnreachable):
+		// A refused or unresolvable target: no request was sent, and
+		// trying again would only ask the same question.
 		return nil, fmt.Errorf("%w: %w", errNeverRuns, err)
 	case err != nil:
 		return nil, err

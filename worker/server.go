@@ -10,7 +10,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -47,11 +46,13 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// Logger receives the worker's and asynq's logs; nil means slog.Default().
 	Logger *slog.Logger
-	// DialFunc opens every load connection: the address policy
-	// (internal/netguard) plugs in here. Nil means netguard's loopback-only
-	// dialer, so a worker built without a policy can never send load off
+	// Policy decides which addresses the load may reach; each run
+	// resolves its targets once through Resolver (nil: the system's) and
+	// has every connect admitted (netguard.LoadGuard). Nil means loopback
+	// only, so a worker built without a policy can never send load off
 	// this machine.
-	DialFunc loadgen.DialFunc
+	Policy   *netguard.Policy
+	Resolver netguard.Resolver
 	// Notifier hears when a job starts and ends (WebhookNotifier sends its
 	// webhooks); nil means nobody is told.
 	Notifier Notifier
@@ -75,8 +76,8 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.DialFunc == nil {
-		c.DialFunc = (&netguard.Dialer{Policy: netguard.LoopbackOnly()}).Dial
+	if c.Policy == nil {
+		c.Policy = netguard.LoopbackOnly()
 	}
 	if c.JanitorInterval <= 0 {
 		c.JanitorInterval = DefaultJanitorInterval

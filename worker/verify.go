@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/loadgen"
@@ -41,30 +39,12 @@ func (sw *sweep) checkTargets() error {
 	}
 }
 
-// dial is the DialFunc of the sweep's load. After verification it
-// connects each host only to the IPs that just served its token
-// (netguard.WithPins): looking the name up again would let whoever
-// controls its DNS point the verified name at someone else's server.
-// Pinning rather than refusing a changed answer also means no second
-// lookup an attacker could time.
-func (sw *sweep) dial() loadgen.DialFunc {
-	base, pins := sw.r.dial, sw.pins
-	if pins == nil {
-		return base
-	}
-	return func(ctx context.Context, addr string) (net.Conn, error) {
-		conn, err := base(netguard.WithPins(ctx, pins), addr)
-		if err != nil {
-			return nil, err
-		}
-		// A DialFunc that is not a netguard.Dialer ignores the pins: it
-		// still sends no request anywhere else.
-		host, port, _ := net.SplitHostPort(addr)
-		remote, perr := netip.ParseAddrPort(conn.RemoteAddr().String())
-		if perr != nil || !pins.Admits(netguard.HostPort(host, port), remote.Addr()) {
-			conn.Close()
-			return nil, fmt.Errorf("worker: %s: connected to %s: %w", addr, conn.RemoteAddr(), netguard.ErrNotPinned)
-		}
-		return conn, nil
-	}
+// guard is the address policy of the sweep's load. After verification
+// it confines each host to the IPs that just served its token
+// (netguard.LoadGuard's pins): looking the name up again would let
+// whoever controls its DNS point the verified name at someone else's
+// server. Pinning rather than refusing a changed answer also means no
+// second lookup an attacker could time.
+func (sw *sweep) guard() loadgen.Guard {
+	return &netguard.LoadGuard{Policy: sw.r.policy, Resolver: sw.r.resolver, Pins: sw.pins}
 }

@@ -155,7 +155,25 @@ func TestVerifiedTargetsArePinned(t *testing.T) {
 	if _, err := e.st.EnsureTargetHost(t.Context(), j.Owner, store.TargetHost{Host: "app.test:" + port, Token: token}); err != nil {
 		t.Fatal(err)
 	}
-	r := worker.NewRunner(e.st, worker.Config{Logger: e.log, Targets: verifier, DialFunc: guarded.Dial})
+	// B is a real listener at the same port, so a connection the pins
+	// failed to stop would be seen, not just attempted.
+	b, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reachedB atomic.Int64
+	go func() {
+		for {
+			c, err := b.Accept()
+			if err != nil {
+				return
+			}
+			reachedB.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { b.Close() })
+	r := worker.NewRunner(e.st, worker.Config{Logger: e.log, Targets: verifier, Policy: netguard.LoopbackOnly(), Resolver: res})
 	if err := r.HandleJobRun(t.Context(), task); err != nil {
 		t.Fatalf("HandleJobRun = %v", err)
 	}
@@ -168,8 +186,11 @@ func TestVerifiedTargetsArePinned(t *testing.T) {
 	}
 	for _, addr := range rec.dialed() {
 		if addr != a {
-			t.Errorf("dialed %s; want only the verified %s", addr, a)
+			t.Errorf("verification dialed %s; want only %s", addr, a)
 		}
+	}
+	if n := reachedB.Load(); n != 0 {
+		t.Errorf("B got %d load connections, want none", n)
 	}
 	if n := res.lookups.Load(); n != 1 {
 		t.Errorf("the name was looked up %d times, want once, by the verification", n)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
@@ -53,13 +52,6 @@ func (m *Main) urlSession(ctx context.Context) job.URLChecker { return m.urlChec
 // dialer (which never had Control) disagreed.
 func (m *Main) guardedDial() func(ctx context.Context, network, address string) (net.Conn, error) {
 	return (&netguard.Dialer{Policy: m.Policy, Resolver: m.Resolver}).DialContext
-}
-
-// loadDial is the worker's load dialer: the same policy, as fasthttp's
-// DialFunc. With --verify-targets the worker pins it per job to the IPs
-// that served the tokens (worker/verify.go).
-func (m *Main) loadDial() loadgen.DialFunc {
-	return (&netguard.Dialer{Policy: m.Policy, Resolver: m.Resolver}).Dial
 }
 
 // targetVerifier serves the /v1/targets endpoints and, with

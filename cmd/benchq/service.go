@@ -146,7 +146,8 @@ func (m *Main) startWorker(st *store.Store) {
 		Concurrency:     m.Config.Workers,
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		Logger:          m.Logger,
-		DialFunc:        m.loadDial(),             // policy.go
+		Policy:          m.Policy,
+		Resolver:        m.Resolver,
 		Notifier:        m.startWebhooks(ctx, st), // webhooks.go
 		Targets:         m.workerTargets(st),      // policy.go
 	})

@@ -57,7 +57,7 @@ func TestABTarget(t *testing.T) {
 		Headers:   []loadgen.Header{{Key: "X-Token", Value: "abc"}},
 		KeepAlive: true, Concurrency: 3, Requests: 300, Timeout: DefaultTimeout,
 	}
-	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
+	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(ab target) mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -30,7 +30,7 @@ func TestPlanURLTarget(t *testing.T) {
 		Concurrency: 4, Requests: 200, Timeout: 5 * time.Second,
 		AcceptVariableLength: true, ContinueOnError: true,
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(a) mismatch (-want +got):\n%s", diff)
 	}
 	got, err = s.Plan(points[1])
@@ -41,7 +41,7 @@ func TestPlanURLTarget(t *testing.T) {
 		URLs: []string{"http://127.0.0.1:8082/y"}, Method: "PUT", Body: []byte(`{"k":1}`), ContentType: "application/json",
 		KeepAlive: true, Concurrency: 4, Requests: 200, Timeout: DefaultTimeout, ContinueOnError: true,
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(b) (own request replaces the job's) mismatch (-want +got):\n%s", diff)
 	}
 	if err := got.Validate(); err != nil {

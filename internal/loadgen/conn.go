@@ -50,43 +50,44 @@ func (c *timedConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// dialer opens the connections of a run: the plan's hook or a plain TCP
-// dial, then the TLS handshake for https targets.
-type dialer struct {
-	hook DialFunc
-}
-
 // nodelayAbove is the request size above which a fast-path dial sets
 // TCP_NODELAY: a request that fits one segment of any network is written
 // whole on an idle connection, where Nagle's algorithm never waits.
 const nodelayAbove = 1400
 
-// open dials t and finishes any TLS handshake by deadline; ctx is cancelled
-// when the run stops. armed reports that the connection's deadline is
-// already set to deadline.
-func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, err error) {
-	switch {
-	case d.hook != nil:
-		dctx, cancel := context.WithDeadline(ctx, deadline)
-		conn, err = d.hook(dctx, t.addr)
-		cancel()
-	case t.ip.IsValid():
-		conn, armed, err = sockDial(ctx, t.ip, deadline, t.tls != nil || len(t.req) > nodelayAbove, t.tls != nil)
-		if armed || err != nil {
-			break
-		}
+// errRefusedByGuard marks a dial the plan's Guard refused.
+type errRefusedByGuard struct{ err error }
+
+func (e *errRefusedByGuard) Error() string { return e.err.Error() }
+func (e *errRefusedByGuard) Unwrap() error { return e.err }
+
+// dial connects to t's current address, once the Guard admits it, and
+// finishes any TLS handshake by deadline; ctx is cancelled when the run
+// stops. armed reports that the connection's deadline is already set to
+// deadline. Every run, guarded or not, dials the same way: on Linux below
+// net.Dialer (sockDial), which only a zoned IPv6 address needs.
+func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, err error) {
+	ap, i := t.current()
+	if err := e.guard.Admit(t.addr, ap.Addr()); err != nil {
+		return nil, false, &errRefusedByGuard{fmt.Errorf("%w: %s at %s: %w", ErrUnreachable, t.addr, ap, err)}
+	}
+	conn, armed, err = sockDial(ctx, ap, deadline, t.tls != nil || len(t.req) > nodelayAbove, t.tls != nil)
+	if !armed && err == nil {
 		// KeepAlive -1: no TCP keep-alive probes; they would cost four
 		// setsockopt calls per connection and a request never idles that long.
 		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
 		// No resolution and no parallel dial machinery: a third less CPU per
 		// connection than DialContext.
-		conn, err = dialTCP(ctx, &nd, t.ip)
-	default:
-		nd := net.Dialer{Deadline: deadline, KeepAlive: -1}
-		conn, err = nd.DialContext(ctx, "tcp", t.addr)
+		conn, err = dialTCP(ctx, &nd, ap)
 	}
-	if err != nil || t.tls == nil {
-		return conn, armed, err
+	if err != nil {
+		if e.docLen.Load() < 0 && t.moveOn(i, err) {
+			return e.dial(ctx, t, deadline)
+		}
+		return nil, false, err
+	}
+	if t.tls == nil {
+		return conn, armed, nil
 	}
 	tc := tls.Client(conn, t.tls)
 	hctx, cancel := context.WithDeadline(ctx, deadline)

@@ -11,8 +11,11 @@
 // semantics, no per-host connection cap and no allocation per request on a
 // kept-alive connection. Without keep-alive every request sends
 // "Connection: close" (HTTP/1.1, where ab speaks 1.0) and waits for the
-// server's close, so the TIME_WAIT stays with the server. On Linux a target
-// given by IP address is dialled below net.Dialer (sockDial: three system
+// server's close, so the TIME_WAIT stays with the server. Each run resolves
+// its hosts once, before its clock starts, through the plan's Guard (the
+// address policy, which also admits every connect) or the system's
+// resolver, so the CLI's runs and the service's dial alike. On Linux every
+// connection is dialled below net.Dialer (sockDial: three system
 // calls per connection where net.Dialer spends eight), and its connects,
 // reads, writes and close are raw system calls on a non-blocking socket
 // (sockConn), which keep the scheduler's monitor from handing the worker's P

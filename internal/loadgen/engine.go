@@ -24,7 +24,14 @@ func Run(ctx context.Context, p Plan) (*Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.run(ctx), nil
+	if err := e.resolve(ctx); err != nil {
+		return nil, err
+	}
+	m := e.run(ctx)
+	if e.refused != nil {
+		return m, e.refused
+	}
+	return m, nil
 }
 
 // stopReason says why a run ended.
@@ -42,7 +49,7 @@ const (
 type engine struct {
 	plan    Plan
 	targets []target
-	dialer  dialer
+	guard   Guard
 	open    bool
 	workers []*worker
 	shards  []*shard
@@ -60,6 +67,7 @@ type engine struct {
 	reason     stopReason
 	stoppedAt  time.Time
 	abortedMsg string
+	refused    error // the Guard's refusal of a connect, wrapping ErrUnreachable
 
 	firstMu        sync.Mutex
 	serverSoftware string
@@ -67,7 +75,10 @@ type engine struct {
 }
 
 func newEngine(p Plan) (*engine, error) {
-	e := &engine{plan: p, dialer: dialer{hook: p.Dial}, open: p.Rate > 0, stopCh: make(chan struct{})}
+	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, stopCh: make(chan struct{})}
+	if e.guard == nil {
+		e.guard = systemResolver{}
+	}
 	for _, raw := range p.URLs {
 		t, err := buildTarget(p, raw)
 		if err != nil {
@@ -90,15 +101,25 @@ func newEngine(p Plan) (*engine, error) {
 // run drives the workers to the end of the run and assembles the result.
 func (e *engine) run(ctx context.Context) *Measurement {
 	e.dialCtx, e.cancelDial = context.WithCancel(context.Background())
-	e.start = time.Now()
-	var wg sync.WaitGroup
+	// Every worker has its goroutine and buffers before the clock starts,
+	// as ab's connection slots exist before its clock does: a short run
+	// (-n 100 -c 50) would otherwise time fifty goroutine starts too.
+	var ready, wg sync.WaitGroup
+	begin := make(chan struct{})
 	for _, w := range e.workers {
+		ready.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			w.prepare()
+			ready.Done()
+			<-begin
 			w.run()
 		}()
 	}
+	ready.Wait()
+	e.start = time.Now()
+	close(begin)
 	watchDone := make(chan struct{})
 	go func() {
 		select {
@@ -145,6 +166,17 @@ func (e *engine) stop(r stopReason, msg string) {
 // abort stops the run where ab would give up.
 func (e *engine) abort(err error) {
 	e.stop(stopAborted, err.Error())
+}
+
+// refuse aborts the run because the Guard refused a connection; Run
+// returns err.
+func (e *engine) refuse(err error) {
+	e.firstMu.Lock()
+	if e.refused == nil {
+		e.refused = err
+	}
+	e.firstMu.Unlock()
+	e.abort(err)
 }
 
 // first returns the document length, taking it and the server software from

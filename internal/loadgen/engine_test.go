@@ -335,17 +335,12 @@ func TestRunHeadAndSeveralURLs(t *testing.T) {
 	}
 }
 
-func TestRunTLSAndDialHook(t *testing.T) {
+func TestRunTLS(t *testing.T) {
 	ts := startTLSServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("secure") })
-	var dials atomic.Int64
-	dial := func(ctx context.Context, addr string) (net.Conn, error) {
-		dials.Add(1)
-		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
-	}
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Dial: dial})
+	g := &stubGuard{}
+	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g})
 	checkEq(t, "Complete", m.Complete, 20)
-	checkEq(t, "dials", dials.Load(), 2)
+	checkEq(t, "admitted connects", g.admits.Load(), 2)
 	checkEq(t, "ServerPort", strconv.Itoa(m.ServerPort), ts.Addr[strings.LastIndex(ts.Addr, ":")+1:])
 	if !strings.HasPrefix(m.TLSProtocol, "TLSv1.") {
 		t.Errorf("TLSProtocol = %q, want TLSv1.x,...", m.TLSProtocol)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -16,10 +16,22 @@ type Header struct {
 	Value string `json:"value"`
 }
 
-// DialFunc opens a TCP connection to addr ("host:port"). It is the hook the
-// address policy (internal/netguard) plugs into: the engine calls it for every
-// new connection, after resolution is up to it.
-type DialFunc func(ctx context.Context, addr string) (net.Conn, error)
+// Guard is the address policy of a run; internal/netguard implements it.
+// It decides what may be reached while the engine keeps dialing by itself,
+// so a guarded run (the service's) and an unguarded one (the CLI's) open
+// connections the same way at the same cost.
+type Guard interface {
+	// Resolve returns the addresses a connection to addr ("host:port" as
+	// in the URL) may go to, every one of them admitted. The engine asks
+	// once per target and run, before the clock starts, for IP literals
+	// too, and never looks the name up again during the run: as ab does,
+	// and so that a DNS change mid-run cannot redirect the load.
+	Resolve(ctx context.Context, addr string) ([]netip.Addr, error)
+	// Admit is asked right before every connect with the address it is
+	// about to reach. An error refuses the connection before any packet
+	// leaves and aborts the run.
+	Admit(addr string, ip netip.Addr) error
+}
 
 // Plan is everything one run needs. A zero field means the default noted
 // beside it, so a Plan built from ab's flags and one built from a job spec
@@ -62,8 +74,10 @@ type Plan struct {
 	// (needed for ab -g). Memory then grows with Requests; off by default.
 	RecordSamples bool
 
-	// Dial replaces the engine's dialer; zero means a plain TCP dial.
-	Dial DialFunc
+	// Guard, if set, resolves the targets and admits every connection.
+	// Without it names are resolved by the system's resolver, once per
+	// run, and every address may be reached.
+	Guard Guard
 
 	// Progress, if set, is called from one goroutine about every
 	// ProgressInterval (zero means 250ms) with a snapshot of the run.
@@ -95,6 +109,12 @@ const (
 // ErrInvalidPlan is wrapped by every error of Plan.Validate and of Run for a
 // plan that can never run.
 var ErrInvalidPlan = errors.New("loadgen: invalid plan")
+
+// ErrUnreachable is wrapped by Run's error when a target's host cannot be
+// resolved, or the plan's Guard refuses its address (at resolution or at a
+// connect): no request of the run was sent anywhere it may not go. The
+// resolver's or the guard's own error is wrapped too.
+var ErrUnreachable = errors.New("loadgen: target unreachable")
 
 // Validate reports every problem of the plan at once; each joined error wraps
 // ErrInvalidPlan and names the field.

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// sockDial is the Linux fast path of dialer.open; elsewhere every dial takes
+// sockDial is the Linux fast path of engine.dial; elsewhere every dial takes
 // the portable net.Dialer.
 func sockDial(context.Context, netip.AddrPort, time.Time, bool, bool) (net.Conn, bool, error) {
 	return nil, false, nil

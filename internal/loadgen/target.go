@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/valyala/fasthttp"
 )
@@ -19,14 +20,20 @@ import (
 // once: every worker writes the same read-only bytes, so the hot path neither
 // builds nor copies a request.
 type target struct {
-	addr string         // host:port to dial
-	ip   netip.AddrPort // addr when host is an IP literal: dialled without resolution
+	addr string         // host:port as in the URL
+	ip   netip.AddrPort // addr when host is an IP literal
 	host string         // as typed, without IPv6 brackets (ab's "Server Hostname")
 	port int
 	path string // path and query (ab's "Document Path")
 	tls  *tls.Config
 	head bool   // HEAD: responses have no body to read
 	req  []byte // the whole request, headers and body
+
+	// addrs are what the run dials, resolved once before its clock starts
+	// (resolve.go); cur indexes the one in use. Until a request succeeds
+	// a refused connect moves every worker on to the next, as ab does.
+	addrs []netip.AddrPort
+	cur   *atomic.Int32
 }
 
 // parseTarget checks one URL and splits it into what the engine dials and

@@ -69,11 +69,15 @@ type timing struct {
 
 var errStopped = errors.New("loadgen: run stopped")
 
-func (w *worker) run() {
+// prepare allocates what the worker's requests reuse.
+func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
 	w.resp = fasthttp.AcquireResponse()
 	w.resp.KeepBodyBuffer = true // reuse the body's memory from request to request
 	w.batch = make([]record, 0, batchSize)
+}
+
+func (w *worker) run() {
 	defer w.finish()
 	if w.e.open {
 		w.runOpen()
@@ -179,8 +183,12 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 func (w *worker) connect(ti int, start time.Time) error {
 	w.closeConn()
 	t := &w.e.targets[ti]
-	conn, armed, err := w.e.dialer.open(w.e.dialCtx, t, start.Add(w.e.plan.Timeout))
+	conn, armed, err := w.e.dial(w.e.dialCtx, t, start.Add(w.e.plan.Timeout))
 	if err != nil {
+		var refused *errRefusedByGuard
+		if errors.As(err, &refused) {
+			w.e.refuse(refused.err)
+		}
 		return err
 	}
 	if t.tls != nil {

@@ -6,7 +6,10 @@
 // connect time on the resolved IP, because a DNS name may resolve to a
 // different address later (rebinding). The Dialer resolves once, checks
 // every address and dials the checked IP itself, so there is no second
-// lookup an attacker could race; Policy.Control checks the address the
+// lookup an attacker could race. LoadGuard applies the same rules to the
+// load engine, which dials by itself: each run resolves a host once, every
+// connect is admitted just before it is made, and a guarded run costs the
+// system calls of an unguarded one. Policy.Control checks the address the
 // kernel connects to, for clients that dial by themselves. One Policy
 // serves targets and webhooks alike, and both checks share one routine, so
 // submission and dial cannot disagree about a host.
