@@ -126,4 +126,3 @@ func startBenchTarget(b *testing.B) string {
 	b.Cleanup(func() { _ = srv.Shutdown() })
 	return "http://" + ln.Addr().String() + "/"
 }
-
