@@ -123,7 +123,7 @@ ulimit -Sn "$fds"
 # --- processes ---------------------------------------------------------------
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source=lib/servers.sh
+# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
 . "$repo/bench/lib/servers.sh"
 work=$(mktemp -d /tmp/benchq-fidelity.XXXXXX)
 pids=()
@@ -218,8 +218,8 @@ run_cli() {
 		echo "fidelity.sh: $client ${flags[*]} $u failed:" >&2
 		tail -3 "$work/err" >&2
 	fi
-	local wall user sys
-	read -r wall user sys < <(tail -n 1 "$work/time")
+	local user sys
+	read -r _ user sys < <(tail -n 1 "$work/time")
 	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
 	rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
 	complete=$(awk '/^Complete requests:/ {print $3}' "$work/out")

@@ -47,6 +47,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# shellcheck source-path=SCRIPTDIR/.. source=bench/lib/servers.sh
 . "$root/bench/lib/servers.sh"
 work=$(mktemp -d)
 pids=()

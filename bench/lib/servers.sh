@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # servers.sh: the seed write-ups' files and Debian's apache2, lighttpd and
 # nginx serving them on 127.0.0.1, for the scripts under bench/ and
 # examples/. Source it, then:
