@@ -127,8 +127,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/bench/lib/servers.sh"
 work=$(mktemp -d /tmp/benchq-fidelity.XXXXXX)
 pids=()
+child="" # the client or wait running now (see in_bg)
 cleanup() {
 	local pid
+	if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
 	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 	servers_stop
@@ -136,6 +138,18 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# in_bg CMD...: runs CMD and waits for it. bash runs a trap only once the
+# foreground command has ended; a wait is interrupted at once, so a
+# SIGTERM stops the script mid-run, and cleanup ends CMD.
+in_bg() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
 
 servers_init "$work"
 servers_seed_files "$work/www"
@@ -213,7 +227,7 @@ run_cli() {
 	esac
 	local flags=(-q -c "$c" -n "$n")
 	[ "$ka" = true ] && flags+=(-k)
-	if ! timeout "$job_timeout" /usr/bin/time -f '%e %U %S' -o "$work/time" \
+	if ! in_bg timeout "$job_timeout" /usr/bin/time -f '%e %U %S' -o "$work/time" \
 		taskset -c "$client_cpu" "${cmd[@]}" "${flags[@]}" "$u" >"$work/out" 2>"$work/err"; then
 		echo "fidelity.sh: $client ${flags[*]} $u failed:" >&2
 		tail -3 "$work/err" >&2
@@ -236,7 +250,7 @@ run_cli() {
 # so one idle connection waits instead of a poll loop spending CPU.
 wait_job() {
 	local job=$1 status deadline
-	timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "${auth[@]}" \
+	in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "${auth[@]}" \
 		"$job/events" >/dev/null 2>&1 || true
 	deadline=$(($(date +%s) + job_timeout))
 	while :; do
@@ -272,6 +286,7 @@ run_job() {
 	spec=$(jq -nc --arg u "$u" --argjson ka "$ka" --argjson c "$c" --argjson n "$n" \
 		'{name: "fidelity", targets: [{url: $u}], request: {keepalive: $ka},
 		  sweep: {concurrency: [$c], requests: [$n], repeats: 1}}')
+	kill -0 "$pid" 2>/dev/null || { tail -20 "$work/aio.log" "$work/worker.log" >&2; die "the $flavour process exited"; }
 	t0=$(now) c0=$(ticks "$pid")
 	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f "${auth[@]}" \
 		-H 'Content-Type: application/json' --data-binary "$spec" "$base/v1/jobs") ||

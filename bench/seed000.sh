@@ -108,8 +108,10 @@ ulimit -Sn "$fds"
 . "$repo/bench/lib/servers.sh"
 work=$(mktemp -d /tmp/benchq-seed000.XXXXXX)
 pids=()
+child="" # the client or wait running now (see in_bg)
 cleanup() {
 	local pid
+	if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
 	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
 	servers_stop
@@ -117,6 +119,18 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# in_bg CMD...: runs CMD and waits for it. bash runs a trap only once the
+# foreground command has ended; a wait is interrupted at once, so a
+# SIGTERM stops the script mid-run, and cleanup ends CMD.
+in_bg() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
 
 servers_init "$work"
 servers_seed_files "$work/www"
@@ -147,7 +161,7 @@ for rep in $(seq "$repeats"); do
 		for n in "${n_list[@]}"; do
 			for s in apache lighttpd; do
 				echo "seed000.sh: ab repeat $rep/$repeats c=$c n=$n $s" >&2
-				if ! timeout 300 taskset -c "$client_cpu" ab -q -c "$c" -n "$n" "${url[$s]}" >"$work/out" 2>"$work/err"; then
+				if ! in_bg timeout 300 taskset -c "$client_cpu" ab -q -c "$c" -n "$n" "${url[$s]}" >"$work/out" 2>"$work/err"; then
 					echo "seed000.sh: ab -c $c -n $n ${url[$s]} failed:" >&2
 					tail -3 "$work/err" >&2
 				fi
@@ -174,9 +188,10 @@ loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f \
 echo "seed000.sh: job $api$loc" >&2
 # The event stream ends after the job's last event: one idle connection
 # waits instead of a poll loop.
-timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "$api$loc/events" >/dev/null 2>&1 || true
+in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "$api$loc/events" >/dev/null 2>&1 || true
 deadline=$(($(date +%s) + 30))
 while :; do
+	kill -0 "${pids[0]}" 2>/dev/null || { tail -20 "$work/benchq.log" >&2; die "benchq exited"; }
 	status=$(curl -fsS --max-time 10 "$api$loc" | jq -r .status) || status="?"
 	[ "$status" = succeeded ] && break
 	case $status in failed | canceled) curl -fsS "$api$loc" >&2 || true; die "job $status" ;; esac
