@@ -47,91 +47,27 @@ if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# shellcheck source-path=SCRIPTDIR/.. source=bench/lib/servers.sh
+. "$root/bench/lib/servers.sh"
 work=$(mktemp -d)
-chmod 755 "$work"
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -f "$work/apache.pid" ] && kill "$(cat "$work/apache.pid")" 2>/dev/null || true
-	[ -f "$work/lighttpd.pid" ] && kill "$(cat "$work/lighttpd.pid")" 2>/dev/null || true
+	servers_stop
 	wait 2>/dev/null || true
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-# --- the seed files, at the seeds' sizes -------------------------------------
-mkdir -p "$work/www" "$work/tmp" "$work/lighttpd-upload"
-make_html() { # size path
-	{ printf '<html><body>'; head -c $(($1 - 27)) /dev/zero | tr '\0' 'x'; printf '</body></html>\n'; } >"$2"
-}
-head -c 25600 /dev/urandom >"$work/www/test.jpg" # seed 000: 25 600-byte image
-make_html 49128 "$work/www/test.html"            # seed 002: 49 128-byte HTML
-make_html 7638 "$work/www/small.html"            # seed 001: 7 638-byte HTML
-make_html 61440 "$work/www/static.html"          # seed 003: 60 kB static page
-make_html 442 "$work/www/status.html"            # seed 004: 442-byte status page
-chmod -R a+rX "$work/www"
-
-# --- servers on CPU 0 ----------------------------------------------------------
-cat >"$work/apache.conf" <<EOF
-ServerRoot /usr/lib/apache2
-LoadModule mpm_event_module modules/mod_mpm_event.so
-LoadModule authz_core_module modules/mod_authz_core.so
-LoadModule mime_module modules/mod_mime.so
-TypesConfig /etc/mime.types
-Listen 127.0.0.1:18081
-ServerName 127.0.0.1
-PidFile $work/apache.pid
-ErrorLog $work/apache-error.log
-Mutex file:$work default
-DefaultRuntimeDir $work
-User www-data
-Group www-data
-MaxRequestWorkers 400
-ServerLimit 16
-DocumentRoot $work/www
-<Directory $work/www>
-    Require all granted
-</Directory>
-EOF
-taskset -c 0 /usr/sbin/apache2 -f "$work/apache.conf" -k start
-
-cat >"$work/lighttpd.conf" <<EOF
-server.document-root = "$work/www"
-server.bind = "127.0.0.1"
-server.port = 18082
-server.pid-file = "$work/lighttpd.pid"
-server.errorlog = "$work/lighttpd-error.log"
-server.upload-dirs = ( "$work/lighttpd-upload" )
-server.max-fds = 8192
-server.max-connections = 4096
-mimetype.assign = ( ".html" => "text/html", ".jpg" => "image/jpeg" )
-EOF
-taskset -c 0 /usr/sbin/lighttpd -f "$work/lighttpd.conf"
-
-cat >"$work/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-user root root;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-worker_rlimit_nofile 65536;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    client_body_temp_path $work/tmp;
-    proxy_temp_path $work/tmp;
-    fastcgi_temp_path $work/tmp;
-    uwsgi_temp_path $work/tmp;
-    scgi_temp_path $work/tmp;
-    server { listen 127.0.0.1:18083 backlog=4096; root $work/www; }
-}
-EOF
-taskset -c 0 /usr/sbin/nginx -p "$work" -c "$work/nginx.conf" -e "$work/nginx-error.log" &
-pids+=($!)
-
+# --- the seed files, and the servers on CPU 0 ----------------------------------
+# The seeds' specs name these ports.
+servers_init "$work"
+servers_seed_files "$work/www"
+servers_start_apache 18081 0 "$work/www"
+servers_start_lighttpd 18082 0 "$work/www"
+servers_start_nginx 18083 0 "$work/www"
 for port in 18081 18082 18083; do
-	for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$port/small.html" && break; sleep 0.1; done
-	curl -sf -o /dev/null "http://127.0.0.1:$port/small.html" || { echo "run-seeds.sh: server on :$port did not start" >&2; cat "$work"/*-error.log >&2; exit 1; }
+	servers_wait "http://127.0.0.1:$port/small.html" "server on :$port" || exit 1
 done
 
 # --- benchq on CPU 1 -----------------------------------------------------------

@@ -1,0 +1,442 @@
+#!/usr/bin/env bash
+# fidelity.sh: does a job run through the service measure what ab measures,
+# for the client CPU that `benchq ab` spends?
+#
+# lighttpd and nginx (one worker each) serve seed 000's 25 600-byte image on
+# 127.0.0.1, pinned to CPU 0. For each target x {keep-alive, close} x
+# concurrency, four clients load the same URL with the same n, one after
+# the other, pinned to CPU 1:
+#
+#   ab             Debian's ab (-k for keep-alive)
+#   benchq-ab      `benchq ab`, the CLI
+#   all-in-one     a one-point job on the all-in-one `benchq` (API, worker
+#                  and embedded Redis in one process, on CPU 1)
+#   serve+worker   the same job on `benchq serve` + `benchq worker` with
+#                  redis-server: the worker generates the load, on CPU 1;
+#                  redis-server and serve sit on CPU 0 with the target
+#
+# Cells are alternated in rounds (each round runs every cell once, the
+# clients' order rotated per round) and summarised by the median over
+# rounds. A client's CPU is user + system time: /usr/bin/time for the CLIs,
+# /proc/PID/stat before and after the job for the service process (its
+# idle cost over the same wall time subtracted). A cell passes when both
+# service flavours reach >= 0.95 x ab's req/s and >= 0.95 x benchq ab's
+# requests per CPU-second. Last, a short run (-n 100 -c 50, lighttpd,
+# close) alternated --short-tries times: the median time taken of each
+# service flavour and of benchq ab must be <= 1.2 x ab's.
+#
+# Only 127.0.0.1 is ever loaded; every run is bounded by its request count
+# and a timeout. About 7 minutes at the defaults on a 2-core machine.
+#
+# Usage: bench/fidelity.sh [--rounds N] [--ka-requests N] [--close-requests N]
+#                          [--concurrency 1,5,50,500] [--targets "lighttpd nginx"]
+#                          [--short-tries N] [--no-short]
+set -euo pipefail
+
+usage() {
+	sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+
+  --rounds N           rounds of every cell (default 3)
+  --ka-requests N      requests per keep-alive run (default 50000)
+  --close-requests N   requests per close run (default 10000)
+  --concurrency LIST   comma-separated concurrency levels (default 1,5,50,500)
+  --targets "T ..."    among lighttpd nginx (default both)
+  --short-tries N      tries of the short-run check (default 7)
+  --no-short           skip the short-run check
+  --job-timeout S      longest wait for one job (default 300)
+EOF
+}
+
+rounds=3
+ka_requests=50000
+close_requests=10000
+concurrency="1,5,50,500"
+targets="lighttpd nginx"
+short_tries=7
+short=1
+job_timeout=300
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--rounds) rounds=$2; shift ;;
+	--ka-requests) ka_requests=$2; shift ;;
+	--close-requests) close_requests=$2; shift ;;
+	--concurrency) concurrency=$2; shift ;;
+	--targets) targets=$2; shift ;;
+	--short-tries) short_tries=$2; shift ;;
+	--no-short) short=0 ;;
+	--job-timeout) job_timeout=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "fidelity.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+die() { echo "fidelity.sh: $*" >&2; exit 1; }
+is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+for v in "$rounds" "$ka_requests" "$close_requests" "$short_tries" "$job_timeout"; do
+	is_count "$v" || die "not a positive whole number: $v"
+done
+IFS=, read -r -a conc_list <<<"$concurrency"
+max_c=1
+for c in "${conc_list[@]}"; do
+	is_count "$c" || die "--concurrency: not a positive whole number: $c"
+	[ "$c" -gt "$max_c" ] && max_c=$c
+done
+for t in $targets; do
+	case $t in lighttpd | nginx) ;; *) die "--targets: unknown target $t" ;; esac
+done
+
+# --- tools -------------------------------------------------------------------
+
+need_install=()
+command -v ab >/dev/null || need_install+=(apache2-utils)
+[ -x /usr/sbin/lighttpd ] || need_install+=(lighttpd)
+[ -x /usr/sbin/nginx ] || need_install+=(nginx)
+command -v redis-server >/dev/null || need_install+=(redis-server)
+command -v jq >/dev/null || need_install+=(jq)
+command -v curl >/dev/null || need_install+=(curl)
+command -v taskset >/dev/null || need_install+=(util-linux)
+[ -x /usr/bin/time ] || need_install+=(time)
+if [ ${#need_install[@]} -gt 0 ]; then
+	echo "fidelity.sh: installing ${need_install[*]}" >&2
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get install -y "${need_install[@]}" >&2
+fi
+command -v go >/dev/null || die "go is needed to build benchq"
+
+server_cpu=0 client_cpu=1
+if [ "$(nproc)" -lt 2 ]; then
+	echo "fidelity.sh: fewer than 2 CPUs: servers and clients share CPU 0" >&2
+	client_cpu=0
+fi
+
+# ab and benchq need a descriptor per connection, lighttpd its max-fds.
+# Only the soft limit is raised: lowering the hard one would stop the
+# servers raising theirs.
+want_fds=$((max_c + 1024))
+fds=$(ulimit -Hn)
+[ "$fds" = unlimited ] || [ "$fds" -gt 65536 ] && fds=65536
+[ "$fds" -ge "$want_fds" ] || die "c=$max_c needs ulimit -n >= $want_fds; the hard limit is $(ulimit -Hn)"
+ulimit -Sn "$fds"
+
+# --- processes ---------------------------------------------------------------
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
+. "$repo/bench/lib/servers.sh"
+work=$(mktemp -d /tmp/benchq-fidelity.XXXXXX)
+pids=()
+child="" # the client or wait running now (see in_bg)
+cleanup() {
+	local pid
+	if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	servers_stop
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# in_bg CMD...: runs CMD and waits for it. bash runs a trap only once the
+# foreground command has ended; a wait is interrupted at once, so a
+# SIGTERM stops the script mid-run, and cleanup ends CMD.
+in_bg() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
+
+servers_init "$work"
+servers_seed_files "$work/www"
+declare -A url
+for t in $targets; do
+	port=$(servers_free_port)
+	case $t in
+	# Keep-alive connections are never closed by the server mid-run, as
+	# with ab's defaults against a tuned server: both clients measure the
+	# same thing, not the server's reconnect policy.
+	lighttpd) servers_start_lighttpd "$port" "$server_cpu" "$work/www" \
+		'server.max-keep-alive-requests = 10000000
+server.listen-backlog = 4096' ;;
+	nginx) servers_start_nginx "$port" "$server_cpu" "$work/www" \
+		'sendfile on; keepalive_requests 10000000;' ;;
+	esac
+	url[$t]="http://127.0.0.1:$port/test.jpg"
+	servers_wait "${url[$t]}" "$t" || exit 1
+done
+
+echo "fidelity.sh: building benchq" >&2
+(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+
+# Both services admit this many jobs: the script submits one per cell.
+quota_env=(BENCHQ_MAX_ACTIVE_JOBS=1000000 BENCHQ_SUBMISSIONS_PER_MINUTE=1000000)
+
+aio_port=$(servers_free_port)
+aio_base="http://127.0.0.1:$aio_port"
+env "${quota_env[@]}" BENCHQ_ADDR="127.0.0.1:$aio_port" taskset -c "$client_cpu" \
+	"$work/benchq" >"$work/aio.log" 2>&1 &
+aio_pid=$!
+pids+=("$aio_pid")
+
+redis_port=$(servers_free_port)
+redis_url="redis://127.0.0.1:$redis_port/0"
+taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
+	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
+	>"$work/redis.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do
+	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
+	sleep 0.1
+done
+redis-cli -p "$redis_port" ping >/dev/null 2>&1 || { cat "$work/redis.log" >&2; die "redis-server did not start"; }
+key=$(BENCHQ_REDIS_URL=$redis_url "$work/benchq" keys add fidelity \
+	--max-active-jobs 1000000 --submissions-per-minute 1000000 2>"$work/keys.err") ||
+	{ cat "$work/keys.err" >&2; die "benchq keys add failed"; }
+sv_port=$(servers_free_port)
+sv_base="http://127.0.0.1:$sv_port"
+env "${quota_env[@]}" BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
+	taskset -c "$server_cpu" "$work/benchq" serve --addr "127.0.0.1:$sv_port" >"$work/serve.log" 2>&1 &
+pids+=($!)
+BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
+	taskset -c "$client_cpu" "$work/benchq" worker >"$work/worker.log" 2>&1 &
+worker_pid=$!
+pids+=("$worker_pid")
+
+for base in "$aio_base" "$sv_base"; do
+	servers_wait "$base/readyz" "benchq at $base" || { cat "$work"/aio.log "$work"/serve.log >&2; exit 1; }
+done
+
+# --- measurement -------------------------------------------------------------
+
+hz=$(getconf CLK_TCK)
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, whole process
+now() { date +%s.%N; }
+
+# run_cli CLIENT URL KEEPALIVE C N: sets rps, cpu, complete, failed, taken,
+# field (always "-": the CLIs have no such field).
+run_cli() {
+	local client=$1 u=$2 ka=$3 c=$4 n=$5 cmd
+	case $client in
+	ab) cmd=(ab) ;;
+	benchq-ab) cmd=("$work/benchq" ab) ;;
+	esac
+	local flags=(-q -c "$c" -n "$n")
+	[ "$ka" = true ] && flags+=(-k)
+	if ! in_bg timeout "$job_timeout" /usr/bin/time -f '%e %U %S' -o "$work/time" \
+		taskset -c "$client_cpu" "${cmd[@]}" "${flags[@]}" "$u" >"$work/out" 2>"$work/err"; then
+		echo "fidelity.sh: $client ${flags[*]} $u failed:" >&2
+		tail -3 "$work/err" >&2
+	fi
+	local user sys
+	read -r _ user sys < <(tail -n 1 "$work/time")
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
+	rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
+	complete=$(awk '/^Complete requests:/ {print $3}' "$work/out")
+	failed=$(awk '/^Failed requests:/ {print $3}' "$work/out")
+	taken=$(awk '/^Time taken for tests:/ {print $5}' "$work/out")
+	local non2xx
+	non2xx=$(awk '/^Non-2xx responses:/ {print $3}' "$work/out")
+	failed=$((${failed:-0} + ${non2xx:-0}))
+	rps=${rps:-0} complete=${complete:-0} taken=${taken:-0} field="-"
+}
+
+# wait_job URL: until the job has succeeded; fails on failed or canceled,
+# or after --job-timeout. The event stream ends after the job's last event,
+# so one idle connection waits instead of a poll loop spending CPU.
+wait_job() {
+	local job=$1 status deadline
+	in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "${auth[@]}" \
+		"$job/events" >/dev/null 2>&1 || true
+	deadline=$(($(date +%s) + job_timeout))
+	while :; do
+		status=$(curl -fsS --max-time 10 "${auth[@]}" "$job" | jq -r .status) || status="?"
+		case $status in
+		succeeded) return 0 ;;
+		failed | canceled) curl -fsS --max-time 10 "${auth[@]}" "$job" >&2 || true; die "job $job $status" ;;
+		esac
+		[ "$(date +%s)" -lt "$deadline" ] || die "job $job still $status after ${job_timeout}s"
+		sleep 0.2
+	done
+}
+
+# idle rate of each service process, CPU-s per wall second, measured once.
+declare -A idle_rate
+measure_idle() { # pid
+	local t0 c0 t1 c1
+	t0=$(now) c0=$(ticks "$1")
+	sleep 3
+	t1=$(now) c1=$(ticks "$1")
+	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$hz" 'BEGIN { printf "%.5f", (b - a) / hz / (e - s) }'
+}
+
+# run_job FLAVOUR URL KEEPALIVE C N: the same as run_cli, through the
+# service; field is the result's client_cpu_s, "-" when it has none.
+run_job() {
+	local flavour=$1 u=$2 ka=$3 c=$4 n=$5 base pid
+	case $flavour in
+	all-in-one) base=$aio_base pid=$aio_pid auth=() ;;
+	serve+worker) base=$sv_base pid=$worker_pid auth=(-H "Authorization: Bearer $key") ;;
+	esac
+	local spec loc t0 t1 c0 c1
+	spec=$(jq -nc --arg u "$u" --argjson ka "$ka" --argjson c "$c" --argjson n "$n" \
+		'{name: "fidelity", targets: [{url: $u}], request: {keepalive: $ka},
+		  sweep: {concurrency: [$c], requests: [$n], repeats: 1}}')
+	kill -0 "$pid" 2>/dev/null || { tail -20 "$work/aio.log" "$work/worker.log" >&2; die "the $flavour process exited"; }
+	t0=$(now) c0=$(ticks "$pid")
+	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f "${auth[@]}" \
+		-H 'Content-Type: application/json' --data-binary "$spec" "$base/v1/jobs") ||
+		{ cat "$work/resp" >&2; die "$flavour refused the job $spec"; }
+	[ -n "$loc" ] || die "$flavour answered no Location"
+	wait_job "$base$loc"
+	t1=$(now) c1=$(ticks "$pid")
+	curl -fsS --max-time 30 "${auth[@]}" "$base$loc/results" >"$work/results.json" ||
+		die "GET $base$loc/results failed"
+	cpu=$(awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$hz" -v idle="${idle_rate[$flavour]}" \
+		'BEGIN { v = (b - a) / hz - idle * (e - s); if (v < 0.001) v = 0.001; printf "%.3f", v }')
+	read -r rps complete failed taken field < <(jq -r '.runs[0] as $r | $r.result |
+		[.requests_per_second, .complete_requests, (.failed_requests + .non_2xx_responses),
+		 .time_taken_s, (.client_cpu_s // $r.client_cpu_s // "-")] | @tsv' "$work/results.json") ||
+		die "$flavour: no result in $base$loc/results"
+}
+
+run_client() { # client url keepalive c n
+	case $1 in
+	ab | benchq-ab) run_cli "$@" ;;
+	*) run_job "$@" ;;
+	esac
+}
+
+auth=()
+clients=(ab benchq-ab all-in-one serve+worker)
+rows="$work/rows"
+: >"$rows"
+
+echo "fidelity.sh: warm-up: one job on each service" >&2
+warm_url=${url[${targets%% *}]}
+for flavour in all-in-one serve+worker; do
+	idle_rate[$flavour]=0
+	run_job "$flavour" "$warm_url" true 5 1000
+done
+idle_rate[all-in-one]=$(measure_idle "$aio_pid")
+idle_rate[serve+worker]=$(measure_idle "$worker_pid")
+echo "fidelity.sh: idle CPU: all-in-one ${idle_rate[all-in-one]} s/s, worker ${idle_rate[serve+worker]} s/s (subtracted)" >&2
+
+for round in $(seq "$rounds"); do
+	for t in $targets; do
+		for mode in keep-alive close; do
+			ka=false n=$close_requests
+			[ "$mode" = keep-alive ] && ka=true n=$ka_requests
+			for c in "${conc_list[@]}"; do
+				nc=$((n > c ? n : c))
+				for i in "${!clients[@]}"; do
+					client=${clients[$(((i + round) % ${#clients[@]}))]}
+					echo "fidelity.sh: round $round/$rounds $t $mode c=$c n=$nc $client" >&2
+					run_client "$client" "${url[$t]}" "$ka" "$c" "$nc"
+					[ "$complete" = "$nc" ] && [ "$failed" = 0 ] ||
+						echo "fidelity.sh: warning: $client $t $mode c=$c: $complete of $nc complete, $failed failed" >&2
+					echo "$round|$t|$mode|$c|$client|$rps|$cpu|$complete|$failed|$field" >>"$rows"
+				done
+			done
+		done
+	done
+done
+
+short_rows="$work/short"
+: >"$short_rows"
+if [ "$short" = 1 ]; then
+	short_target=lighttpd
+	[ -n "${url[lighttpd]:-}" ] || short_target=${targets%% *}
+	for try in $(seq "$short_tries"); do
+		for i in "${!clients[@]}"; do
+			client=${clients[$(((i + try) % ${#clients[@]}))]}
+			echo "fidelity.sh: short run $try/$short_tries $client" >&2
+			run_client "$client" "${url[$short_target]}" false 50 100
+			echo "$client|$taken" >>"$short_rows"
+		done
+	done
+fi
+
+# --- report ------------------------------------------------------------------
+
+echo
+echo "fidelity.sh: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) CPUs, rounds $rounds, keep-alive n=$ka_requests, close n=$close_requests"
+echo "pinning: $targets, redis-server and benchq serve on CPU $server_cpu;" \
+	"ab, benchq ab, the all-in-one benchq and benchq worker on CPU $client_cpu"
+echo "CPU-s: user + sys of the client process (the service: all-in-one or worker process, idle cost subtracted)"
+echo
+status=0
+awk -F'|' '
+	function median(list,   v, k, i, j, x) {
+		k = split(list, v, " ")
+		for (i = 2; i <= k; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+		return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+	}
+	{
+		cell = $2 "|" $3 "|" $4; key = cell "|" $5
+		if (!(cell in seen)) { seen[cell] = 1; cells[++ncells] = cell }
+		rps[key] = rps[key] " " $6
+		rpc[key] = rpc[key] " " ($7 > 0 ? $8 / $7 : 0)
+		cpu[key] = cpu[key] " " $7
+		if ($10 != "-") fld[key] = fld[key] " " $10
+		if ($9 != 0 || $8 == 0) bad[key] = 1
+	}
+	END {
+		split("ab benchq-ab all-in-one serve+worker", cl, " ")
+		printf "%-8s %-10s %5s %-13s %10s %7s %11s %11s %8s %9s\n", "target", "mode", "c", "client",
+			"req/s", "CPU-s", "req/CPU-s", "cpu_s field", "svc/ab", "svc/CLI"
+		for (i = 1; i <= ncells; i++) {
+			split(cells[i], p, "|")
+			for (j = 1; j <= 4; j++) {
+				key = cells[i] "|" cl[j]
+				R[j] = median(rps[key]); P[j] = median(rpc[key])
+				f = (key in fld) ? sprintf("%.3f", median(fld[key])) : "-"
+				r1 = r2 = ""
+				if (j >= 3) {
+					q1[j] = R[1] > 0 ? R[j] / R[1] : 0; q2[j] = P[2] > 0 ? P[j] / P[2] : 0
+					r1 = sprintf("%.3f", q1[j]); r2 = sprintf("%.3f", q2[j])
+				}
+				printf "%-8s %-10s %5s %-13s %10.0f %7.3f %11.0f %11s %8s %9s%s\n", p[1], p[2], p[3], cl[j],
+					R[j], median(cpu[key]), P[j], f, r1, r2, (key in bad) ? "  !failures" : ""
+			}
+			ok = q1[3] >= 0.95 && q2[3] >= 0.95 && q1[4] >= 0.95 && q2[4] >= 0.95
+			for (j = 1; j <= 4; j++) if ((cells[i] "|" cl[j]) in bad) ok = 0
+			verdict[i] = sprintf("%s %s %s c=%s: all-in-one %.3f/%.3f, serve+worker %.3f/%.3f", ok ? "PASS" : "FAIL",
+				p[1], p[2], p[3], q1[3], q2[3], q1[4], q2[4])
+			if (!ok) failed = 1
+		}
+		print ""
+		print "svc/ab: the service flavour'"'"'s req/s / ab'"'"'s; svc/CLI: its req/CPU-s / benchq ab'"'"'s (medians over rounds)"
+		print "verdict per cell (svc/ab / svc/CLI), pass when every ratio >= 0.95 and no run failed a request:"
+		for (i = 1; i <= ncells; i++) print verdict[i]
+		exit failed
+	}' "$rows" || status=1
+
+if [ "$short" = 1 ]; then
+	echo
+	echo "short run: -n 100 -c 50 against $short_target, no keep-alive, median time taken of $short_tries alternated tries"
+	awk -F'|' '
+		function median(list,   v, k, i, j, x) {
+			k = split(list, v, " ")
+			for (i = 2; i <= k; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+			return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+		}
+		{ t[$1] = t[$1] " " $2 }
+		END {
+			base = median(t["ab"])
+			split("ab benchq-ab all-in-one serve+worker", cl, " ")
+			for (j = 1; j <= 4; j++) {
+				m = median(t[cl[j]]); r = base > 0 ? m / base : 0
+				if (j == 1) { printf "%-13s %9.4f s\n", cl[j], m; continue }
+				ok = r <= 1.2
+				if (!ok) failed = 1
+				printf "%-13s %9.4f s  %.2fx ab  %s\n", cl[j], m, r, ok ? "PASS" : "FAIL (> 1.2x)"
+			}
+			exit failed
+		}' "$short_rows" || status=1
+fi
+exit "$status"

@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# seed000.sh: seed 000 (Apache 2.4 vs lighttpd serving a 25 600-byte image)
+# run as one job on the all-in-one benchq and by hand with ab, in the same
+# sitting, and compared cell by cell in a Markdown table.
+#
+# apache2 and lighttpd (bench/lib/servers.sh, as examples/run-seeds.sh
+# serves them) listen on free 127.0.0.1 ports pinned to CPU 0; ab and the
+# all-in-one benchq run pinned to CPU 1. The job is examples/seed000-image.json
+# with its targets moved to those ports and --repeats repeats. ab first runs
+# the same cells in the job's order (for each repeat, each concurrency, each
+# request count: apache then lighttpd), then the job runs.
+#
+# Per cell (n, c) the table gives ab's mean req/s and min-max over the
+# repeats per server, the job's, the job/ab ratio, ab's per-repeat range of
+# "lighttpd vs apache" and the job's figure for it. A cell passes when both
+# job/ab ratios are within 10 % of 1 and the job's "+x %" lies inside ab's
+# range. The script exits 1 if a cell fails.
+#
+# Only 127.0.0.1 is ever loaded; every run is bounded by its request count
+# and a timeout. About 2 minutes at the defaults on a 2-core machine.
+#
+# Usage: bench/seed000.sh [--repeats N] [--out FILE] [--requests 100,1000,10000]
+#                         [--concurrency 5,50,100] [--job-timeout S]
+set -euo pipefail
+
+usage() {
+	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+	cat <<'EOF'
+
+  --repeats N          repeats of every cell, by ab and in the job (default 3)
+  --out FILE           the Markdown table (default docs/examples/seed000-vs-ab.md)
+  --requests LIST      request counts, comma-separated (default: the seed's)
+  --concurrency LIST   concurrency levels, comma-separated (default: the seed's)
+  --job-timeout S      longest wait for the job (default 900)
+EOF
+}
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+repeats=3
+out="$repo/docs/examples/seed000-vs-ab.md"
+requests=""
+concurrency=""
+job_timeout=900
+args="$*"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--repeats) repeats=$2; shift ;;
+	--out) out=$2; shift ;;
+	--requests) requests=$2; shift ;;
+	--concurrency) concurrency=$2; shift ;;
+	--job-timeout) job_timeout=$2; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "seed000.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+die() { echo "seed000.sh: $*" >&2; exit 1; }
+is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+is_count "$repeats" || die "--repeats: not a positive whole number: $repeats"
+is_count "$job_timeout" || die "--job-timeout: not a positive whole number: $job_timeout"
+
+# --- tools -------------------------------------------------------------------
+
+need_install=()
+command -v ab >/dev/null || need_install+=(apache2-utils)
+[ -x /usr/sbin/apache2 ] || need_install+=(apache2)
+[ -x /usr/sbin/lighttpd ] || need_install+=(lighttpd)
+command -v jq >/dev/null || need_install+=(jq)
+command -v curl >/dev/null || need_install+=(curl)
+command -v taskset >/dev/null || need_install+=(util-linux)
+if [ ${#need_install[@]} -gt 0 ]; then
+	echo "seed000.sh: installing ${need_install[*]}" >&2
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo="sudo"
+	$sudo apt-get install -y "${need_install[@]}" >&2
+fi
+command -v go >/dev/null || die "go is needed to build benchq"
+
+server_cpu=0 client_cpu=1
+if [ "$(nproc)" -lt 2 ]; then
+	echo "seed000.sh: fewer than 2 CPUs: servers and clients share CPU 0" >&2
+	client_cpu=0
+fi
+
+# The seed's cells, unless overridden: the spec is the one place they live.
+seed_spec="$repo/examples/seed000-image.json"
+[ -n "$requests" ] || requests=$(jq -r '.sweep.requests | join(",")' "$seed_spec")
+[ -n "$concurrency" ] || concurrency=$(jq -r '.sweep.concurrency | join(",")' "$seed_spec")
+IFS=, read -r -a n_list <<<"$requests"
+IFS=, read -r -a c_list <<<"$concurrency"
+for v in "${n_list[@]}" "${c_list[@]}"; do is_count "$v" || die "not a positive whole number: $v"; done
+for n in "${n_list[@]}"; do
+	for c in "${c_list[@]}"; do
+		[ "$n" -ge "$c" ] || die "n=$n < c=$c: ab refuses a concurrency above the request count"
+	done
+done
+mapfile -t server_names < <(jq -r '.targets[].name' "$seed_spec")
+[ "${server_names[*]}" = "apache lighttpd" ] || die "$seed_spec: want targets apache, lighttpd; have ${server_names[*]}"
+[ "$(jq -r .baseline "$seed_spec")" = apache ] || die "$seed_spec: want baseline apache"
+
+fds=$(ulimit -Hn)
+[ "$fds" = unlimited ] || [ "$fds" -gt 65536 ] && fds=65536
+ulimit -Sn "$fds"
+
+# --- processes ---------------------------------------------------------------
+
+# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
+. "$repo/bench/lib/servers.sh"
+work=$(mktemp -d /tmp/benchq-seed000.XXXXXX)
+pids=()
+child="" # the client or wait running now (see in_bg)
+cleanup() {
+	local pid
+	if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
+	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	servers_stop
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# in_bg CMD...: runs CMD and waits for it. bash runs a trap only once the
+# foreground command has ended; a wait is interrupted at once, so a
+# SIGTERM stops the script mid-run, and cleanup ends CMD.
+in_bg() {
+	local rc=0
+	"$@" &
+	child=$!
+	wait "$child" || rc=$?
+	child=""
+	return "$rc"
+}
+
+servers_init "$work"
+servers_seed_files "$work/www"
+declare -A url
+apache_port=$(servers_free_port)
+servers_start_apache "$apache_port" "$server_cpu" "$work/www"
+url[apache]="http://127.0.0.1:$apache_port/test.jpg"
+lighttpd_port=$(servers_free_port)
+servers_start_lighttpd "$lighttpd_port" "$server_cpu" "$work/www"
+url[lighttpd]="http://127.0.0.1:$lighttpd_port/test.jpg"
+servers_wait "${url[apache]}" apache || exit 1
+servers_wait "${url[lighttpd]}" lighttpd || exit 1
+
+echo "seed000.sh: building benchq" >&2
+(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+api_port=$(servers_free_port)
+api="http://127.0.0.1:$api_port"
+BENCHQ_ADDR="127.0.0.1:$api_port" taskset -c "$client_cpu" "$work/benchq" >"$work/benchq.log" 2>&1 &
+pids+=($!)
+servers_wait "$api/readyz" benchq || { cat "$work/benchq.log" >&2; exit 1; }
+
+# --- ab, in the job's order ----------------------------------------------------
+
+ab_rows="$work/ab"
+: >"$ab_rows"
+for rep in $(seq "$repeats"); do
+	for c in "${c_list[@]}"; do
+		for n in "${n_list[@]}"; do
+			for s in apache lighttpd; do
+				echo "seed000.sh: ab repeat $rep/$repeats c=$c n=$n $s" >&2
+				if ! in_bg timeout 300 taskset -c "$client_cpu" ab -q -c "$c" -n "$n" "${url[$s]}" >"$work/out" 2>"$work/err"; then
+					echo "seed000.sh: ab -c $c -n $n ${url[$s]} failed:" >&2
+					tail -3 "$work/err" >&2
+				fi
+				rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
+				failed=$(awk '/^Failed requests:/ {print $3}' "$work/out")
+				echo "$rep|$n|$c|$s|${rps:-0}|${failed:-0}" >>"$ab_rows"
+			done
+		done
+	done
+done
+
+# --- the job -------------------------------------------------------------------
+
+jq --arg a "${url[apache]}" --arg l "${url[lighttpd]}" --argjson r "$repeats" \
+	--argjson n "[$requests]" --argjson c "[$concurrency]" '
+	.targets |= map(.url = (if .name == "apache" then $a else $l end))
+	| .sweep.repeats = $r | .sweep.requests = $n | .sweep.concurrency = $c
+	| .sweep.order = "interleaved"
+	| .labels.compared_with = "ab"' "$seed_spec" >"$work/job.json"
+loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f \
+	-H 'Content-Type: application/json' --data-binary @"$work/job.json" "$api/v1/jobs") ||
+	{ cat "$work/resp" >&2; die "the job was refused"; }
+[ -n "$loc" ] || die "POST /v1/jobs answered no Location"
+echo "seed000.sh: job $api$loc" >&2
+# The event stream ends after the job's last event: one idle connection
+# waits instead of a poll loop.
+in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "$api$loc/events" >/dev/null 2>&1 || true
+deadline=$(($(date +%s) + 30))
+while :; do
+	kill -0 "${pids[0]}" 2>/dev/null || { tail -20 "$work/benchq.log" >&2; die "benchq exited"; }
+	status=$(curl -fsS --max-time 10 "$api$loc" | jq -r .status) || status="?"
+	[ "$status" = succeeded ] && break
+	case $status in failed | canceled) curl -fsS "$api$loc" >&2 || true; die "job $status" ;; esac
+	[ "$(date +%s)" -lt "$deadline" ] || die "job still $status after the event stream ended"
+	sleep 0.5
+done
+curl -fsS --max-time 30 "$api$loc/results" >"$work/results.json" || die "GET $api$loc/results failed"
+jq -r '.analysis.points[] | [.point.requests, .point.concurrency, .point.target,
+	.rps.mean, .rps.min, .rps.max, (.comparison.rps_pct // "-"), .failed_ratio.max] | join("|")' \
+	"$work/results.json" >"$work/job"
+
+# --- the table -------------------------------------------------------------------
+
+mkdir -p "$(dirname "$out")"
+status=0
+{
+	echo "# Seed 000: benchq's job against ab, same sitting"
+	echo
+	echo "Generated by \`bench/seed000.sh${args:+ $args}\`."
+	echo
+	echo "- Date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "- Machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+	echo "- Pinning: apache2 and lighttpd on CPU $server_cpu; ab and the all-in-one benchq (API, worker, embedded Redis) on CPU $client_cpu; all on 127.0.0.1"
+	echo "- Versions: ab $(ab -V | awk 'NR == 1 {print $5}'); $(/usr/sbin/apache2 -v | awk -F': ' '/^Server version/ {print $2}'); $(/usr/sbin/lighttpd -v | awk '{print $1}'); benchq $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}')"
+	echo "- Files: a 25 600-byte test.jpg; no keep-alive (as the seed's ab)"
+	echo "- Order: ab ran every cell first (for each of $repeats repeats, each c, each n: apache then lighttpd), then one job ran the same cells in the same order (\`sweep.order\`: interleaved)"
+	echo
+	echo "job/ab must be within 10 % of 1 for both servers, and the job's lighttpd-vs-apache difference inside ab's range over the repeats."
+	echo
+	echo "| n | c | apache ab req/s (min–max) | apache job | job/ab | lighttpd ab req/s (min–max) | lighttpd job | job/ab | lighttpd vs apache, ab (range) | job | verdict |"
+	echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	awk -F'|' -v ns="$requests" -v cs="$concurrency" '
+		FILENAME == ARGV[1] { # ab: rep|n|c|server|rps|failed
+			k = $2 "|" $3 "|" $4
+			sum[k] += $5; cnt[k]++
+			if (!(k in mn) || $5 < mn[k]) mn[k] = $5
+			if (!(k in mx) || $5 > mx[k]) mx[k] = $5
+			if ($6 > 0) abfail[$2 "|" $3] = 1
+			r[$1 "|" $2 "|" $3 "|" $4] = $5; reps[$1] = 1
+			next
+		}
+		{ # job: n|c|target|mean|min|max|rps_pct|failed_ratio
+			k = $1 "|" $2 "|" $3
+			jm[k] = $4; jmin[k] = $5; jmax[k] = $6
+			if ($3 == "lighttpd") jpct[$1 "|" $2] = $7
+			if ($8 > 0) jfail[$1 "|" $2] = 1
+		}
+		function pct(x) { return sprintf("%+.2f %%", x) }
+		END {
+			nn = split(ns, N, ","); nc = split(cs, C, ",")
+			for (i = 1; i <= nn; i++) for (j = 1; j <= nc; j++) {
+				cell = N[i] "|" C[j]; ok = 1
+				line = "| " N[i] " | " C[j]
+				for (s = 1; s <= 2; s++) {
+					srv = s == 1 ? "apache" : "lighttpd"; k = cell "|" srv
+					abm = cnt[k] ? sum[k] / cnt[k] : 0
+					ratio = abm > 0 && (k in jm) ? jm[k] / abm : 0
+					if (ratio < 0.9 || ratio > 1.1) ok = 0
+					line = line sprintf(" | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %.3f", abm, mn[k], mx[k], jm[k], jmin[k], jmax[k], ratio)
+				}
+				lo = ""; hi = ""
+				for (rep in reps) {
+					a = r[rep "|" cell "|apache"]; l = r[rep "|" cell "|lighttpd"]
+					if (a <= 0) continue
+					p = (l - a) / a * 100
+					if (lo == "" || p < lo) lo = p
+					if (hi == "" || p > hi) hi = p
+				}
+				jp = jpct[cell]
+				if (lo == "" || jp == "" || jp == "-" || jp + 0 < lo || jp + 0 > hi) ok = 0
+				note = ""
+				if (cell in abfail) note = note ", ab had failed requests"
+				if (cell in jfail) note = note ", the job had failed requests"
+				line = line sprintf(" | %s … %s | %s | %s%s |", lo == "" ? "-" : pct(lo), hi == "" ? "-" : pct(hi),
+					(jp == "" || jp == "-") ? "-" : pct(jp), ok ? "PASS" : "FAIL", note)
+				print line
+				if (!ok) failed = 1
+			}
+			exit failed
+		}' "$ab_rows" "$work/job" || status=1
+	echo
+	echo "ab req/s: mean over the repeats of ab's \"Requests per second\", min–max in brackets; job: the job's analysis (\`rps\` mean, min, max). lighttpd vs apache: (lighttpd − apache) / apache per repeat for ab, the job's \`comparison.rps_pct\` (difference of the means). Job \`$(jq -r .job.id "$work/results.json")\`."
+} >"$out.tmp"
+mv "$out.tmp" "$out"
+cat "$out"
+[ "$status" = 0 ] || echo "seed000.sh: FAIL: some cells differ from ab beyond the thresholds" >&2
+exit "$status"
