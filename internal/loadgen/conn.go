@@ -93,7 +93,7 @@ func (d dialer) open(ctx context.Context, t *target, deadline time.Time) (conn n
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = conn.Close()
-		return nil, false, fmt.Errorf("tls handshake: %w", err)
+		return nil, false, &TLSHandshakeError{Err: err}
 	}
 	return tc, armed, nil
 }
