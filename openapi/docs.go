@@ -749,6 +749,23 @@ const docTemplate = `{
                 },
                 "timeout": {
                     "type": "integer"
+                },
+                "tls_handshake": {
+                    "type": "integer"
+                }
+            }
+        },
+        "abreport.MinMeanMax": {
+            "type": "object",
+            "properties": {
+                "max": {
+                    "type": "number"
+                },
+                "mean": {
+                    "type": "number"
+                },
+                "min": {
+                    "type": "number"
                 }
             }
         },
@@ -844,6 +861,14 @@ const docTemplate = `{
                 "concurrency_level": {
                     "type": "integer"
                 },
+                "connect_to_write_ms": {
+                    "description": "ConnectToWriteMs is http_load's \"msecs/connect\" over the connections\nopened: from the start of the dial until the request is written (the\nConnect row stops at the dial and TLS handshake and counts reused\nconnections as 0). Nil when no connection was measured.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/abreport.MinMeanMax"
+                        }
+                    ]
+                },
                 "connection_times_ms": {
                     "$ref": "#/definitions/abreport.ConnectionTimes"
                 },
@@ -882,6 +907,10 @@ const docTemplate = `{
                 "latency_histogram": {
                     "description": "LatencyHistogram is the total-time HdrHistogram (µs) in its V2\ncompressed, base64 encoding; DecodeHistogram reads it back, and\nhistograms of several runs merge exactly.",
                     "type": "string"
+                },
+                "max_parallel": {
+                    "description": "MaxParallel is http_load's \"max parallel\": the most requests seen in\nflight at once, where ConcurrencyLevel is the most allowed. 0 in\nreports stored before it was measured.",
+                    "type": "integer"
                 },
                 "method": {
                     "type": "string"

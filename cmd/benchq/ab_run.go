@@ -60,6 +60,16 @@ func abAborted(m *loadgen.Measurement, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "apr_socket_recv: Connection refused (111)")
 		return abExitRefused
 	}
+	// "SSL handshake failed (N): cause": ab's line, then the cause and the
+	// hint where ab dumps OpenSSL's error queue.
+	if head, cause, ok := strings.Cut(m.Aborted, ": "); ok && strings.HasPrefix(head, "SSL handshake failed (") {
+		fmt.Fprintf(stderr, "%s.\n", head)
+		fmt.Fprintf(stderr, "benchq ab: %s\n", cause)
+		for _, h := range m.Failures.Hints() {
+			fmt.Fprintf(stderr, "benchq ab: %s\n", h)
+		}
+		return abExitErr
+	}
 	fmt.Fprintf(stderr, "benchq ab: run aborted: %s\n", m.Aborted)
 	return abExitErr
 }

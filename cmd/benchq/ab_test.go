@@ -226,6 +226,52 @@ func TestABConnectionRefused(t *testing.T) {
 	}
 }
 
+// TestABHTTPLoadSeveralURLs checks http_load's semantics over a URL file:
+// byte counts are checked per URL (two documents of different sizes are not
+// bad), and max parallel is what was observed, at most -c.
+func TestABHTTPLoadSeveralURLs(t *testing.T) {
+	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == "/small" {
+			ctx.SetBodyString(strings.Repeat("s", 100))
+			return
+		}
+		ctx.SetBodyString(strings.Repeat("l", 2500))
+	})
+	urls := filepath.Join(t.TempDir(), "urls")
+	if err := os.WriteFile(urls, []byte(tg.URL+"small\n"+tg.URL+"large\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runABTest(t, context.Background(), "-q", "--format", "http_load", "-n", "400", "-c", "4", "--urls", urls)
+	var fetches, parallel int
+	if _, err := fmt.Sscanf(stdout, "%d fetches, %d max parallel,", &fetches, &parallel); err != nil || code != 0 ||
+		fetches != 400 || parallel < 1 || parallel > 4 ||
+		strings.Contains(stdout, "bad byte counts") || !strings.Contains(stdout, "code 200 -- 400") {
+		t.Errorf("benchq ab --format http_load --urls = %d, stderr %q,\n%s\nwant 0, 400 fetches, 1..4 max parallel, no bad byte counts",
+			code, stderr, stdout)
+	}
+}
+
+// TestABTLSToPlainPort sends https:// to a plain-HTTP server: ab's
+// handshake failure, the cause and the hint on stderr, a non-zero exit, no
+// report.
+func TestABTLSToPlainPort(t *testing.T) {
+	tg := startABTarget(t, fixedBody("plain"))
+	url := "https://" + strings.TrimPrefix(tg.URL, "http://")
+	code, stdout, stderr := runABTest(t, context.Background(), "-n", "10", "-c", "2", url)
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 1 || len(lines) != 3 || lines[0] != "SSL handshake failed (1)." ||
+		!strings.HasPrefix(lines[1], "benchq ab: tls: ") ||
+		!strings.HasPrefix(lines[2], "benchq ab: tls handshake: ") || !strings.Contains(lines[2], "may not speak TLS") {
+		t.Errorf("benchq ab https:// to a plain port = %d, stderr:\n%s\nwant 1 and ab's SSL handshake failure, its cause, the hint", code, stderr)
+	}
+	if stdout != abBanner+"Benchmarking 127.0.0.1 (be patient)..." {
+		t.Errorf("stdout = %q, want the banner and no report", stdout)
+	}
+	if tg.hits.Load() != 0 {
+		t.Errorf("the server answered %d requests, want none", tg.hits.Load())
+	}
+}
+
 func TestABInterrupted(t *testing.T) {
 	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
 		time.Sleep(20 * time.Millisecond)

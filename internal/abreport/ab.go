@@ -17,17 +17,23 @@ type TextOptions struct {
 // percentile line, label for label and in ab's order, with ab's number
 // formats, values in column 25 and ab's conditional lines
 // (reference/ab-format.md §1.3–1.6). The two blank lines ab prints before
-// it belong to the progress output (Heartbeat.Finish).
+// it belong to the progress output (Heartbeat.Finish). An open-model run
+// (a fixed start rate, which ab lacks) keeps every line and adds a block
+// of its own at the end; see writeABOpen.
 func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 	bw := bufio.NewWriter(w)
 	writeABHead(bw, r)
 	writeABCounts(bw, r)
 	writeABRates(bw, r)
+	percentiles := !o.NoPercentiles && r.CompleteRequests > 1
 	if r.CompleteRequests > 0 {
 		writeABTable(bw, &r.ConnectionTimesMs, o.NoConfidence)
-		if !o.NoPercentiles && r.CompleteRequests > 1 {
+		if percentiles {
 			writeABPercentiles(bw, r.PercentilesMs)
 		}
+	}
+	if r.OpenModel != nil {
+		writeABOpen(bw, r.OpenModel, percentiles)
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("abreport: write ab report: %w", err)
@@ -82,12 +88,13 @@ func writeABCounts(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "HTML transferred:       %d bytes\n", r.HTMLTransferredBytes)
 }
 
-// abClasses folds benchq's two extra classes into ab's four, so the
+// abClasses folds benchq's three extra classes into ab's four, so the
 // breakdown line adds up as it does in ab: a port exhaustion is a failed
-// connect() to ab, and a timeout is a response that never arrived.
+// connect() to ab, a failed TLS handshake a connection never made, and a
+// timeout a response that never arrived.
 func (f Failures) abClasses() Failures {
 	return Failures{
-		Connect:    f.Connect + f.PortExhaustion,
+		Connect:    f.Connect + f.PortExhaustion + f.TLSHandshake,
 		Receive:    f.Receive + f.Timeout,
 		Length:     f.Length,
 		Exceptions: f.Exceptions,
@@ -99,13 +106,51 @@ func writeABRates(w io.Writer, r *Report) {
 		return
 	}
 	fmt.Fprintf(w, "Requests per second:    %.2f [#/sec] (mean)\n", r.RequestsPerSecond)
-	fmt.Fprintf(w, "Time per request:       %.3f [ms] (mean)\n", r.TimePerRequestMs)
+	fmt.Fprintf(w, "Time per request:       %.3f [ms] (mean)\n", timePerRequestMs(r))
 	fmt.Fprintf(w, "Time per request:       %.3f [ms] (mean, across all concurrent requests)\n", r.TimePerRequestAllMs)
 	fmt.Fprintf(w, "Transfer rate:          %.2f [Kbytes/sec] received\n", r.TransferRateKbps)
 	if r.BodySent {
 		fmt.Fprintf(w, "                        %.2f kb/s sent\n", r.SentRateKbps)
 		fmt.Fprintf(w, "                        %.2f kb/s total\n", r.TotalRateKbps)
 	}
+}
+
+// timePerRequestMs is the value of ab's first "Time per request" line.
+// ab prints c·t/n there, which in its closed model is the mean latency
+// (c requests always in flight, Little's law). In an open model c only
+// caps the requests in flight and c·t/n means nothing, so the line carries
+// the mean latency itself, Total's mean, from each intended start. The line
+// is kept rather than dropped: parsers of ab's output match "Time per
+// request" and take the first match as the mean latency and the second as
+// the mean across all concurrent requests, so a missing line would shift
+// t/n into the first slot unnoticed. The JSON keeps ab's formula.
+func timePerRequestMs(r *Report) float64 {
+	if r.OpenModel != nil {
+		return r.ConnectionTimesMs.Total.Mean
+	}
+	return r.TimePerRequestMs
+}
+
+// writeABOpen ends an open-model report with what ab has no line for: the
+// requested and achieved start rates, the late starts, which latencies are
+// corrected for coordinated omission, and (unless -d) the uncorrected
+// percentiles for comparison with closed-model tools. Labels take ab's 24
+// columns; the percentiles share one line that starts with a label, so a
+// parser reading ab's "  50%  ..." lines still gets the corrected ones only.
+func writeABOpen(w io.Writer, o *OpenModel, percentiles bool) {
+	fmt.Fprintf(w, "\nOpen model (requests started at a fixed rate)\n")
+	fmt.Fprintf(w, "Requested rate:         %.2f [#/sec]\n", o.RequestedRate)
+	fmt.Fprintf(w, "Achieved rate:          %.2f [#/sec]\n", o.AchievedRate)
+	fmt.Fprintf(w, "Late starts:            %d (more than 1 ms behind schedule)\n", o.LateStarts)
+	fmt.Fprintf(w, "Corrected latencies:    Total, percentiles, Time per request (mean): from each\n")
+	fmt.Fprintf(w, "                        intended start (corrected for coordinated omission)\n")
+	fmt.Fprintf(w, "Uncorrected latencies:  Connect, Processing, Waiting: from the actual start\n")
+	if !percentiles {
+		return
+	}
+	p := o.UncorrectedPercentilesMs
+	fmt.Fprintf(w, "Uncorrected (ms):       50%% %d, 90%% %d, 99%% %d, 100%% %d (from the actual start)\n",
+		msRounded(p.P50), msRounded(p.P90), msRounded(p.P99), msRounded(p.P100))
 }
 
 // abRow is one table row as ab prints it: whole ms, sd as a double.

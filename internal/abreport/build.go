@@ -40,6 +40,8 @@ func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
 		TotalBodySentBytes:    m.TotalSentBytes,
 		StatusCodes:           maps.Clone(m.StatusCodes),
 		LatencyHistogram:      encodeHistogram(m.Total.Hist),
+		MaxParallel:           m.MaxInFlight,
+		ConnectToWriteMs:      minMeanMax(&m.ConnectToWrite),
 		Aborted:               m.Aborted,
 		Canceled:              m.Canceled,
 		Hints:                 m.Failures.Hints(),
@@ -94,6 +96,15 @@ func phaseStats(ph *loadgen.Phase) PhaseStats {
 		Median: usToMs(newRanked(ph.Hist, ph.Min, ph.Max).median()),
 		Max:    usToMs(ph.Max),
 	}
+}
+
+// minMeanMax summarises a phase by its exact extremes and mean, nil when
+// it is empty.
+func minMeanMax(ph *loadgen.Phase) *MinMeanMax {
+	if ph.Count == 0 {
+		return nil
+	}
+	return &MinMeanMax{Min: usToMs(ph.Min), Mean: roundNs(phaseMean(ph) / 1000), Max: usToMs(ph.Max)}
 }
 
 func abPercentiles(ph *loadgen.Phase) Percentiles {

@@ -34,7 +34,14 @@
 //     stored mean to whole µs before rounding, as ab.
 //   - The breakdown line "(Connect: …, Receive: …, Length: …, Exceptions: …)"
 //     keeps ab's four classes; benchq's own classes are folded in so they
-//     add up as in ab: port exhaustion into Connect (ab's connect() fails
-//     the same way), timeouts into Receive (ab aborts the whole run on its
-//     -s timeout). The JSON keeps all six separate and adds a hint for each.
+//     add up as in ab: port exhaustion and failed TLS handshakes into
+//     Connect (ab's connection is never made either), timeouts into Receive
+//     (ab aborts the whole run on its -s timeout). The JSON keeps all seven
+//     separate and adds a hint for each.
+//   - An open-model run (a fixed start rate, which ab lacks) keeps every
+//     line of ab's report, so ab's parsers still parse it, and ends with a
+//     block of its own: requested and achieved rate, late starts, which
+//     latencies are corrected for coordinated omission, and the uncorrected
+//     percentiles. The first "Time per request" line then carries the mean
+//     latency instead of ab's c·t/n, which only in ab's closed model is one.
 package abreport

@@ -3,6 +3,9 @@ package abreport
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +28,7 @@ func richMeasurement(t *testing.T) *loadgen.Measurement {
 		TotalReceivedBytes: 150000, BodyReceivedBytes: 123400, TotalSentBytes: 45000,
 		StatusCodes: map[int]int64{200: 96, 404: 3, 500: 1},
 		Open:        &loadgen.OpenModel{RequestedRate: 50, AchievedRate: 40, LateStarts: 7},
+		MaxInFlight: 6,
 	}
 	m.Failed = m.Failures.Total()
 	reqs := make([]req, 100)
@@ -38,19 +42,31 @@ func richMeasurement(t *testing.T) *loadgen.Measurement {
 	for _, v := range []int64{900, 1100, 1300, 5000} {
 		record(t, &m.Open.Uncorrected, v)
 	}
+	// Three new connections of 250, 420 and 1700 µs to the request written.
+	m.ConnectToWrite = loadgen.Phase{Count: 3, Sum: 2370, Min: 250, Max: 1700}
 	return m
+}
+
+// closed is r as a closed-model run (ab's): without its open model.
+func closed(r *Report) *Report {
+	c := *r
+	c.OpenModel = nil
+	return &c
 }
 
 func TestGoldenRenderers(t *testing.T) {
 	m := richMeasurement(t)
 	r := FromMeasurement(m, Options{BodySent: true})
+	c := closed(r)
 	cases := []struct {
 		name  string
 		write func(*bytes.Buffer) error
 	}{
-		{"rich.ab.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }},
-		{"rich.ab-S.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{NoConfidence: true}) }},
-		{"rich.ab-d.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{NoPercentiles: true}) }},
+		{"rich.ab.txt", func(b *bytes.Buffer) error { return WriteAB(b, c, TextOptions{}) }},
+		{"rich.ab-S.txt", func(b *bytes.Buffer) error { return WriteAB(b, c, TextOptions{NoConfidence: true}) }},
+		{"rich.ab-d.txt", func(b *bytes.Buffer) error { return WriteAB(b, c, TextOptions{NoPercentiles: true}) }},
+		{"open.ab.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }},
+		{"open.ab-d.txt", func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{NoPercentiles: true}) }},
 		{"rich.csv", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
 		{"rich.tsv", func(b *bytes.Buffer) error { return WriteGnuplot(b, m.Samples) }},
 		{"rich.http_load.txt", func(b *bytes.Buffer) error { return WriteHTTPLoad(b, r) }},
@@ -59,9 +75,60 @@ func TestGoldenRenderers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { golden(t, c.name, render(t, c.write)) })
 	}
-	variable := FromMeasurement(m, Options{VariableLength: true})
+	variable := closed(FromMeasurement(m, Options{VariableLength: true}))
 	variable.TLSProtocol, variable.KeepAlive = "", false
 	golden(t, "variable.ab.txt", render(t, func(b *bytes.Buffer) error { return WriteAB(b, variable, TextOptions{}) }))
+}
+
+// TestOpenModelParsable reads an open-model report as ab's parsers do:
+// every "Label:" line has its value in column 25, "Time per request" comes
+// twice (the mean latency first), and the only percentile lines are ab's
+// nine, the corrected ones.
+func TestOpenModelParsable(t *testing.T) {
+	r := FromMeasurement(richMeasurement(t), Options{})
+	text := string(render(t, func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }))
+	label := regexp.MustCompile(`^[A-Z][A-Za-z0-9/ ()-]*: +`)
+	percent := regexp.MustCompile(`^ +\d+% +\d+`)
+	var perRequest []string
+	percentLines, labels, inTable := 0, 0, false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case line == "Connection Times (ms)":
+			inTable = true // its rows have their own columns
+		case line == "":
+			inTable = false
+		case !inTable && label.MatchString(line):
+			labels++
+			if got := len(label.FindString(line)); got != 24 {
+				t.Errorf("line %q has its value at column %d, want 25", line, got+1)
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "Time per request:       "); ok {
+			perRequest = append(perRequest, v)
+		}
+		if percent.MatchString(line) {
+			percentLines++
+		}
+	}
+	want := []string{
+		fmt.Sprintf("%.3f [ms] (mean)", r.ConnectionTimesMs.Total.Mean),
+		"25.000 [ms] (mean, across all concurrent requests)",
+	}
+	if !slices.Equal(perRequest, want) {
+		t.Errorf("Time per request lines = %q, want %q", perRequest, want)
+	}
+	if labels != 25 {
+		t.Errorf("%d label lines checked, want 25", labels)
+	}
+	if percentLines != 9 {
+		t.Errorf("%d lines look like ab's percentiles, want its 9", percentLines)
+	}
+	for _, line := range []string{"Requested rate:         50.00 [#/sec]\n", "Achieved rate:          40.00 [#/sec]\n",
+		"Late starts:            7 "} {
+		if !strings.Contains(text, line) {
+			t.Errorf("open-model report lacks %q", line)
+		}
+	}
 }
 
 func TestJSONRoundTrip(t *testing.T) {

@@ -59,6 +59,16 @@ type Report struct {
 	// histograms of several runs merge exactly.
 	LatencyHistogram string `json:"latency_histogram"`
 
+	// MaxParallel is http_load's "max parallel": the most requests seen in
+	// flight at once, where ConcurrencyLevel is the most allowed. 0 in
+	// reports stored before it was measured.
+	MaxParallel int64 `json:"max_parallel"`
+	// ConnectToWriteMs is http_load's "msecs/connect" over the connections
+	// opened: from the start of the dial until the request is written (the
+	// Connect row stops at the dial and TLS handshake and counts reused
+	// connections as 0). Nil when no connection was measured.
+	ConnectToWriteMs *MinMeanMax `json:"connect_to_write_ms,omitempty"`
+
 	OpenModel *OpenModel `json:"open_model,omitempty"`
 	Aborted   string     `json:"aborted,omitempty"`  // why the run stopped where ab would have
 	Canceled  bool       `json:"canceled,omitempty"` // the caller stopped the run; counts are partial
@@ -67,8 +77,9 @@ type Report struct {
 }
 
 // Failures splits failed_requests by class. Connect, Receive, Length and
-// Exceptions are ab's four; Timeout and PortExhaustion are benchq's own
-// (ab aborts on the first and counts the second as Connect).
+// Exceptions are ab's four; Timeout, PortExhaustion and TLSHandshake are
+// benchq's own (ab aborts on the first, counts the second as Connect and
+// gives up on the third).
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -76,6 +87,7 @@ type Failures struct {
 	Exceptions     int64 `json:"exceptions"`
 	Timeout        int64 `json:"timeout"`
 	PortExhaustion int64 `json:"port_exhaustion"`
+	TLSHandshake   int64 `json:"tls_handshake"`
 }
 
 // ConnectionTimes is ab's "Connection Times (ms)" table, one row per phase.
@@ -95,6 +107,14 @@ type PhaseStats struct {
 	SD     float64 `json:"sd"`
 	Median float64 `json:"median"`
 	Max    float64 `json:"max"`
+}
+
+// MinMeanMax is a timing that http_load summarises by mean, max and min, in
+// milliseconds; Mean is exact.
+type MinMeanMax struct {
+	Min  float64 `json:"min"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
 }
 
 // Percentiles are ab's nine percentile lines, in milliseconds. A struct, not

@@ -94,7 +94,7 @@ func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn 
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = conn.Close()
-		return nil, false, fmt.Errorf("tls handshake: %w", err)
+		return nil, false, &TLSHandshakeError{Err: err}
 	}
 	return tc, armed, nil
 }

@@ -25,8 +25,9 @@
 //
 // Workers batch their timings into one set of histograms per CPU, so memory
 // does not grow with Requests or Concurrency (unless Plan.RecordSamples).
-// Failures of the target are data: counted by ab's classes plus Timeout and
-// PortExhaustion; Run returns an error only for an invalid plan. Progress is
+// Failures of the target are data: counted by ab's classes plus Timeout,
+// PortExhaustion and TLSHandshake; Run returns an error only for an invalid
+// plan. Progress is
 // read from per-worker atomic counters; cancellation through the context
 // stops the load within a second by expiring every connection's deadline.
 // Plan.Timeout is enforced through connection deadlines renewed lazily, so

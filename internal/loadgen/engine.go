@@ -57,6 +57,11 @@ type engine struct {
 	issued atomic.Int64 // closed: requests taken from the budget; open: next start index
 	halted atomic.Bool
 	docLen atomic.Int64 // body length of the first completed response; -1 before
+	// docLens[i] is the body length of target i's first completed response,
+	// -1 before: with several URLs each response is checked against its own
+	// URL's, as http_load does, not against another document's.
+	docLens  []atomic.Int64
+	inFlight atomic.Int64 // open model only: requests between start and end
 
 	start      time.Time
 	dialCtx    context.Context
@@ -87,6 +92,10 @@ func newEngine(p Plan) (*engine, error) {
 		e.targets = append(e.targets, t)
 	}
 	e.docLen.Store(-1)
+	e.docLens = make([]atomic.Int64, len(e.targets))
+	for i := range e.docLens {
+		e.docLens[i].Store(-1)
+	}
 	nShards := min(p.Concurrency, runtime.GOMAXPROCS(0))
 	for range nShards {
 		e.shards = append(e.shards, newShard(e.open))
@@ -179,20 +188,24 @@ func (e *engine) refuse(err error) {
 	e.abort(err)
 }
 
-// first returns the document length, taking it and the server software from
-// resp when it is the first response to complete. The lock is taken only
-// until then.
-func (e *engine) first(resp *fasthttp.Response, body int64) int64 {
-	if d := e.docLen.Load(); d >= 0 {
+// first returns target ti's document length, taking it from resp when resp
+// is the target's first response to complete, and the run's document length
+// and server software when it is the run's first. The lock is taken only
+// until each target has its length.
+func (e *engine) first(ti int, resp *fasthttp.Response, body int64) int64 {
+	if d := e.docLens[ti].Load(); d >= 0 {
 		return d
 	}
 	e.firstMu.Lock()
 	defer e.firstMu.Unlock()
-	if d := e.docLen.Load(); d >= 0 {
+	if d := e.docLens[ti].Load(); d >= 0 {
 		return d
 	}
-	e.serverSoftware = serverSoftware(resp.Header.Server())
-	e.docLen.Store(body)
+	if e.docLen.Load() < 0 {
+		e.serverSoftware = serverSoftware(resp.Header.Server())
+		e.docLen.Store(body)
+	}
+	e.docLens[ti].Store(body)
 	return body
 }
 

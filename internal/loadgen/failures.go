@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -10,9 +11,33 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
+// TLSHandshakeError is a TLS handshake with the target that failed: the
+// dialer wraps the handshake's error in it, so the failure is counted in its
+// own class and a run aborts on it as ab does, whatever the cause looks like
+// to the socket (an EOF, a reset, a record that is not TLS).
+type TLSHandshakeError struct{ Err error }
+
+func (e *TLSHandshakeError) Error() string { return "tls handshake: " + e.Err.Error() }
+func (e *TLSHandshakeError) Unwrap() error { return e.Err }
+
+// abortTLSPrefix starts Measurement.Aborted for a TLS handshake failure
+// before any success, in ab's words, with OpenSSL's SSL_get_error code:
+// 1 (SSL_ERROR_SSL) for a protocol error, 5 (SSL_ERROR_SYSCALL) when the
+// socket failed or closed mid-handshake.
+const abortTLSPrefix = "SSL handshake failed"
+
+// tlsAbortMessage is Measurement.Aborted for the handshake error he.
+func tlsAbortMessage(he *TLSHandshakeError) string {
+	code := 1
+	if isIOError(he.Err) {
+		code = 5
+	}
+	return fmt.Sprintf("%s (%d): %v", abortTLSPrefix, code, he.Err)
+}
+
 // Total is the number of failed requests: the sum of every class.
 func (f Failures) Total() int64 {
-	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion
+	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake
 }
 
 // Hints gives one line of advice per non-zero failure class, in the order of
@@ -30,6 +55,7 @@ func (f Failures) Hints() []string {
 	add(f.Exceptions, "exceptions: requests could not be written or responses were not valid HTTP")
 	add(f.Timeout, "timeout: requests took longer than the timeout (-s); raise it or lower the load")
 	add(f.PortExhaustion, "port exhaustion: no local port left for a new connection; use keep-alive (-k) or widen net.ipv4.ip_local_port_range")
+	add(f.TLSHandshake, "tls handshake: the TLS handshake failed; the port may not speak TLS (use http://) or accept none of Go's TLS versions and ciphers")
 	return hints
 }
 
@@ -52,6 +78,7 @@ const (
 	classWrite // counted as a write error and as an exception
 	classTimeout
 	classPortExhaustion
+	classTLSHandshake
 )
 
 // classify maps an error at a stage to ab's failure classes. For reads, err
@@ -63,8 +90,12 @@ func classify(st stage, err error) class {
 	case isTimeout(err):
 		return classTimeout
 	}
+	var he *TLSHandshakeError
 	switch st {
 	case stageDial:
+		if errors.As(err, &he) {
+			return classTLSHandshake
+		}
 		return classConnect
 	case stageWrite:
 		return classWrite
@@ -111,6 +142,8 @@ func (f *Failures) add(c class) {
 		f.Timeout++
 	case classPortExhaustion:
 		f.PortExhaustion++
+	case classTLSHandshake:
+		f.TLSHandshake++
 	}
 }
 
@@ -121,4 +154,5 @@ func (f *Failures) merge(o Failures) {
 	f.Exceptions += o.Exceptions
 	f.Timeout += o.Timeout
 	f.PortExhaustion += o.PortExhaustion
+	f.TLSHandshake += o.TLSHandshake
 }

@@ -25,7 +25,9 @@ func TestClassify(t *testing.T) {
 		{stageDial, op(syscall.ECONNREFUSED), classConnect},
 		{stageDial, op(syscall.EADDRNOTAVAIL), classPortExhaustion},
 		{stageDial, os.ErrDeadlineExceeded, classTimeout},
-		{stageDial, fmt.Errorf("tls handshake: %w", errors.New("bad certificate")), classConnect},
+		{stageDial, &TLSHandshakeError{Err: errors.New("tls: first record does not look like a TLS handshake")}, classTLSHandshake},
+		{stageDial, fmt.Errorf("dial: %w", &TLSHandshakeError{Err: op(syscall.ECONNRESET)}), classTLSHandshake},
+		{stageDial, &TLSHandshakeError{Err: os.ErrDeadlineExceeded}, classTimeout},
 		{stageWrite, op(syscall.EPIPE), classWrite},
 		{stageRead, op(syscall.ECONNRESET), classReceive},
 		{stageRead, io.ErrUnexpectedEOF, classReceive},
@@ -41,17 +43,40 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestTLSAbortMessage(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{errors.New("tls: first record does not look like a TLS handshake"),
+			"SSL handshake failed (1): tls: first record does not look like a TLS handshake"},
+		{io.EOF, "SSL handshake failed (5): EOF"},
+		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},
+			"SSL handshake failed (5): read tcp: connection reset by peer"},
+	}
+	for _, tt := range tests {
+		he := &TLSHandshakeError{Err: tt.err}
+		if got := tlsAbortMessage(he); got != tt.want {
+			t.Errorf("tlsAbortMessage(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+		if got, want := he.Error(), "tls handshake: "+tt.err.Error(); got != want {
+			t.Errorf("Error() = %q, want %q", got, want)
+		}
+	}
+}
+
 func TestFailuresHints(t *testing.T) {
 	if h := (Failures{}).Hints(); len(h) != 0 {
 		t.Errorf("Hints() of no failures = %q, want none", h)
 	}
-	f := Failures{Length: 3, PortExhaustion: 1}
+	f := Failures{Length: 3, PortExhaustion: 1, TLSHandshake: 2}
 	h := f.Hints()
-	if len(h) != 2 || !strings.HasPrefix(h[0], "length") || !strings.Contains(h[1], "ip_local_port_range") {
-		t.Errorf("Hints() = %q, want a length hint then the port exhaustion hint", h)
+	if len(h) != 3 || !strings.HasPrefix(h[0], "length") || !strings.Contains(h[1], "ip_local_port_range") ||
+		!strings.Contains(h[2], "TLS handshake failed") {
+		t.Errorf("Hints() = %q, want a length hint, the port exhaustion hint, the TLS handshake hint", h)
 	}
-	if f.Total() != 4 {
-		t.Errorf("Total() = %d, want 4", f.Total())
+	if f.Total() != 6 {
+		t.Errorf("Total() = %d, want 6", f.Total())
 	}
 }
 

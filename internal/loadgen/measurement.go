@@ -48,6 +48,21 @@ type Measurement struct {
 	Waiting    Phase
 	Total      Phase
 
+	// MaxInFlight is the most requests seen in flight at once, http_load's
+	// "max parallel": at most Concurrency, fewer when the budget is smaller
+	// or the workers never overlapped. In the closed model a worker is
+	// counted busy from its first start until it runs out of work, as its
+	// requests follow each other without a gap; in the open model, where
+	// workers wait between requests, each start counts the requests in
+	// flight.
+	MaxInFlight int64
+
+	// ConnectToWrite is http_load's "msecs/connect" for the completed
+	// requests that opened a connection: from the start of the dial until
+	// the request is written (ab's Connect stops at the dial and TLS
+	// handshake). No histogram: http_load prints mean, max and min only.
+	ConnectToWrite Phase
+
 	// Open is set for runs in the open model (Plan.Rate > 0). Total then
 	// holds latency from the intended start (coordinated-omission corrected);
 	// Connect, Waiting and Processing stay measured from the actual start.
@@ -65,8 +80,9 @@ type Measurement struct {
 }
 
 // Failures classifies failed requests. Connect, Receive, Length and
-// Exceptions are ab's four; Timeout and PortExhaustion are their own classes
-// (each with a hint for the user) and are included in Measurement.Failed.
+// Exceptions are ab's four; Timeout, PortExhaustion and TLSHandshake are
+// their own classes (each with a hint for the user) and are included in
+// Measurement.Failed.
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -74,6 +90,7 @@ type Failures struct {
 	Exceptions     int64 `json:"exceptions"`
 	Timeout        int64 `json:"timeout"`
 	PortExhaustion int64 `json:"port_exhaustion"`
+	TLSHandshake   int64 `json:"tls_handshake"`
 }
 
 // Phase summarises one timing row of ab's "Connection Times" table.
@@ -110,7 +127,7 @@ type Sample struct {
 
 // Merge adds o, measured in parallel with m (a shard of the same point), to
 // m: counters, status codes and histograms add exactly; Started is the
-// earlier, Elapsed the longer, Concurrency and rates add. The first
+// earlier, Elapsed the longer, Concurrency, MaxInFlight and rates add. The first
 // response's fields are m's unless m has none. Callers that merge sequential
 // runs aggregate Elapsed and Concurrency themselves.
 func (m *Measurement) Merge(o *Measurement) {
@@ -146,6 +163,8 @@ func (m *Measurement) Merge(o *Measurement) {
 	m.Processing.Merge(&o.Processing)
 	m.Waiting.Merge(&o.Waiting)
 	m.Total.Merge(&o.Total)
+	m.MaxInFlight += o.MaxInFlight
+	m.ConnectToWrite.Merge(&o.ConnectToWrite)
 	m.mergeOpen(o.Open)
 	if m.Aborted == "" {
 		m.Aborted = o.Aborted

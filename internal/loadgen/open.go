@@ -43,6 +43,13 @@ func (w *worker) runOpen() {
 			w.local.late++
 		}
 		w.local.lastStart = now
+		// The workers wait between requests, so no span of theirs says how
+		// many were in flight; a shared counter does, at a cost below the
+		// schedule's own shared index and timer.
+		if n := e.inFlight.Add(1); n > w.local.maxInFlight {
+			w.local.maxInFlight = n
+		}
 		w.do(intended, now)
+		e.inFlight.Add(-1)
 	}
 }

@@ -1,6 +1,9 @@
 package loadgen
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // measurement assembles the result once every worker has stopped.
 func (e *engine) measurement() *Measurement {
@@ -46,6 +49,11 @@ func (e *engine) measurement() *Measurement {
 		if m.Open != nil {
 			m.Open.LateStarts += c.late
 		}
+		m.ConnectToWrite.Merge(&c.connectWrite)
+		m.MaxInFlight = max(m.MaxInFlight, c.maxInFlight)
+	}
+	if !e.open {
+		m.MaxInFlight = e.maxBusy()
 	}
 	m.Failed = m.Failures.Total()
 	for _, s := range e.shards {
@@ -69,6 +77,34 @@ func (e *engine) elapsed(lastEvent time.Time) time.Duration {
 		end = lastEvent
 	}
 	return max(0, end.Sub(e.start))
+}
+
+// maxBusy is the most closed-model workers busy at once: the deepest
+// overlap of their [busyFrom, busyUntil] spans. A span that ends when
+// another starts does not overlap it.
+func (e *engine) maxBusy() int64 {
+	type edge struct {
+		at    time.Time
+		delta int64
+	}
+	edges := make([]edge, 0, 2*len(e.workers))
+	for _, w := range e.workers {
+		if c := &w.local; !c.busyFrom.IsZero() {
+			edges = append(edges, edge{c.busyFrom, 1}, edge{c.busyUntil, -1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return int(a.delta - b.delta) // ends first
+	})
+	var n, most int64
+	for _, ed := range edges {
+		n += ed.delta
+		most = max(most, n)
+	}
+	return most
 }
 
 func (e *engine) started() int64 {

@@ -59,6 +59,12 @@ type counts struct {
 	lastEvent   time.Time // last completion or failure
 	lastStart   time.Time // open model: last actual start
 	samples     []Sample
+	// busyFrom and busyUntil bound the closed-model worker's requests, which
+	// follow each other without a gap: the overlap of the workers' spans is
+	// the run's most requests in flight, at no cost per request.
+	busyFrom, busyUntil time.Time
+	maxInFlight         int64 // open model: most in flight seen at a start
+	connectWrite        Phase // http_load's connect: dial start to request written
 }
 
 // timing holds the timestamps of one request.
@@ -102,8 +108,14 @@ func (w *worker) runClosed() {
 		start := next
 		if start.IsZero() {
 			start = time.Now()
+			if w.local.busyFrom.IsZero() {
+				w.local.busyFrom = start
+			}
 		}
 		next = w.do(start, start)
+	}
+	if !w.local.busyFrom.IsZero() {
+		w.local.busyUntil = time.Now()
 	}
 }
 
@@ -128,7 +140,7 @@ func (w *worker) do(intended, start time.Time) time.Time {
 		w.fail(st, err)
 		return time.Time{}
 	}
-	return w.complete(intended, start, &tm)
+	return w.complete(ti, intended, start, &tm)
 }
 
 // attempt sends the request to target ti on the current connection or a
@@ -265,18 +277,27 @@ func (w *worker) fail(st stage, err error) {
 	if c == classWrite {
 		w.local.writeErrors++
 	}
-	if c == classConnect && errors.Is(err, syscall.ECONNREFUSED) &&
-		!w.e.plan.ContinueOnError && w.e.docLen.Load() < 0 {
+	if w.e.plan.ContinueOnError || w.e.docLen.Load() >= 0 {
+		return
+	}
+	var he *TLSHandshakeError
+	switch {
+	case c == classConnect && errors.Is(err, syscall.ECONNREFUSED):
 		w.e.abort(err)
+	case c == classTLSHandshake && errors.As(err, &he):
+		// ab gives up on a failed handshake; before any success it means
+		// the port does not speak TLS, and every request would fail alike.
+		w.e.stop(stopAborted, tlsAbortMessage(he))
 	}
 }
 
-// complete counts a completed request and queues its timings for the shard.
-func (w *worker) complete(intended, start time.Time, tm *timing) time.Time {
+// complete counts a completed request to target ti and queues its timings
+// for the shard.
+func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Time {
 	e, resp := w.e, w.resp
 	body := int64(len(resp.Body()))
 	status := resp.StatusCode()
-	if doc := e.first(resp, body); body != doc && !e.plan.AcceptVariableLength {
+	if doc := e.first(ti, resp, body); body != doc && !e.plan.AcceptVariableLength {
 		w.local.failures.Length++
 		w.pub.failed.Add(1)
 	}
@@ -288,6 +309,9 @@ func (w *worker) complete(intended, start time.Time, tm *timing) time.Time {
 	}
 	w.local.body += body
 	w.local.lastEvent = tm.done
+	if !tm.reused {
+		w.local.connectWrite.record(micros(tm.written.Sub(start)))
+	}
 	w.batch = append(w.batch, record{
 		connect:     micros(tm.connected.Sub(start)),
 		waiting:     micros(tm.firstByte.Sub(tm.written)),
