@@ -9,9 +9,11 @@
 // a net.Conn wrapper that timestamps the first byte. This gives ab's timings
 // (connect, waiting, processing, total) without trace hooks, ab's keep-alive
 // semantics, no per-host connection cap and no allocation per request on a
-// kept-alive connection. Without keep-alive every request sends
-// "Connection: close" (HTTP/1.1, where ab speaks 1.0) and waits for the
-// server's close, so the TIME_WAIT stays with the server. On Linux a target
+// kept-alive connection. Plan.HTTPVersion picks the request: HTTP/1.1 as
+// fasthttp writes it (without keep-alive it says "Connection: close"), or
+// HTTP/1.0 laid out byte for byte as ab writes it, so byte counts match
+// ab's. Either way a request without keep-alive waits for the server's
+// close, so the TIME_WAIT stays with the server. On Linux a target
 // given by IP address is dialled below net.Dialer (sockDial: three system
 // calls per connection where net.Dialer spends eight), and its connects,
 // reads, writes and close are raw system calls on a non-blocking socket
