@@ -26,6 +26,10 @@ func TestServerSideEffects(t *testing.T) {
 		{[]string{"-H", "-p: not a flag", "http://127.0.0.1:1/"}, ""}, // a value, not -p
 		{[]string{"-Hx-p: 1", "-k", "http://127.0.0.1:1/"}, ""},
 		{[]string{"http://127.0.0.1:1/", "-p", "f"}, ""}, // after the URL ab reads no options
+		{[]string{"--format", "json", "-p", "f", "http://127.0.0.1:1/"}, "-p"}, // a long option's value is no URL
+		{[]string{"--http-version=1.1", "-e", "f", "http://127.0.0.1:1/"}, "-e"},
+		{[]string{"--json", "--rate", "5", "-k", "http://127.0.0.1:1/"}, ""},
+		{[]string{"--urls", "list.txt"}, "--urls"},
 	}
 	for _, tt := range tests {
 		got := serverSideEffects(tt.args)
