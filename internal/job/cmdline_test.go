@@ -25,7 +25,7 @@ func TestServerSideEffects(t *testing.T) {
 		{[]string{"-X", "127.0.0.1:3128", "http://127.0.0.1:1/"}, "-X"},
 		{[]string{"-H", "-p: not a flag", "http://127.0.0.1:1/"}, ""}, // a value, not -p
 		{[]string{"-Hx-p: 1", "-k", "http://127.0.0.1:1/"}, ""},
-		{[]string{"http://127.0.0.1:1/", "-p", "f"}, ""}, // after the URL ab reads no options
+		{[]string{"http://127.0.0.1:1/", "-p", "f"}, ""},                       // after the URL ab reads no options
 		{[]string{"--format", "json", "-p", "f", "http://127.0.0.1:1/"}, "-p"}, // a long option's value is no URL
 		{[]string{"--http-version=1.1", "-e", "f", "http://127.0.0.1:1/"}, "-e"},
 		{[]string{"--json", "--rate", "5", "-k", "http://127.0.0.1:1/"}, ""},
