@@ -60,6 +60,7 @@ func TestABTarget(t *testing.T) {
 		URLs: []string{"http://127.0.0.1:8081/p"}, Method: "GET",
 		Headers:   []loadgen.Header{{Key: "X-Token", Value: "abc"}},
 		KeepAlive: true, Concurrency: 3, Requests: 300, Timeout: DefaultTimeout,
+		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3", // ab's own request
 	}
 	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Dial", "Progress")); diff != "" {
 		t.Errorf("Plan(ab target) mismatch (-want +got):\n%s", diff)
