@@ -1651,6 +1651,14 @@ const docTemplate = `{
                         "type": "string"
                     }
                 },
+                "http_version": {
+                    "description": "HTTPVersion is \"1.0\" or \"1.1\". Unset, a url or http_load target\nsends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.",
+                    "type": "string",
+                    "enum": [
+                        "1.0",
+                        "1.1"
+                    ]
+                },
                 "keepalive": {
                     "type": "boolean"
                 },
@@ -1847,7 +1855,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "request": {
-                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body and content_type may be set\n(ab would read the body from a file).",
+                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file) and http_version may be set.",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Request"

@@ -2,19 +2,27 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // The seed write-ups' files: a 25 600-byte image and two HTML pages.
 var abSeedFiles = map[string]int{"test.jpg": 25600, "big.html": 49128, "small.html": 7638}
+
+// seedFiles returns abSeedFiles' contents and the body of a POST.
+func seedFiles() testservers.Files {
+	files := testservers.Files{"post.txt": []byte("name=benchq&value=42\n")}
+	for name, size := range abSeedFiles {
+		files[name] = []byte(strings.Repeat("<p>benchq</p>\n", size/14+1))[:size]
+	}
+	return files
+}
 
 // TestABConformance runs real ab and `benchq ab` with the same arguments
 // against the same local nginx and compares their stdout with every number
@@ -24,16 +32,10 @@ func TestABConformance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("conformance against real ab and nginx: skipped with -short")
 	}
-	for _, bin := range []string{"ab", "nginx"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("conformance test needs %s on PATH (apt-get install -y apache2-utils nginx): %v", bin, err)
-		}
-	}
-	base, dir := startNginx(t)
-	post := filepath.Join(dir, "post.txt")
-	if err := os.WriteFile(post, []byte("name=benchq&value=42\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testservers.Require(t, "ab", "apache2-utils")
+	srv := testservers.Nginx(t, seedFiles())
+	base := srv.URL
+	post := filepath.Join(srv.Dir, "www", "post.txt")
 	tests := []struct {
 		name  string
 		args  []string
@@ -70,99 +72,13 @@ func TestABConformance(t *testing.T) {
 				t.Errorf("benchq ab %q: Complete requests %s, want 2000", tt.args, got)
 			}
 			for _, label := range []string{"Complete requests", "Failed requests", "Non-2xx responses",
-				"Keep-Alive requests", "Document Length", "Total transferred", "HTML transferred"} {
+				"Keep-Alive requests", "Document Length", "Total transferred", "HTML transferred", "Total body sent"} {
 				if want, got := abField(abOut, label), abField(out, label); got != want {
 					t.Errorf("benchq ab %q: %s %q, ab %q", tt.args, label, got, want)
 				}
 			}
 		})
 	}
-}
-
-// startNginx runs nginx in one process on a free loopback port, serving
-// the seed files, returning "http://127.0.0.1:PORT" and its directory.
-func startNginx(t *testing.T) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	www := filepath.Join(dir, "www")
-	if err := os.Mkdir(www, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, size := range abSeedFiles {
-		body := []byte(strings.Repeat("<p>benchq</p>\n", size/14+1))[:size]
-		if err := os.WriteFile(filepath.Join(www, name), body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	addr := freeLoopbackAddr(t)
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root root;" // the temp dir is private to root
-	}
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-%[3]s
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path %[1]s/body;
-    proxy_temp_path %[1]s/proxy;
-    fastcgi_temp_path %[1]s/fastcgi;
-    uwsgi_temp_path %[1]s/uwsgi;
-    scgi_temp_path %[1]s/scgi;
-    server {
-        listen %[2]s;
-        root %[1]s/www;
-        location = /post { return 200 "posted\n"; }
-    }
-}
-`, dir, addr, user)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("nginx", "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	var nginxErr strings.Builder
-	cmd.Stdout, cmd.Stderr = &nginxErr, &nginxErr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start nginx: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() && nginxErr.Len() > 0 {
-			t.Logf("nginx output:\n%s", nginxErr.String())
-		}
-	})
-	waitListening(t, addr)
-	return "http://" + addr, dir
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
-func waitListening(t *testing.T, addr string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			_ = c.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("nginx did not listen on %s within 5s", addr)
 }
 
 func runRealAB(t *testing.T, args []string) (stdout, stderr string) {

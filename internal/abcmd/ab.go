@@ -1,8 +1,10 @@
 package abcmd
 
 import (
+	"encoding/base64"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benchq/benchq/internal/loadgen"
@@ -21,6 +23,10 @@ const (
 // TimeLimitRequests is the request count -t implies (ab's MAX_REQUESTS): ab
 // stops a timed run after that many requests unless a later -n replaces it.
 const TimeLimitRequests = 50000
+
+// UserAgent is the User-Agent ab sends, and so does every ab command line
+// unless a -H line gives another.
+const UserAgent = "ApacheBench/2.3"
 
 // maxSeconds bounds -t and -s so that seconds convert to a time.Duration
 // without overflow (68 years is no real limit).
@@ -66,8 +72,7 @@ func (a *AB) Host() string {
 }
 
 // Args returns a canonical command line for a (without the program name):
-// ParseAB(a.Args()) yields a again, with -C and -A rendered as the -H lines
-// they become. The job API uses it to show what a target will run.
+// ParseAB(a.Args()) yields a again. The job API uses it to show what a target will run.
 func (a *AB) Args() []string {
 	p := &a.Plan
 	var args []string
@@ -83,17 +88,35 @@ func (a *AB) Args() []string {
 	if p.ContentType != "" {
 		add("-T", p.ContentType)
 	}
-	for _, h := range p.Headers {
-		add("-H", h.Key+": "+h.Value)
+	for i, h := range p.Headers {
+		args = append(args, headerArgs(h, i < p.LeadingHeaders)...)
 	}
 	args = append(args, a.switchArgs()...)
 	if p.Rate > 0 {
 		add("--rate", strconv.FormatFloat(p.Rate, 'g', -1, 64))
 	}
+	if p.HTTPVersion != "" && p.HTTPVersion != loadgen.HTTP10 {
+		add("--http-version", p.HTTPVersion)
+	}
 	if a.URLsFile != "" {
 		add("--urls", a.URLsFile)
 	}
 	return append(args, p.URLs...)
+}
+
+// headerArgs renders one header of the plan: as -C or -A when it is one of
+// the leading headers those flags make, so it keeps its place in ab's
+// request, else as -H.
+func headerArgs(h loadgen.Header, leading bool) []string {
+	if leading && h.Key == "Cookie" {
+		return []string{"-C", h.Value}
+	}
+	if b64, ok := strings.CutPrefix(h.Value, "Basic "); leading && h.Key == "Authorization" && ok {
+		if cred, err := base64.StdEncoding.DecodeString(b64); err == nil {
+			return []string{"-A", string(cred)}
+		}
+	}
+	return []string{"-H", h.Key + ": " + h.Value}
 }
 
 func (a *AB) methodArgs() []string {

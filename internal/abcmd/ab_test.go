@@ -15,6 +15,7 @@ const testURL = "http://127.0.0.1:8081/p"
 func want(mod func(*AB)) *AB {
 	a := &AB{Format: FormatAB, Plan: loadgen.Plan{
 		URLs: []string{testURL}, Method: "GET", Concurrency: 1, Requests: 1,
+		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3",
 	}}
 	if mod != nil {
 		mod(a)
@@ -57,10 +58,16 @@ var abCases = []struct {
 	{"-v 3 " + testURL, want(func(a *AB) { a.Verbosity = 3 })},
 	{"-H 'Accept: */*' -H X-B:2 -H 'Host: example.test' " + testURL,
 		want(func(a *AB) { a.Plan.Headers = hdr("Accept", "*/*", "X-B", "2", "Host", "example.test") })},
-	{"-H X-A:1 -C a=1 -C ' b=2 ' " + testURL, want(func(a *AB) { a.Plan.Headers = hdr("Cookie", "b=2", "X-A", "1") })},
+	{"-H X-A:1 -C a=1 -C ' b=2 ' " + testURL, want(func(a *AB) { a.Plan.Headers, a.Plan.LeadingHeaders = hdr("Cookie", "b=2", "X-A", "1"), 1 })},
+	{"-H 'Cookie: x=1' -H 'Authorization: Bearer t' " + testURL,
+		want(func(a *AB) { a.Plan.Headers = hdr("Cookie", "x=1", "Authorization", "Bearer t") })},
 	{"-A user:pass -C c=1 " + testURL,
-		want(func(a *AB) { a.Plan.Headers = hdr("Cookie", "c=1", "Authorization", "Basic dXNlcjpwYXNz") })},
-	{"-A ' user:pass' " + testURL, want(func(a *AB) { a.Plan.Headers = hdr("Authorization", "Basic dXNlcjpwYXNz") })},
+		want(func(a *AB) {
+			a.Plan.Headers, a.Plan.LeadingHeaders = hdr("Cookie", "c=1", "Authorization", "Basic dXNlcjpwYXNz"), 2
+		})},
+	{"-A ' user:pass' " + testURL, want(func(a *AB) {
+		a.Plan.Headers, a.Plan.LeadingHeaders = hdr("Authorization", "Basic dXNlcjpwYXNz"), 1
+	})},
 	{"-p body.txt " + testURL, want(func(a *AB) { a.Plan.Method, a.BodyFile = "POST", "body.txt" })},
 	{"-u body.txt -T application/json " + testURL, want(func(a *AB) {
 		a.Plan.Method, a.BodyFile, a.Plan.ContentType = "PUT", "body.txt", "application/json"
@@ -82,6 +89,8 @@ var abCases = []struct {
 	{"--urls list.txt", want(func(a *AB) { a.URLsFile, a.Plan.URLs = "list.txt", nil })},
 	{"--urls=list.txt " + testURL, want(func(a *AB) { a.URLsFile = "list.txt" })},
 	{"-k -- " + testURL, want(func(a *AB) { a.Plan.KeepAlive = true })},
+	{"--http-version 1.1 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "1.1" })},
+	{"--http-version=1.0 " + testURL, want(nil)},
 }
 
 func TestParseAB(t *testing.T) {
@@ -191,6 +200,7 @@ func TestParseABErrors(t *testing.T) {
 		{"--rate -1 " + testURL, usage, `invalid --rate "-1": want requests per second > 0`},
 		{"--rate NaN " + testURL, usage, `invalid --rate "NaN": want requests per second > 0`},
 		{"--rate Inf " + testURL, usage, `invalid --rate "Inf": want requests per second > 0`},
+		{"--http-version 2 " + testURL, usage, `invalid --http-version "2": want 1.0 or 1.1`},
 		{"--rate", usage, "option '--rate' requires an argument"},
 		{"--json=1 " + testURL, usage, "option '--json' doesn't allow an argument"},
 		{"--urls= ", usage, "option '--urls' requires a file name"},

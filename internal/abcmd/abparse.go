@@ -37,8 +37,10 @@ type abParser struct {
 // 2.4.x's meanings: options first, combined as getopt allows (-kq, -n100),
 // then exactly one URL. -t sets the request count to TimeLimitRequests where
 // it appears, so only a later -n overrides it. The benchq long options
-// --json, --format F, --rate R and --urls FILE may appear among the options;
-// with --urls the URL may be left out.
+// --json, --format F, --rate R, --urls FILE and --http-version V may appear
+// among the options; with --urls the URL may be left out. The request is
+// ab's: HTTP/1.0, "User-Agent: ApacheBench/2.3" and ab's header order, so
+// byte counts match ab's, unless --http-version 1.1 asks for benchq's.
 //
 // Errors are *UsageError or *InputError with ab's message, ErrHelp (-h),
 // ErrVersion (-V), or a wrapped loadgen.ErrInvalidPlan for what ab would
@@ -46,6 +48,7 @@ type abParser struct {
 func ParseAB(args []string) (*AB, error) {
 	p := &abParser{a: AB{Format: FormatAB, Plan: loadgen.Plan{
 		Method: "GET", Concurrency: 1, Requests: 1,
+		HTTPVersion: loadgen.HTTP10, UserAgent: UserAgent,
 	}}}
 	rest, err := p.options(args)
 	if err != nil {
@@ -121,7 +124,8 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 		}
 		p.a.Format = FormatJSON
 		return 0, nil
-	case "--format", "--rate", "--urls":
+	case "--format", "--rate", "--urls", "--http-version":
+		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
 	}
@@ -133,6 +137,16 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 		value, used = next[0], 1
 	}
 	return used, p.applyLong(name, value)
+}
+
+// LongTakesValue reports whether the benchq long option name ("--rate")
+// takes a value, so a scanner of ab lines can step over it as ParseAB does.
+func LongTakesValue(name string) bool {
+	switch name {
+	case "--format", "--rate", "--urls", "--http-version":
+		return true
+	}
+	return false
 }
 
 func (p *abParser) applyLong(name, value string) error {
@@ -149,6 +163,11 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr(fmt.Sprintf("invalid --rate %q: want requests per second > 0", value))
 		}
 		p.a.Plan.Rate = r
+	case "--http-version":
+		if value != loadgen.HTTP10 && value != loadgen.HTTP11 {
+			return usageErr(fmt.Sprintf("invalid --http-version %q: want 1.0 or 1.1", value))
+		}
+		p.a.Plan.HTTPVersion = value
 	case "--urls":
 		if value == "" {
 			return usageErr("option '--urls' requires a file name")
@@ -308,6 +327,7 @@ func (p *abParser) finish() (*AB, error) {
 		hs = append(hs, loadgen.Header{Key: "Authorization", Value: p.auth})
 	}
 	a.Plan.Headers = append(hs, p.headers...)
+	a.Plan.LeadingHeaders = len(hs) // ab sends -C and -A before the body's headers, -H after
 	if len(a.Plan.URLs) > 0 {
 		if err := a.Plan.Validate(); err != nil {
 			return nil, fmt.Errorf("abcmd: %w", err)

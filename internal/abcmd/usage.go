@@ -46,6 +46,9 @@ benchq options:
                     requests in flight
     --urls file     Read URLs from file, one a line; each request picks one
                     at random, as http_load does; the URL argument is optional
+    --http-version v
+                    1.0 (default) sends ab's request byte for byte; 1.1 sends
+                    an HTTP/1.1 request ("Connection: close" without -k)
 Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
 `
 

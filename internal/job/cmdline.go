@@ -63,6 +63,15 @@ func serverSideEffects(args []string) string {
 		if arg == "--" || len(arg) < 2 || arg[0] != '-' {
 			return "" // ab stops reading options at the URL
 		}
+		if name, _, hasValue := strings.Cut(arg, "="); strings.HasPrefix(arg, "--") {
+			if name == "--urls" {
+				return "--urls reads a file on the server: list the URLs in the target's urls with http_load, or one url per target"
+			}
+			if !hasValue && abcmd.LongTakesValue(name) {
+				i++ // its value is the next word, not the URL
+			}
+			continue
+		}
 		for j := 1; j < len(arg); j++ {
 			c := arg[j]
 			if msg, bad := forbiddenAB[c]; bad {

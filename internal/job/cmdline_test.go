@@ -25,7 +25,11 @@ func TestServerSideEffects(t *testing.T) {
 		{[]string{"-X", "127.0.0.1:3128", "http://127.0.0.1:1/"}, "-X"},
 		{[]string{"-H", "-p: not a flag", "http://127.0.0.1:1/"}, ""}, // a value, not -p
 		{[]string{"-Hx-p: 1", "-k", "http://127.0.0.1:1/"}, ""},
-		{[]string{"http://127.0.0.1:1/", "-p", "f"}, ""}, // after the URL ab reads no options
+		{[]string{"http://127.0.0.1:1/", "-p", "f"}, ""},                       // after the URL ab reads no options
+		{[]string{"--format", "json", "-p", "f", "http://127.0.0.1:1/"}, "-p"}, // a long option's value is no URL
+		{[]string{"--http-version=1.1", "-e", "f", "http://127.0.0.1:1/"}, "-e"},
+		{[]string{"--json", "--rate", "5", "-k", "http://127.0.0.1:1/"}, ""},
+		{[]string{"--urls", "list.txt"}, "--urls"},
 	}
 	for _, tt := range tests {
 		got := serverSideEffects(tt.args)
@@ -56,6 +60,7 @@ func TestABTarget(t *testing.T) {
 		URLs: []string{"http://127.0.0.1:8081/p"}, Method: "GET",
 		Headers:   []loadgen.Header{{Key: "X-Token", Value: "abc"}},
 		KeepAlive: true, Concurrency: 3, Requests: 300, Timeout: DefaultTimeout,
+		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3", // ab's own request
 	}
 	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(ab target) mismatch (-want +got):\n%s", diff)

@@ -36,6 +36,8 @@ func (s Spec) Plan(p Point) (loadgen.Plan, error) {
 		Headers:              r.headerList(),
 		Body:                 body,
 		ContentType:          r.ContentType,
+		HTTPVersion:          r.HTTPVersion,
+		UserAgent:            src.userAgent,
 		KeepAlive:            r.KeepAlive,
 		Concurrency:          p.Concurrency,
 		Requests:             p.Requests,

@@ -28,7 +28,7 @@ func TestPlanURLTarget(t *testing.T) {
 		URLs: []string{"http://127.0.0.1:8081/x"}, Method: "GET",
 		Headers:     []loadgen.Header{{Key: "Accept", Value: "*/*"}, {Key: "X-B", Value: "2"}},
 		Concurrency: 4, Requests: 200, Timeout: 5 * time.Second,
-		AcceptVariableLength: true, ContinueOnError: true,
+		AcceptVariableLength: true, ContinueOnError: true, HTTPVersion: "1.1",
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(a) mismatch (-want +got):\n%s", diff)
@@ -40,12 +40,55 @@ func TestPlanURLTarget(t *testing.T) {
 	want = loadgen.Plan{
 		URLs: []string{"http://127.0.0.1:8082/y"}, Method: "PUT", Body: []byte(`{"k":1}`), ContentType: "application/json",
 		KeepAlive: true, Concurrency: 4, Requests: 200, Timeout: DefaultTimeout, ContinueOnError: true,
+		HTTPVersion: "1.1",
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(b) (own request replaces the job's) mismatch (-want +got):\n%s", diff)
 	}
 	if err := got.Validate(); err != nil {
 		t.Errorf("loadgen.Plan.Validate(Plan(b)) = %v, want nil", err)
+	}
+}
+
+// TestPlanHTTPVersion: a url or http_load target sends HTTP/1.1 unless the
+// request says otherwise; an ab target sends ab's request (HTTP/1.0, ab's
+// User-Agent) unless its ab line or the spec's request says otherwise.
+func TestPlanHTTPVersion(t *testing.T) {
+	const u = "http://127.0.0.1:8081/x"
+	tests := []struct {
+		name      string
+		target    Target
+		request   Request
+		version   string
+		userAgent string
+	}{
+		{"url", Target{URL: u}, Request{}, "1.1", ""},
+		{"url asks 1.0", Target{URL: u}, Request{HTTPVersion: "1.0"}, "1.0", ""},
+		{"url, own request", Target{URL: u, Request: &Request{HTTPVersion: "1.0"}}, Request{HTTPVersion: "1.1"}, "1.0", ""},
+		{"ab", Target{AB: "-n 5 " + u}, Request{}, "1.0", "ApacheBench/2.3"},
+		{"ab --http-version", Target{AB: "--http-version 1.1 -n 5 " + u}, Request{}, "1.1", "ApacheBench/2.3"},
+		{"ab, job request", Target{AB: "-n 5 " + u}, Request{HTTPVersion: "1.1"}, "1.1", "ApacheBench/2.3"},
+		{"ab, own request", Target{AB: "-n 5 " + u, Request: &Request{HTTPVersion: "1.1"}}, Request{HTTPVersion: "1.0"}, "1.1", "ApacheBench/2.3"},
+		{"http_load", Target{HTTPLoad: "-parallel 1 -fetches 5", URLs: []string{u}}, Request{}, "1.1", ""},
+		{"http_load asks 1.0", Target{HTTPLoad: "-parallel 1 -fetches 5", URLs: []string{u}}, Request{HTTPVersion: "1.0"}, "1.0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Spec{Targets: []Target{tt.target}, Request: tt.request}
+			if err := s.Validate(Limits{}, nil); err != nil {
+				t.Fatalf("Validate = %v", err)
+			}
+			got, err := s.Plan(s.Points()[0])
+			if err != nil {
+				t.Fatalf("Plan = %v", err)
+			}
+			if got.HTTPVersion != tt.version || got.UserAgent != tt.userAgent {
+				t.Errorf("Plan: HTTP/%s User-Agent %q, want HTTP/%s %q", got.HTTPVersion, got.UserAgent, tt.version, tt.userAgent)
+			}
+			if err := got.Validate(); err != nil {
+				t.Errorf("loadgen.Plan.Validate = %v", err)
+			}
+		})
 	}
 }
 

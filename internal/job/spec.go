@@ -30,8 +30,8 @@ type Target struct {
 	HTTPLoad string   `json:"http_load,omitempty"`
 	URLs     []string `json:"urls,omitempty"`
 	// Request replaces the job-wide request options for this target, as a
-	// whole. On an ab target only its body and content_type may be set
-	// (ab would read the body from a file).
+	// whole. On an ab target only its body, content_type (ab would read the
+	// body from a file) and http_version may be set.
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -44,6 +44,9 @@ type Request struct {
 	KeepAlive            bool              `json:"keepalive"`
 	Timeout              Duration          `json:"timeout,omitempty"`
 	AcceptVariableLength bool              `json:"accept_variable_length"`
+	// HTTPVersion is "1.0" or "1.1". Unset, a url or http_load target
+	// sends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.
+	HTTPVersion string `json:"http_version,omitempty" enums:"1.0,1.1"`
 }
 
 // Sweep lists the values each dimension of the job takes. The points are

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"net/textproto"
 	"sort"
 
@@ -18,6 +19,9 @@ type source struct {
 	// on a refused connection unless -r; url and http_load targets never
 	// abort: failures are counted in the result.
 	continueOnError bool
+	// userAgent is the plan's User-Agent: ab's for an ab target, "" (the
+	// engine's) for the others.
+	userAgent string
 
 	flagField   string // the ab/http_load field, where flag values are reported
 	concurrency []int
@@ -53,6 +57,7 @@ func (s Spec) resolveTarget(i int) (source, []FieldError) {
 	}
 	switch {
 	case t.URL != "":
+		req.HTTPVersion = cmp.Or(req.HTTPVersion, loadgen.HTTP11)
 		return source{urls: []string{t.URL}, urlFields: []string{field + ".url"}, req: req, continueOnError: true}, nil
 	case t.AB != "":
 		return s.resolveAB(t, field)
@@ -70,18 +75,23 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	}
 	// ab reads the body from a file (-p), which a job cannot name, so the
 	// body alone comes from the target's or the job's request.
-	body, contentType := s.Request.Body, s.Request.ContentType
+	// The HTTP version too may come from there: an ab line sends ab's
+	// request unless the spec asks otherwise.
+	from := s.Request
 	if r := t.Request; r != nil {
 		if r.Method != "" || len(r.Headers) > 0 || r.KeepAlive || r.Timeout != 0 || r.AcceptVariableLength {
-			p.add(field+".request", "an ab target sets only body and content_type here; set the rest with ab's flags")
+			p.add(field+".request", "an ab target sets only body, content_type and http_version here; set the rest with ab's flags")
 		}
-		body, contentType = r.Body, r.ContentType
+		from = *r
 	}
+	req := requestFromPlan(plan, from.Body, from.ContentType)
+	req.HTTPVersion = cmp.Or(from.HTTPVersion, plan.HTTPVersion)
 	src := source{
 		urls:            plan.URLs,
 		urlFields:       repeatString(field+".ab", len(plan.URLs)),
-		req:             requestFromPlan(plan, body, contentType),
+		req:             req,
 		continueOnError: plan.ContinueOnError,
+		userAgent:       plan.UserAgent,
 	}
 	src.setFlags(field+".ab", plan)
 	return src, p.list
@@ -103,6 +113,9 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 	// URL with the first response, so a URL list of different pages would
 	// read as Length failures).
 	req.KeepAlive, req.AcceptVariableLength = false, true
+	// http_load's own request (HTTP/1.0, Host without port, no Accept)
+	// is not the engine's HTTP/1.0 layout, which is ab's: it gets the job's.
+	req.HTTPVersion = cmp.Or(req.HTTPVersion, loadgen.HTTP11)
 	src := source{urls: t.URLs, req: req, continueOnError: true}
 	for k := range t.URLs {
 		src.urlFields = append(src.urlFields, index(field+".urls", k))

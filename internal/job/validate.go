@@ -89,7 +89,14 @@ func (v *validator) targets(s Spec) {
 		}
 		switch {
 		case t.AB != "":
-			v.request(field+".ab", src.req)
+			// The version may come from a request object, checked where
+			// it was given; the rest of src.req is the ab line's.
+			abReq := src.req
+			abReq.HTTPVersion = ""
+			v.request(field+".ab", abReq)
+			if t.Request != nil {
+				v.httpVersion(field+".request", t.Request.HTTPVersion)
+			}
 		case t.Request != nil:
 			v.request(field+".request", *t.Request)
 		}

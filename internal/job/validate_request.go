@@ -25,6 +25,7 @@ func (v *validator) request(field string, r Request) {
 	if maxTimeout := max(v.lim.MaxDuration, DefaultTimeout); r.Timeout <= 0 || r.Timeout.Std() > maxTimeout {
 		v.add(field+".timeout", "%v is outside (0s, %v]", r.Timeout, maxTimeout)
 	}
+	v.httpVersion(field, r.HTTPVersion)
 	if hasControl(r.ContentType) {
 		v.add(field+".content_type", "%q contains control characters", r.ContentType)
 	}
@@ -32,6 +33,13 @@ func (v *validator) request(field string, r Request) {
 		if msg := headerProblem(k, r.Headers[k]); msg != "" {
 			v.add(field+".headers["+strconv.Quote(k)+"]", "%s", msg)
 		}
+	}
+}
+
+// httpVersion checks the http_version of the request options at field.
+func (v *validator) httpVersion(field, hv string) {
+	if hv != "" && hv != loadgen.HTTP10 && hv != loadgen.HTTP11 {
+		v.add(field+".http_version", "%q is not 1.0 or 1.1", hv)
 	}
 }
 

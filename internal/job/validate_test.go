@@ -90,6 +90,10 @@ func TestValidateRules(t *testing.T) {
 		{"negative pause", func(s *Spec) { s.Sweep.PauseBetweenRuns = Duration(-time.Second) }, []string{"sweep.pause_between_runs"}},
 		{"baseline unknown", func(s *Spec) { s.Baseline = "nginx" }, []string{"baseline"}},
 		{"unknown method", func(s *Spec) { s.Request.Method = "FETCH" }, []string{"request.method"}},
+		{"http_version 2", func(s *Spec) { s.Request.HTTPVersion = "2" }, []string{"request.http_version"}},
+		{"http_version of an ab target", func(s *Spec) {
+			s.Targets[0] = Target{Name: s.Targets[0].Name, AB: "-n 5 http://127.0.0.1:1/", Request: &Request{HTTPVersion: "HTTP/1.0"}}
+		}, []string{"targets[0].request.http_version"}},
 		{"lowercase method", func(s *Spec) { s.Request.Method = "get" }, []string{"request.method"}},
 		{"body with GET", func(s *Spec) { s.Request.Method = "GET"; s.Request.Body = "x" }, []string{"request.body"}},
 		{"body too large", func(s *Spec) { s.Request.Body = strings.Repeat("x", 600<<10) }, []string{"request.body"}},

@@ -9,10 +9,12 @@
 // a net.Conn wrapper that timestamps the first byte. This gives ab's timings
 // (connect, waiting, processing, total) without trace hooks, ab's keep-alive
 // semantics, no per-host connection cap and no allocation per request on a
-// kept-alive connection. Without keep-alive every request sends
-// "Connection: close" (HTTP/1.1, where ab speaks 1.0) and waits for the
-// server's close, so the TIME_WAIT stays with the server. Each run resolves
-// its hosts once, before its clock starts, through the plan's Guard (the
+// kept-alive connection. Plan.HTTPVersion picks the request: HTTP/1.1 as
+// fasthttp writes it (without keep-alive it says "Connection: close"), or
+// HTTP/1.0 laid out byte for byte as ab writes it, so byte counts match
+// ab's. Either way a request without keep-alive waits for the server's
+// close, so the TIME_WAIT stays with the server. Each run resolves its
+// hosts once, before its clock starts, through the plan's Guard (the
 // address policy, which also admits every connect) or the system's
 // resolver, so the CLI's runs and the service's dial alike. On Linux every
 // connection is dialled below net.Dialer (sockDial: three system

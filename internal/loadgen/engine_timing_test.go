@@ -11,10 +11,11 @@ import (
 // benchRun measures whole runs of b.N requests against an in-process
 // fasthttp server on loopback: ns/op and allocs/op are per request, the
 // run's setup amortized (client and server share the machine's CPUs).
-func benchRun(b *testing.B, keepAlive bool, concurrency int) {
+func benchRun(b *testing.B, p Plan) {
 	body := fixedBody(7638) // the seeds' HTML page
 	ts := startServer(b, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }, nil)
-	p := Plan{URLs: []string{ts.URL + "/page.html"}, KeepAlive: keepAlive, Concurrency: concurrency}
+	p.URLs = []string{ts.URL + "/page.html"}
+	concurrency := max(p.Concurrency, 1)
 	// Warm the server's pools so they are not charged to the first op.
 	p.Requests = 100
 	if _, err := Run(context.Background(), p); err != nil {
@@ -33,6 +34,10 @@ func benchRun(b *testing.B, keepAlive bool, concurrency int) {
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 }
 
-func BenchmarkKeepAlive(b *testing.B)   { benchRun(b, true, 1) }
-func BenchmarkKeepAliveC8(b *testing.B) { benchRun(b, true, 8) }
-func BenchmarkNoKeepAlive(b *testing.B) { benchRun(b, false, 1) }
+func BenchmarkKeepAlive(b *testing.B)   { benchRun(b, Plan{KeepAlive: true}) }
+func BenchmarkKeepAliveC8(b *testing.B) { benchRun(b, Plan{KeepAlive: true, Concurrency: 8}) }
+func BenchmarkNoKeepAlive(b *testing.B) { benchRun(b, Plan{}) }
+
+// BenchmarkKeepAliveHTTP10 is ab's request on a kept-alive connection: the
+// answer is HTTP/1.1 with keep-alive, as nginx gives it.
+func BenchmarkKeepAliveHTTP10(b *testing.B) { benchRun(b, Plan{KeepAlive: true, HTTPVersion: HTTP10}) }

@@ -46,6 +46,20 @@ type Plan struct {
 	Body        []byte   // request body, sent with every request
 	ContentType string   // Content-Type for Body; zero means text/plain, as ab
 
+	// HTTPVersion is "1.1" (the zero value) or "1.0". With "1.1" fasthttp
+	// serializes the request; with "1.0" it is laid out byte for byte as ab
+	// sends it (request line, Connection: Keep-Alive only with KeepAlive,
+	// the first LeadingHeaders of Headers, Content-length and Content-type
+	// for a body, the other Headers, then Host, User-Agent and Accept unless
+	// Headers gives them), so byte counts compare with ab's exactly.
+	HTTPVersion string
+	// LeadingHeaders is how many of Headers come before the body's
+	// Content-length on HTTP/1.0: ab sends its -C and -A lines there and -H
+	// lines after. Ignored on HTTP/1.1.
+	LeadingHeaders int
+	// UserAgent is sent unless Headers has a User-Agent; zero means "benchq".
+	UserAgent string
+
 	// KeepAlive reuses connections (ab -k). Without it every request opens
 	// its own connection and asks the server to close it, as ab does.
 	KeepAlive bool
@@ -104,6 +118,13 @@ const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultProgressInterval = 250 * time.Millisecond
 	DefaultContentType      = "text/plain"
+	DefaultUserAgent        = "benchq"
+)
+
+// The values of Plan.HTTPVersion.
+const (
+	HTTP10 = "1.0"
+	HTTP11 = "1.1"
 )
 
 // ErrInvalidPlan is wrapped by every error of Plan.Validate and of Run for a
@@ -158,6 +179,18 @@ func (p Plan) Validate() error {
 	if m := p.method(); len(p.Body) > 0 && (m == "GET" || m == "HEAD") {
 		bad("body", "a body cannot be sent with %s", m)
 	}
+	if v := p.HTTPVersion; v != "" && v != HTTP10 && v != HTTP11 {
+		bad("http_version", "%q is not 1.0 or 1.1", v)
+	}
+	if p.LeadingHeaders < 0 || p.LeadingHeaders > len(p.Headers) {
+		bad("leading_headers", "%d is outside 0..%d (the number of headers)", p.LeadingHeaders, len(p.Headers))
+	}
+	if strings.ContainsAny(p.UserAgent, "\r\n") {
+		bad("user_agent", "%q contains CR or LF", p.UserAgent)
+	}
+	if strings.ContainsAny(p.ContentType, "\r\n") {
+		bad("content_type", "%q contains CR or LF", p.ContentType)
+	}
 	for i, h := range p.Headers {
 		if !IsToken(h.Key) || strings.ContainsAny(h.Value, "\r\n") {
 			bad(fmt.Sprintf("headers[%d]", i), "%q is not a valid header line", h.Key+": "+h.Value)
@@ -177,6 +210,12 @@ func (p Plan) withDefaults() Plan {
 	}
 	if p.ContentType == "" {
 		p.ContentType = DefaultContentType
+	}
+	if p.HTTPVersion == "" {
+		p.HTTPVersion = HTTP11
+	}
+	if p.UserAgent == "" {
+		p.UserAgent = DefaultUserAgent
 	}
 	if p.ProgressInterval == 0 {
 		p.ProgressInterval = DefaultProgressInterval

@@ -83,6 +83,10 @@ func buildTarget(p Plan, raw string) (target, error) {
 		return target{}, err
 	}
 	t.head = p.Method == fasthttp.MethodHead
+	if p.HTTPVersion == HTTP10 {
+		t.req = abRequest(p, &t)
+		return t, nil
+	}
 	req := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(req)
 	req.SetRequestURI(raw)
@@ -107,7 +111,7 @@ func buildTarget(p Plan, raw string) (target, error) {
 		req.Header.Add(h.Key, h.Value)
 	}
 	if !hasUA {
-		req.Header.SetUserAgent("benchq")
+		req.Header.SetUserAgent(p.UserAgent)
 	}
 	if !hasAccept {
 		req.Header.Set("Accept", "*/*")
@@ -127,6 +131,81 @@ func buildTarget(p Plan, raw string) (target, error) {
 		return target{}, fmt.Errorf("loadgen: build request for %s: %w", raw, err)
 	}
 	return t, nil
+}
+
+// abRequest lays out an HTTP/1.0 request as ab 2.3 writes it, so that the
+// bytes sent, and the answer a server gives to them, are ab's. A Host
+// header in the plan also names the TLS server, as on HTTP/1.1.
+func abRequest(p Plan, t *target) []byte {
+	var b bytes.Buffer
+	line := func(parts ...string) {
+		for _, s := range parts {
+			b.WriteString(s)
+		}
+		b.WriteString("\r\n")
+	}
+	line(p.Method, " ", t.path, " HTTP/1.0")
+	if p.KeepAlive {
+		// Without it an HTTP/1.0 server closes after the answer: no
+		// Connection header is ab's way of asking for one request per
+		// connection.
+		line("Connection: Keep-Alive")
+	}
+	lead := p.Headers[:p.LeadingHeaders]
+	rest := p.Headers[p.LeadingHeaders:]
+	for _, h := range lead {
+		line(h.Key, ": ", h.Value)
+	}
+	if len(p.Body) > 0 {
+		// ab's spelling, and ab's rule: its own Content-type even when a
+		// header line gives one too.
+		line("Content-length: ", strconv.Itoa(len(p.Body)))
+		line("Content-type: ", p.ContentType)
+	}
+	var hasHost, hasUA, hasAccept bool
+	for _, h := range p.Headers {
+		switch {
+		case strings.EqualFold(h.Key, "Host"):
+			hasHost = true
+			if t.tls != nil {
+				t.tls.ServerName = hostOnly(h.Value)
+			}
+		case strings.EqualFold(h.Key, "User-Agent"):
+			hasUA = true
+		case strings.EqualFold(h.Key, "Accept"):
+			hasAccept = true
+		}
+	}
+	for _, h := range rest {
+		line(h.Key, ": ", h.Value)
+	}
+	if !hasHost {
+		host := t.host
+		if strings.Contains(host, ":") {
+			host = "[" + host + "]"
+		}
+		if t.port != t.defaultPort() {
+			host += ":" + strconv.Itoa(t.port)
+		}
+		line("Host: ", host)
+	}
+	if !hasUA {
+		line("User-Agent: ", p.UserAgent)
+	}
+	if !hasAccept {
+		line("Accept: */*")
+	}
+	b.WriteString("\r\n")
+	b.Write(p.Body)
+	return b.Bytes()
+}
+
+// defaultPort is the port a URL of t's scheme names when it names none.
+func (t *target) defaultPort() int {
+	if t.tls != nil {
+		return 443
+	}
+	return 80
 }
 
 func serialize(req *fasthttp.Request) ([]byte, error) {
