@@ -136,8 +136,8 @@ func TestHTTPLoadTarget(t *testing.T) {
 	if err != nil || len(plan.URLs) != 2 {
 		t.Errorf("Plan(http_load) = %v URLs, %v, want the 2 URLs", plan.URLs, err)
 	}
-	if !plan.AcceptVariableLength || plan.KeepAlive {
-		t.Errorf("Plan(http_load) variable length = %v, keep-alive = %v; want true, false as http_load",
+	if plan.AcceptVariableLength || plan.KeepAlive {
+		t.Errorf("Plan(http_load) variable length = %v, keep-alive = %v; want false, false as http_load",
 			plan.AcceptVariableLength, plan.KeepAlive)
 	}
 	s.Targets[0].URLs = append(s.Targets[0].URLs, "gopher://127.0.0.1/")

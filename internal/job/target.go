@@ -108,11 +108,12 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 		p.add(field+".urls", "an http_load target needs its list of URLs here")
 		return source{}, p.list
 	}
-	// As http_load: one connection per fetch, and body lengths are not
-	// failures (it compares them per URL; the engine would compare every
-	// URL with the first response, so a URL list of different pages would
-	// read as Length failures).
-	req.KeepAlive, req.AcceptVariableLength = false, true
+	// As http_load: one connection per fetch, and each response's length
+	// checked against its own URL's first one (the engine does that per
+	// URL), so a URL list of different pages gives no Length failures
+	// while a truncated body is still counted, as http_load's "bad byte
+	// counts".
+	req.KeepAlive = false
 	// http_load's own request (HTTP/1.0, Host without port, no Accept)
 	// is not the engine's HTTP/1.0 layout, which is ab's: it gets the job's.
 	req.HTTPVersion = cmp.Or(req.HTTPVersion, loadgen.HTTP11)
