@@ -90,6 +90,7 @@ func newEngine(p Plan) (*engine, error) {
 // run drives the workers to the end of the run and assembles the result.
 func (e *engine) run(ctx context.Context) *Measurement {
 	e.dialCtx, e.cancelDial = context.WithCancel(context.Background())
+	cpuStart := readCPU()
 	e.start = time.Now()
 	var wg sync.WaitGroup
 	for _, w := range e.workers {
@@ -113,10 +114,13 @@ func (e *engine) run(ctx context.Context) *Measurement {
 	}
 	progressDone := e.startProgress()
 	wg.Wait()
+	used := usageSince(cpuStart)
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
-	return e.measurement()
+	m := e.measurement()
+	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
+	return m
 }
 
 // take reports whether a closed-model worker may start another request.
