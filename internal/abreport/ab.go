@@ -17,7 +17,9 @@ type TextOptions struct {
 // percentile line, label for label and in ab's order, with ab's number
 // formats, values in column 25 and ab's conditional lines
 // (reference/ab-format.md §1.3–1.6). The two blank lines ab prints before
-// it belong to the progress output (Heartbeat.Finish).
+// it belong to the progress output (Heartbeat.Finish). A run whose load
+// generator was CPU-bound gets one more line after ab's last
+// (ClientWarning).
 func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 	bw := bufio.NewWriter(w)
 	writeABHead(bw, r)
@@ -29,6 +31,7 @@ func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 			writeABPercentiles(bw, r.PercentilesMs)
 		}
 	}
+	writeClientWarning(bw, r)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("abreport: write ab report: %w", err)
 	}

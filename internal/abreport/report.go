@@ -64,6 +64,19 @@ type Report struct {
 	Canceled  bool       `json:"canceled,omitempty"` // the caller stopped the run; counts are partial
 	Hints     []string   `json:"hints,omitempty"`    // one line of advice per failure class seen
 	StartedAt time.Time  `json:"started_at"`
+
+	// The load generator's own CPU over the run, process-wide, so a reader
+	// knows whether req/s measured the server or the client: CPU time used
+	// (user + system), time its threads waited for a CPU, and the cores it
+	// could run on (0: not known on the system that ran it, outside Linux).
+	// ClientSaturated is loadgen's one rule: used + waited ≥ 90 % of
+	// time_taken_s × min(client_cores, concurrency_level); a c = 1 run can
+	// use only one core. The fields come last so CSV columns built from
+	// this struct keep their positions.
+	ClientCPUS      float64 `json:"client_cpu_s"`
+	ClientCPUWaitS  float64 `json:"client_cpu_wait_s"`
+	ClientCores     int     `json:"client_cores"`
+	ClientSaturated bool    `json:"client_saturated"`
 }
 
 // Failures splits failed_requests by class. Connect, Receive, Length and
