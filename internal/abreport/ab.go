@@ -18,7 +18,7 @@ type TextOptions struct {
 // formats, values in column 25 and ab's conditional lines
 // (reference/ab-format.md §1.3–1.6). The two blank lines ab prints before
 // it belong to the progress output (Heartbeat.Finish). A run whose load
-// generator was CPU-bound gets one more line after ab's last
+// generator was short of CPU gets one more line after ab's last
 // (ClientWarning).
 func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 	bw := bufio.NewWriter(w)

@@ -10,9 +10,10 @@ import (
 )
 
 // ClientWarning is the line the text renderers print after the report of a
-// run whose load generator was CPU-bound (ClientSaturated), e.g.
+// run whose load generator was short of CPU (ClientSaturated: it used, or
+// waited for, nearly all the CPU it could have used), e.g.
 //
-//	WARNING: the load generator was CPU-bound (1.95 CPU-s used + 0.03 s waiting for a CPU, of 2.00 available): req/s measures the client, not the server
+//	WARNING: the load generator was short of CPU (1.95 CPU-s used + 0.03 s waiting for a CPU, of 2.00 available): req/s measures the client, not the server
 //
 // and "" for any other run. It comes after everything ab prints, so a
 // script that parses ab's report reads the same lines as before.
@@ -22,7 +23,7 @@ func (r *Report) ClientWarning() string {
 	}
 	elapsed := time.Duration(math.Round(r.TimeTakenS*1e6)) * time.Microsecond
 	available := loadgen.ClientCapacity(elapsed, r.ClientCores, r.ConcurrencyLevel)
-	return fmt.Sprintf("WARNING: the load generator was CPU-bound (%.2f CPU-s used + %.2f s waiting for a CPU, of %.2f available): req/s measures the client, not the server",
+	return fmt.Sprintf("WARNING: the load generator was short of CPU (%.2f CPU-s used + %.2f s waiting for a CPU, of %.2f available): req/s measures the client, not the server",
 		r.ClientCPUS, r.ClientCPUWaitS, available.Seconds())
 }
 

@@ -36,7 +36,7 @@ func TestClientSaturation(t *testing.T) {
 		t.Errorf("1.25 of 5 CPU-s: saturated %v, warning %q; want neither", calm.ClientSaturated, calm.ClientWarning())
 	}
 
-	const warning = "WARNING: the load generator was CPU-bound (4.40 CPU-s used + 0.20 s waiting for a CPU, of 5.00 available): req/s measures the client, not the server\n"
+	const warning = "WARNING: the load generator was short of CPU (4.40 CPU-s used + 0.20 s waiting for a CPU, of 5.00 available): req/s measures the client, not the server\n"
 	renderers := []struct {
 		name  string
 		write func(*bytes.Buffer, *Report) error

@@ -11,7 +11,7 @@
 // output must parse ours: labels, order, spacing, number formats and the
 // conditional lines follow reference/ab-format.md §1.2–1.10. The one
 // addition is a WARNING line after the last of them when the load generator
-// was CPU-bound (Report.ClientSaturated): the req/s then measures the
+// was short of CPU (Report.ClientSaturated): the req/s then measures the
 // client, not the server.
 //
 // Deliberate deviations from ab, all where ab keeps every sample in memory

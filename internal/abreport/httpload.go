@@ -15,7 +15,7 @@ import (
 // fetch with a "bad byte count"); max parallel is the concurrency level;
 // bytes are body bytes; msecs/connect is the Connect row, msecs/first-
 // response the Waiting row (request written to first byte, as http_load).
-// A CPU-bound load generator adds ClientWarning's line at the end.
+// A load generator short of CPU adds ClientWarning's line at the end.
 func WriteHTTPLoad(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	fetches := r.CompleteRequests + r.FailedRequests - r.Failed.Length
