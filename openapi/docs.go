@@ -838,6 +838,19 @@ const docTemplate = `{
                     "description": "the caller stopped the run; counts are partial",
                     "type": "boolean"
                 },
+                "client_cores": {
+                    "type": "integer"
+                },
+                "client_cpu_s": {
+                    "description": "The load generator's own CPU over the run, process-wide, so a reader\nknows whether req/s measured the server or the client: CPU time used\n(user + system), time its threads waited for a CPU, and the cores it\ncould run on (0: not known on the system that ran it, outside Linux).\nClientSaturated is loadgen's one rule: used + waited ≥ 90 % of\ntime_taken_s × min(client_cores, concurrency_level); a c = 1 run can\nuse only one core. The fields come last so CSV columns built from\nthis struct keep their positions.",
+                    "type": "number"
+                },
+                "client_cpu_wait_s": {
+                    "type": "number"
+                },
+                "client_saturated": {
+                    "type": "boolean"
+                },
                 "complete_requests": {
                     "type": "integer"
                 },
@@ -1544,6 +1557,10 @@ const docTemplate = `{
         "job.PointSummary": {
             "type": "object",
             "properties": {
+                "client_saturated": {
+                    "description": "ClientSaturated is set when the load generator was short of CPU in\nany repeat (abreport's client_saturated): the point's req/s then\nmeasures the client, not the server.",
+                    "type": "boolean"
+                },
                 "comparison": {
                     "description": "Comparison is set on every non-baseline target's point when the spec\nnames a baseline.",
                     "allOf": [
@@ -1647,6 +1664,10 @@ const docTemplate = `{
         "job.Saturation": {
             "type": "object",
             "properties": {
+                "client_bound_from": {
+                    "description": "ClientBoundFrom is the lowest c whose load generator was short of\nCPU: a plateau from there on may be the client's, not the server's.",
+                    "type": "integer"
+                },
                 "duration": {
                     "type": "string"
                 },
