@@ -839,16 +839,19 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "client_cores": {
+                    "description": "ClientCores is the cores it could run on: GOMAXPROCS capped by the\nCPU affinity mask; 0 where the system does not tell (outside Linux).",
                     "type": "integer"
                 },
                 "client_cpu_s": {
-                    "description": "The load generator's own CPU over the run, process-wide, so a reader\nknows whether req/s measured the server or the client: CPU time used\n(user + system), time its threads waited for a CPU, and the cores it\ncould run on (0: not known on the system that ran it, outside Linux).\nClientSaturated is loadgen's one rule: used + waited ≥ 90 % of\ntime_taken_s × min(client_cores, concurrency_level); a c = 1 run can\nuse only one core. The fields come last so CSV columns built from\nthis struct keep their positions.",
+                    "description": "ClientCPUS is the CPU time the benchq process used (user + system).",
                     "type": "number"
                 },
                 "client_cpu_wait_s": {
+                    "description": "ClientCPUWaitS is the time its threads were ready to run but waited\nfor a CPU (summed over threads): other processes crowding it out.",
                     "type": "number"
                 },
                 "client_saturated": {
+                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit.",
                     "type": "boolean"
                 },
                 "complete_requests": {
