@@ -76,6 +76,7 @@ func TestClientIdleNotSaturated(t *testing.T) {
 		ctx.SetBody([]byte("ok"))
 	}, nil)
 	m := run(t, Plan{URLs: []string{ts.URL + "/"}, Requests: 20, Concurrency: 1, KeepAlive: true})
+	t.Logf("elapsed %v, cpu %v, wait %v, cores %d", m.Elapsed, m.ClientCPU, m.ClientCPUWait, m.ClientCores)
 	checkEq(t, "Complete", m.Complete, 20)
 	if m.ClientCores < 1 {
 		t.Errorf("ClientCores = %d, want ≥ 1", m.ClientCores)
