@@ -855,6 +855,22 @@ const docTemplate = `{
                     "description": "the caller stopped the run; counts are partial",
                     "type": "boolean"
                 },
+                "client_cores": {
+                    "description": "ClientCores is the cores it could run on: GOMAXPROCS capped by the\nCPU affinity mask; 0 where the system does not tell (outside Linux).",
+                    "type": "integer"
+                },
+                "client_cpu_s": {
+                    "description": "ClientCPUS is the CPU time the benchq process used (user + system).",
+                    "type": "number"
+                },
+                "client_cpu_wait_s": {
+                    "description": "ClientCPUWaitS is the time its threads were ready to run but waited\nfor a CPU (summed over threads): other processes crowding it out.",
+                    "type": "number"
+                },
+                "client_saturated": {
+                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit.",
+                    "type": "boolean"
+                },
                 "complete_requests": {
                     "type": "integer"
                 },
@@ -1573,6 +1589,10 @@ const docTemplate = `{
         "job.PointSummary": {
             "type": "object",
             "properties": {
+                "client_saturated": {
+                    "description": "ClientSaturated is set when the load generator was short of CPU in\nany repeat (abreport's client_saturated): the point's req/s then\nmeasures the client, not the server.",
+                    "type": "boolean"
+                },
                 "comparison": {
                     "description": "Comparison is set on every non-baseline target's point when the spec\nnames a baseline.",
                     "allOf": [
@@ -1684,6 +1704,10 @@ const docTemplate = `{
         "job.Saturation": {
             "type": "object",
             "properties": {
+                "client_bound_from": {
+                    "description": "ClientBoundFrom is the lowest c whose load generator was short of\nCPU: a plateau from there on may be the client's, not the server's.",
+                    "type": "integer"
+                },
                 "duration": {
                     "type": "string"
                 },

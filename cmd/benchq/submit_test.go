@@ -98,8 +98,10 @@ func TestSubmitWaitExitCodes(t *testing.T) {
 	})
 }
 
-// mdRow is a row of the Markdown summary's table: a target and its req/s.
-var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+ \|\n`)
+// mdRow is a row of the Markdown summary's table: a target and its req/s,
+// marked † when the in-process load generator was short of CPU (on a busy
+// machine, or sharing it with the API and Redis, it may be).
+var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+( †)? \|\n`)
 
 // TestSubmitWaitCanceled cancels a long job once its first progress shows:
 // the waiting submit must end with exit 2.

@@ -19,7 +19,8 @@ type TextOptions struct {
 // (reference/ab-format.md §1.3–1.6). The two blank lines ab prints before
 // it belong to the progress output (Heartbeat.Finish). An open-model run
 // (a fixed start rate, which ab lacks) keeps every line and adds a block
-// of its own at the end; see writeABOpen.
+// of its own at the end; see writeABOpen. A run whose load generator was
+// short of CPU gets one more line after all of them (ClientWarning).
 func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 	bw := bufio.NewWriter(w)
 	writeABHead(bw, r)
@@ -35,6 +36,7 @@ func WriteAB(w io.Writer, r *Report, o TextOptions) error {
 	if r.OpenModel != nil {
 		writeABOpen(bw, r.OpenModel, percentiles)
 	}
+	writeClientWarning(bw, r)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("abreport: write ab report: %w", err)
 	}

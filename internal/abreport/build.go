@@ -3,6 +3,7 @@ package abreport
 import (
 	"maps"
 	"math"
+	"time"
 
 	"github.com/benchq/benchq/internal/loadgen"
 )
@@ -26,7 +27,7 @@ func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
 		DocumentLength:        m.DocumentLength,
 		VariableLength:        o.VariableLength,
 		ConcurrencyLevel:      m.Concurrency,
-		TimeTakenS:            float64(m.Elapsed.Microseconds()) / 1e6,
+		TimeTakenS:            seconds(m.Elapsed),
 		CompleteRequests:      m.Complete,
 		FailedRequests:        m.Failed,
 		Failed:                Failures(m.Failures),
@@ -46,6 +47,10 @@ func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
 		Canceled:              m.Canceled,
 		Hints:                 m.Failures.Hints(),
 		StartedAt:             m.Started,
+		ClientCPUS:            seconds(m.ClientCPU),
+		ClientCPUWaitS:        seconds(m.ClientCPUWait),
+		ClientCores:           m.ClientCores,
+		ClientSaturated:       m.ClientSaturated(),
 	}
 	if r.StatusCodes == nil {
 		r.StatusCodes = map[int]int64{}
@@ -157,6 +162,9 @@ func phaseSD(ph *loadgen.Phase) float64 {
 	}
 	return math.Sqrt(v)
 }
+
+// seconds converts d to seconds in whole microseconds, as ab's clock.
+func seconds(d time.Duration) float64 { return float64(d.Microseconds()) / 1e6 }
 
 // usToMs converts whole µs to ms; exact to three decimals.
 func usToMs(us int64) float64 { return float64(us) / 1000 }

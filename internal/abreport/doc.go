@@ -9,7 +9,10 @@
 // gnuplot file (WriteGnuplot, from the per-request samples), http_load's
 // summary (WriteHTTPLoad) and JSON (WriteJSON). A script that parses ab's
 // output must parse ours: labels, order, spacing, number formats and the
-// conditional lines follow reference/ab-format.md §1.2–1.10.
+// conditional lines follow reference/ab-format.md §1.2–1.10. The one
+// addition is a WARNING line after the last of them when the load generator
+// was short of CPU (Report.ClientSaturated): the req/s then measures the
+// client, not the server.
 //
 // Deliberate deviations from ab, all where ab keeps every sample in memory
 // or is buggy:

@@ -19,6 +19,7 @@ import (
 // row (request written to first byte), both as http_load measures them.
 // A report stored before the first two were measured falls back to the
 // concurrency level and the Connect row.
+// A load generator short of CPU adds ClientWarning's line at the end.
 func WriteHTTPLoad(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	fetches := r.CompleteRequests + r.FailedRequests - r.Failed.Length
@@ -56,6 +57,7 @@ func WriteHTTPLoad(w io.Writer, r *Report) error {
 			fmt.Fprintf(bw, "  code %03d -- %d\n", code, n)
 		}
 	}
+	writeClientWarning(bw, r)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("abreport: write http_load summary: %w", err)
 	}

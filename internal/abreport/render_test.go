@@ -29,6 +29,8 @@ func richMeasurement(t *testing.T) *loadgen.Measurement {
 		StatusCodes: map[int]int64{200: 96, 404: 3, 500: 1},
 		Open:        &loadgen.OpenModel{RequestedRate: 50, AchievedRate: 40, LateStarts: 7},
 		MaxInFlight: 6,
+		// Busy but not CPU-bound: 1.25 of 5 CPU-s (2.5 s × 2 cores).
+		ClientCPU: 1200 * time.Millisecond, ClientCPUWait: 50 * time.Millisecond, ClientCores: 2,
 	}
 	m.Failed = m.Failures.Total()
 	reqs := make([]req, 100)

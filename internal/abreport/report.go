@@ -74,6 +74,26 @@ type Report struct {
 	Canceled  bool       `json:"canceled,omitempty"` // the caller stopped the run; counts are partial
 	Hints     []string   `json:"hints,omitempty"`    // one line of advice per failure class seen
 	StartedAt time.Time  `json:"started_at"`
+
+	// The load generator's own CPU over the run, process-wide (the
+	// all-in-one service's API and Redis share it), so a reader knows
+	// whether req/s measured the server or the client. The fields come
+	// last so CSV columns built from this struct keep their positions.
+
+	// ClientCPUS is the CPU time the benchq process used (user + system).
+	ClientCPUS float64 `json:"client_cpu_s"`
+	// ClientCPUWaitS is the time its threads were ready to run but waited
+	// for a CPU (summed over threads): other processes crowding it out.
+	ClientCPUWaitS float64 `json:"client_cpu_wait_s"`
+	// ClientCores is the cores it could run on: GOMAXPROCS capped by the
+	// CPU affinity mask; 0 where the system does not tell (outside Linux).
+	ClientCores int `json:"client_cores"`
+	// ClientSaturated is set when client_cpu_s + client_cpu_wait_s ≥ 90 %
+	// of time_taken_s × min(client_cores, concurrency_level): the load
+	// generator was short of CPU and req/s measures it, not the server. A
+	// c = 1 run can keep only one core busy, so one pegged core of two is
+	// its limit.
+	ClientSaturated bool `json:"client_saturated"`
 }
 
 // Failures splits failed_requests by class. Connect, Receive, Length and

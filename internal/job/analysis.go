@@ -39,6 +39,10 @@ type PointSummary struct {
 	// Noisy is set when the CV of req/s is above NoisyCV: rerun, or add
 	// repeats, before trusting a difference between targets.
 	Noisy bool `json:"noisy"`
+	// ClientSaturated is set when the load generator was short of CPU in
+	// any repeat (abreport's client_saturated): the point's req/s then
+	// measures the client, not the server.
+	ClientSaturated bool `json:"client_saturated"`
 
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.
@@ -73,10 +77,13 @@ type Saturation struct {
 	Duration Duration `json:"duration,omitempty"`
 	Rate     float64  `json:"rate,omitempty"`
 
-	PlateauAt     *int   `json:"plateau_at,omitempty"`      // lowest c where req/s gains < 5 % per doubling
-	LatencyKneeAt *int   `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
-	FailuresFrom  *int   `json:"failures_from,omitempty"`   // lowest c with failed requests
-	Sentence      string `json:"sentence"`                  // one sentence a person reads
+	PlateauAt     *int `json:"plateau_at,omitempty"`      // lowest c where req/s gains < 5 % per doubling
+	LatencyKneeAt *int `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
+	FailuresFrom  *int `json:"failures_from,omitempty"`   // lowest c with failed requests
+	// ClientBoundFrom is the lowest c whose load generator was short of
+	// CPU: a plateau from there on may be the client's, not the server's.
+	ClientBoundFrom *int   `json:"client_bound_from,omitempty"`
+	Sentence        string `json:"sentence"` // one sentence a person reads
 }
 
 // VerdictResult is the outcome of the spec's thresholds over every point.

@@ -81,6 +81,9 @@ func summarise(p Point, reports []*abreport.Report) PointSummary {
 		ps.PercentilesMs[strconv.Itoa(pc)] = metricStat(reports, "p"+strconv.Itoa(pc)+"_ms")
 	}
 	ps.Noisy = ps.RPS.CV > NoisyCV
+	for _, r := range reports {
+		ps.ClientSaturated = ps.ClientSaturated || r.ClientSaturated
+	}
 	return ps
 }
 

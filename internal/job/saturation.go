@@ -65,6 +65,7 @@ func saturate(s []PointSummary, named bool) Saturation {
 	sat.PlateauAt = plateau
 	sat.LatencyKneeAt = kneeOf(s)
 	sat.FailuresFrom = failuresOf(s)
+	sat.ClientBoundFrom = clientBoundOf(s)
 	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, level, named)
 	return sat
 }
@@ -141,9 +142,22 @@ func failuresOf(s []PointSummary) *int {
 	return nil
 }
 
+// clientBoundOf returns the lowest concurrency whose load generator was
+// short of CPU in some repeat.
+func clientBoundOf(s []PointSummary) *int {
+	for _, p := range s {
+		if p.ClientSaturated {
+			c := p.Point.Concurrency
+			return &c
+		}
+	}
+	return nil
+}
+
 // sentence says the three findings in one line, e.g. "apache: req/s
 // plateaus near 164 from c = 4; latency grows faster than concurrency from
-// c = 512; failures from c = 512."
+// c = 512; failures from c = 512.", and where the client, not the server,
+// was the limit.
 func sentence(sat Saturation, lastC int, level float64, named bool) string {
 	var b strings.Builder
 	b.WriteString(sat.Target)
@@ -161,10 +175,14 @@ func sentence(sat Saturation, lastC int, level float64, named bool) string {
 		b.WriteString("; latency grows no faster than concurrency")
 	}
 	if sat.FailuresFrom != nil {
-		fmt.Fprintf(&b, "; failures from c = %d.", *sat.FailuresFrom)
+		fmt.Fprintf(&b, "; failures from c = %d", *sat.FailuresFrom)
 	} else {
-		b.WriteString("; no failures.")
+		b.WriteString("; no failures")
 	}
+	if sat.ClientBoundFrom != nil {
+		fmt.Fprintf(&b, "; the load generator was short of CPU from c = %d, so req/s there measures the client", *sat.ClientBoundFrom)
+	}
+	b.WriteString(".")
 	return b.String()
 }
 

@@ -71,7 +71,7 @@ func checkSaturation(t *testing.T, got, want []Saturation) {
 	for i, w := range want {
 		g := got[i]
 		if g.Target != w.Target || fmtp(g.PlateauAt) != fmtp(w.PlateauAt) || fmtp(g.LatencyKneeAt) != fmtp(w.LatencyKneeAt) ||
-			fmtp(g.FailuresFrom) != fmtp(w.FailuresFrom) || g.Sentence != w.Sentence {
+			fmtp(g.FailuresFrom) != fmtp(w.FailuresFrom) || fmtp(g.ClientBoundFrom) != fmtp(w.ClientBoundFrom) || g.Sentence != w.Sentence {
 			t.Errorf("saturation[%d] = %s plateau %s knee %s failures %s %q,\nwant %s plateau %s knee %s failures %s %q",
 				i, g.Target, fmtp(g.PlateauAt), fmtp(g.LatencyKneeAt), fmtp(g.FailuresFrom), g.Sentence,
 				w.Target, fmtp(w.PlateauAt), fmtp(w.LatencyKneeAt), fmtp(w.FailuresFrom), w.Sentence)
@@ -126,6 +126,28 @@ func TestSaturationFailedRequests(t *testing.T) {
 	want := Saturation{Target: "t", PlateauAt: intp(2), FailuresFrom: intp(4),
 		Sentence: "t: req/s plateaus near 155 from c = 2; latency grows no faster than concurrency; failures from c = 4."}
 	checkSaturation(t, Analyze(s, runs).Saturation, []Saturation{want})
+}
+
+// TestSaturationClientBound: a point is client-bound when any of its
+// repeats was, and the series says from where its plateau may be the
+// load generator's.
+func TestSaturationClientBound(t *testing.T) {
+	s := sweepSpec([]int{1, 2, 4}, "t")
+	s.Sweep.Repeats = 2
+	runs := runsFor(t, s, "t", 1, abRun(1, 100), abRun(1, 100))
+	runs = append(runs, runsFor(t, s, "t", 2, abRun(2, 150), abRun(2, 150))...)
+	runs = append(runs, runsFor(t, s, "t", 4, abRun(4, 155), abRun(4, 155))...)
+	runs[3].Result.ClientSaturated = true // c = 2, second repeat only
+	runs[5].Result.ClientSaturated = true
+	a := Analyze(s, runs)
+	for _, p := range a.Points {
+		if want := p.Point.Concurrency >= 2; p.ClientSaturated != want {
+			t.Errorf("c = %d: ClientSaturated = %v, want %v", p.Point.Concurrency, p.ClientSaturated, want)
+		}
+	}
+	want := Saturation{Target: "t", PlateauAt: intp(2), ClientBoundFrom: intp(2),
+		Sentence: "t: req/s plateaus near 155 from c = 2; latency grows no faster than concurrency; no failures; the load generator was short of CPU from c = 2, so req/s there measures the client."}
+	checkSaturation(t, a.Saturation, []Saturation{want})
 }
 
 func TestSaturationSlices(t *testing.T) {

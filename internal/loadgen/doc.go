@@ -34,4 +34,9 @@
 // stops the load within a second by expiring every connection's deadline.
 // Plan.Timeout is enforced through connection deadlines renewed lazily, so
 // each request gets between 99% and 100% of it.
+//
+// Every run also records the load generator's own CPU use, run-queue wait
+// and cores (Measurement.ClientCPU, ClientCPUWait, ClientCores; Linux only),
+// and ClientSaturated is the one rule for whether its req/s was the
+// client's limit rather than the server's.
 package loadgen

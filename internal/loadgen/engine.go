@@ -127,6 +127,7 @@ func (e *engine) run(ctx context.Context) *Measurement {
 		}()
 	}
 	ready.Wait()
+	cpuStart := readCPU()
 	e.start = time.Now()
 	close(begin)
 	watchDone := make(chan struct{})
@@ -143,10 +144,13 @@ func (e *engine) run(ctx context.Context) *Measurement {
 	}
 	progressDone := e.startProgress()
 	wg.Wait()
+	used := usageSince(cpuStart)
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
-	return e.measurement()
+	m := e.measurement()
+	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
+	return m
 }
 
 // take reports whether a closed-model worker may start another request.

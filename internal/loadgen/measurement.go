@@ -77,6 +77,19 @@ type Measurement struct {
 
 	// Samples holds each completed request's timings when Plan.RecordSamples.
 	Samples []Sample
+
+	// The load generator's own use of its CPUs from the start of the load
+	// to the last worker's exit, process-wide (the all-in-one service's
+	// API and Redis share the process): ClientCPU is user + system time,
+	// ClientCPUWait the time its threads were ready to run but waited for
+	// a CPU, ClientCores the cores it could run on (GOMAXPROCS capped by
+	// the affinity mask). All three are zero where the system does not
+	// tell (outside Linux). ClientSaturated applies the one rule for a
+	// client-bound run: CPU + wait ≥ 90 % of Elapsed × min(ClientCores,
+	// Concurrency).
+	ClientCPU     time.Duration
+	ClientCPUWait time.Duration
+	ClientCores   int
 }
 
 // Failures classifies failed requests. Connect, Receive, Length and
@@ -127,7 +140,8 @@ type Sample struct {
 
 // Merge adds o, measured in parallel with m (a shard of the same point), to
 // m: counters, status codes and histograms add exactly; Started is the
-// earlier, Elapsed the longer, Concurrency, MaxInFlight and rates add. The first
+// earlier, Elapsed the longer, Concurrency, MaxInFlight, rates and the
+// client's CPU time and cores add (each shard ran on its own cores). The first
 // response's fields are m's unless m has none. Callers that merge sequential
 // runs aggregate Elapsed and Concurrency themselves.
 func (m *Measurement) Merge(o *Measurement) {
@@ -171,6 +185,9 @@ func (m *Measurement) Merge(o *Measurement) {
 	}
 	m.Canceled = m.Canceled || o.Canceled
 	m.Samples = append(m.Samples, o.Samples...)
+	m.ClientCPU += o.ClientCPU
+	m.ClientCPUWait += o.ClientCPUWait
+	m.ClientCores += o.ClientCores
 }
 
 func (m *Measurement) mergeOpen(o *OpenModel) {

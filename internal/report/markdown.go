@@ -13,8 +13,9 @@ import (
 // per requests/duration/rate value a heading and a table whose rows are
 // the targets and whose columns are the concurrency levels, cells the mean
 // req/s over repeats; with a baseline, one "X vs baseline" row per other
-// target with the difference in percent. Then the saturation sentences and
-// the verdict.
+// target with the difference in percent; a cell whose load generator was
+// short of CPU is marked, with a legend under its table. Then the
+// saturation sentences and the verdict.
 func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	bw := bufio.NewWriter(w)
 	g := newGrid(a)
@@ -53,16 +54,33 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 	}
 	mdRow(w, head)
 	mdRow(w, rule)
+	marked := false
 	for _, t := range g.Targets {
 		row := []string{mdEscape(t)}
 		for _, c := range conc {
-			row = append(row, rpsCell(g.Cell(s, t, c)))
+			ps := g.Cell(s, t, c)
+			row = append(row, rpsCell(ps))
+			marked = marked || clientBound(ps)
 		}
 		mdRow(w, row)
 	}
-	if baseline == "" || !hasTarget(g, baseline) {
-		return
+	if baseline != "" && hasTarget(g, baseline) {
+		writeMDComparisons(w, g, s, baseline)
 	}
+	if marked {
+		fmt.Fprintf(w, "\n%s the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.\n", clientMark)
+	}
+}
+
+// clientMark follows a cell whose point was client-bound
+// (job.PointSummary.ClientSaturated); the legend under the table says so.
+const clientMark = "†"
+
+func clientBound(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 0 && ps.ClientSaturated }
+
+// writeMDComparisons writes one "X vs baseline" row per other target.
+func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
+	conc := g.Conc[s]
 	for _, t := range g.Targets {
 		if t == baseline {
 			continue
@@ -87,6 +105,9 @@ func hasTarget(g grid, name string) bool {
 func rpsCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Runs == 0 {
 		return "–"
+	}
+	if clientBound(ps) {
+		return fmt.Sprintf("%.2f %s", ps.RPS.Mean, clientMark)
 	}
 	return fmt.Sprintf("%.2f", ps.RPS.Mean)
 }

@@ -90,7 +90,8 @@ func concLabels(cs []int) []string {
 }
 
 // rpsPlot is seeds/003's chart: one bar per target in every concurrency
-// slot, offset so a slot's bars sit side by side.
+// slot, offset so a slot's bars sit side by side. A bar whose load
+// generator was short of CPU carries clientMark, explained in the title.
 func rpsPlot(g grid, s slice, name string) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: mean req/s, %s", name, s.Label())
@@ -100,11 +101,18 @@ func rpsPlot(g grid, s slice, name string) (*plot.Plot, error) {
 	n := len(g.Targets)
 	// The plot area is the tile less about 2 cm of axis; split it evenly.
 	width := (chartWidth - 2*vg.Centimeter) / vg.Length(len(conc)) * groupWidth / vg.Length(n)
+	marked := false
 	for i, t := range g.Targets {
 		vals := make(plotter.Values, len(conc))
+		var bound plotter.XYLabels
 		for k, c := range conc {
-			if ps := g.Cell(s, t, c); ps != nil {
+			ps := g.Cell(s, t, c)
+			if ps != nil {
 				vals[k] = ps.RPS.Mean
+			}
+			if clientBound(ps) {
+				bound.XYs = append(bound.XYs, plotter.XY{X: float64(k), Y: ps.RPS.Mean})
+				bound.Labels = append(bound.Labels, clientMark)
 			}
 		}
 		b, err := plotter.NewBarChart(vals, width)
@@ -116,6 +124,19 @@ func rpsPlot(g grid, s slice, name string) (*plot.Plot, error) {
 		b.Offset = width * vg.Length(float64(i)-float64(n-1)/2)
 		p.Add(b)
 		p.Legend.Add(t, b)
+		if len(bound.Labels) > 0 {
+			marks, err := plotter.NewLabels(bound)
+			if err != nil {
+				return nil, fmt.Errorf("client marks of %s: %w", t, err)
+			}
+			// Centred over the bar, just above its top.
+			marks.Offset = vg.Point{X: b.Offset - vg.Points(3), Y: vg.Points(2)}
+			p.Add(marks)
+			marked = true
+		}
+	}
+	if marked {
+		p.Title.Text += "\n" + clientMark + " load generator short of CPU: req/s measures the client"
 	}
 	p.NominalX(concLabels(conc)...)
 	frame(p, len(conc))

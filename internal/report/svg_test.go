@@ -100,3 +100,15 @@ func TestSVGAllFailed(t *testing.T) {
 		t.Errorf("paths filled %s = %d, want %d", hex(1), got, want)
 	}
 }
+
+// TestSVGClientMarks puts one mark over each client-bound bar, lighttpd at
+// c = 100 in both slices, and explains it in those charts' titles.
+func TestSVGClientMarks(t *testing.T) {
+	doc := string(render(t, FormatSVG))
+	if n := strings.Count(doc, ">"+clientMark+"</text>"); n != 2 {
+		t.Errorf("SVG has %d client marks, want 2 (one bar per slice)", n)
+	}
+	if n := strings.Count(doc, clientMark+" load generator short of CPU: req/s measures the client"); n != 2 {
+		t.Errorf("SVG explains the mark %d times, want in both bar charts' titles", n)
+	}
+}
