@@ -27,6 +27,7 @@ func Run(ctx context.Context, p Plan) (*Measurement, error) {
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
+	warmUp(e.plan.Concurrency)
 	m := e.run(ctx)
 	if e.refused != nil {
 		return m, e.refused
