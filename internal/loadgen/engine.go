@@ -29,6 +29,7 @@ func Run(ctx context.Context, p Plan) (*Measurement, error) {
 	}
 	warmUp(e.plan.Concurrency)
 	m := e.run(ctx)
+	ranUntil(time.Now())
 	if e.refused != nil {
 		return m, e.refused
 	}
