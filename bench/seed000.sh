@@ -6,7 +6,9 @@
 # apache2 and lighttpd (bench/lib/servers.sh, as examples/run-seeds.sh
 # serves them) listen on free 127.0.0.1 ports pinned to CPU 0; ab and the
 # all-in-one benchq run pinned to CPU 1. The job is examples/seed000-image.json
-# with its targets moved to those ports and --repeats repeats. ab first runs
+# with its targets moved to those ports, --repeats repeats and ab's
+# request (request.http_version "1.0": the bytes ab sends, so both answer
+# the same request). ab first runs
 # the same cells in the job's order (for each repeat, each concurrency, each
 # request count: apache then lighttpd), then the job runs.
 #
@@ -180,6 +182,7 @@ jq --arg a "${url[apache]}" --arg l "${url[lighttpd]}" --argjson r "$repeats" \
 	.targets |= map(.url = (if .name == "apache" then $a else $l end))
 	| .sweep.repeats = $r | .sweep.requests = $n | .sweep.concurrency = $c
 	| .sweep.order = "interleaved"
+	| .request.http_version = "1.0"
 	| .labels.compared_with = "ab"' "$seed_spec" >"$work/job.json"
 loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f \
 	-H 'Content-Type: application/json' --data-binary @"$work/job.json" "$api/v1/jobs") ||
@@ -200,7 +203,8 @@ while :; do
 done
 curl -fsS --max-time 30 "$api$loc/results" >"$work/results.json" || die "GET $api$loc/results failed"
 jq -r '.analysis.points[] | [.point.requests, .point.concurrency, .point.target,
-	.rps.mean, .rps.min, .rps.max, (.comparison.rps_pct // "-"), .failed_ratio.max] | join("|")' \
+	.rps.mean, .rps.min, .rps.max, (.comparison.rps_pct // "-"), .failed_ratio.max,
+	(.client_saturated // false)] | join("|")' \
 	"$work/results.json" >"$work/job"
 
 # --- the table -------------------------------------------------------------------
@@ -233,9 +237,9 @@ status=0
 			r[$1 "|" $2 "|" $3 "|" $4] = $5; reps[$1] = 1
 			next
 		}
-		{ # job: n|c|target|mean|min|max|rps_pct|failed_ratio
+		{ # job: n|c|target|mean|min|max|rps_pct|failed_ratio|client_saturated
 			k = $1 "|" $2 "|" $3
-			jm[k] = $4; jmin[k] = $5; jmax[k] = $6
+			jm[k] = $4; jmin[k] = $5; jmax[k] = $6; jsat[k] = $9 == "true" ? " †" : ""
 			if ($3 == "lighttpd") jpct[$1 "|" $2] = $7
 			if ($8 > 0) jfail[$1 "|" $2] = 1
 		}
@@ -250,7 +254,7 @@ status=0
 					abm = cnt[k] ? sum[k] / cnt[k] : 0
 					ratio = abm > 0 && (k in jm) ? jm[k] / abm : 0
 					if (ratio < 0.9 || ratio > 1.1) ok = 0
-					line = line sprintf(" | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | %.3f", abm, mn[k], mx[k], jm[k], jmin[k], jmax[k], ratio)
+					line = line sprintf(" | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f)%s | %.3f", abm, mn[k], mx[k], jm[k], jmin[k], jmax[k], jsat[k], ratio)
 				}
 				lo = ""; hi = ""
 				for (rep in reps) {
@@ -273,7 +277,7 @@ status=0
 			exit failed
 		}' "$ab_rows" "$work/job" || status=1
 	echo
-	echo "ab req/s: mean over the repeats of ab's \"Requests per second\", min–max in brackets; job: the job's analysis (\`rps\` mean, min, max). lighttpd vs apache: (lighttpd − apache) / apache per repeat for ab, the job's \`comparison.rps_pct\` (difference of the means). Job \`$(jq -r .job.id "$work/results.json")\`."
+	echo "ab req/s: mean over the repeats of ab's \"Requests per second\", min–max in brackets; job: the job's analysis (\`rps\` mean, min, max). lighttpd vs apache: (lighttpd − apache) / apache per repeat for ab, the job's \`comparison.rps_pct\` (difference of the means). † the job flagged the point \`client_saturated\`: its load generator was short of CPU, so the number is the client's limit, not the server's (ab has no such flag; where ab is the slower client, job/ab > 1 says so). Job \`$(jq -r .job.id "$work/results.json")\`."
 } >"$out.tmp"
 mv "$out.tmp" "$out"
 cat "$out"
