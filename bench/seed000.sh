@@ -8,9 +8,9 @@
 # all-in-one benchq run pinned to CPU 1. The job is examples/seed000-image.json
 # with its targets moved to those ports, --repeats repeats and ab's
 # request (request.http_version "1.0": the bytes ab sends, so both answer
-# the same request). ab first runs
-# the same cells in the job's order (for each repeat, each concurrency, each
-# request count: apache then lighttpd), then the job runs.
+# the same request). ab runs --repeats repeats of the same cells in the
+# job's order (for each repeat, each concurrency, each request count:
+# apache then lighttpd), then the job runs, then ab runs --repeats more.
 #
 # Per cell (n, c) the table gives ab's mean req/s and min-max over the
 # repeats per server, the job's, the job/ab ratio, ab's per-repeat range of
@@ -158,22 +158,31 @@ servers_wait "$api/readyz" benchq || { cat "$work/benchq.log" >&2; exit 1; }
 
 ab_rows="$work/ab"
 : >"$ab_rows"
-for rep in $(seq "$repeats"); do
-	for c in "${c_list[@]}"; do
-		for n in "${n_list[@]}"; do
-			for s in apache lighttpd; do
-				echo "seed000.sh: ab repeat $rep/$repeats c=$c n=$n $s" >&2
-				if ! in_bg timeout 300 taskset -c "$client_cpu" ab -q -c "$c" -n "$n" "${url[$s]}" >"$work/out" 2>"$work/err"; then
-					echo "seed000.sh: ab -c $c -n $n ${url[$s]} failed:" >&2
-					tail -3 "$work/err" >&2
-				fi
-				rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
-				failed=$(awk '/^Failed requests:/ {print $3}' "$work/out")
-				echo "$rep|$n|$c|$s|${rps:-0}|${failed:-0}" >>"$ab_rows"
+# ab_pass FROM TO: ab's repeats FROM..TO of every cell, in the job's order.
+# Half of ab's repeats run before the job and half after, so drift of the
+# servers over the sitting (apache's spare-process management moves its
+# req/s by ±15 % from minute to minute here) hits ab and the job alike.
+ab_pass() {
+	local rep c n s
+	for rep in $(seq "$1" "$2"); do
+		for c in "${c_list[@]}"; do
+			for n in "${n_list[@]}"; do
+				for s in apache lighttpd; do
+					echo "seed000.sh: ab repeat $rep/$ab_repeats c=$c n=$n $s" >&2
+					if ! in_bg timeout 300 taskset -c "$client_cpu" ab -q -c "$c" -n "$n" "${url[$s]}" >"$work/out" 2>"$work/err"; then
+						echo "seed000.sh: ab -c $c -n $n ${url[$s]} failed:" >&2
+						tail -3 "$work/err" >&2
+					fi
+					rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
+					failed=$(awk '/^Failed requests:/ {print $3}' "$work/out")
+					echo "$rep|$n|$c|$s|${rps:-0}|${failed:-0}" >>"$ab_rows"
+				done
 			done
 		done
 	done
-done
+}
+ab_repeats=$((2 * repeats))
+ab_pass 1 "$repeats"
 
 # --- the job -------------------------------------------------------------------
 
@@ -202,6 +211,7 @@ while :; do
 	sleep 0.5
 done
 curl -fsS --max-time 30 "$api$loc/results" >"$work/results.json" || die "GET $api$loc/results failed"
+ab_pass $((repeats + 1)) "$ab_repeats"
 jq -r '.analysis.points[] | [.point.requests, .point.concurrency, .point.target,
 	.rps.mean, .rps.min, .rps.max, (.comparison.rps_pct // "-"), .failed_ratio.max,
 	(.client_saturated // false)] | join("|")' \
@@ -221,7 +231,7 @@ status=0
 	echo "- Pinning: apache2 and lighttpd on CPU $server_cpu; ab and the all-in-one benchq (API, worker, embedded Redis) on CPU $client_cpu; all on 127.0.0.1"
 	echo "- Versions: ab $(ab -V | awk 'NR == 1 {print $5}'); $(/usr/sbin/apache2 -v | awk -F': ' '/^Server version/ {print $2}'); $(/usr/sbin/lighttpd -v | awk '{print $1}'); benchq $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}')"
 	echo "- Files: a 25 600-byte test.jpg; no keep-alive (as the seed's ab)"
-	echo "- Order: ab ran every cell first (for each of $repeats repeats, each c, each n: apache then lighttpd), then one job ran the same cells in the same order (\`sweep.order\`: interleaved)"
+	echo "- Order: ab ran $repeats repeats of every cell (each repeat, each c, each n: apache then lighttpd), then one job ran the same cells in the same order (\`sweep.order\`: interleaved, $repeats repeats), then ab ran $repeats more repeats; ab's figures are over all $ab_repeats"
 	echo
 	echo "job/ab must be within 10 % of 1 for both servers, and the job's lighttpd-vs-apache difference inside ab's range over the repeats."
 	echo
