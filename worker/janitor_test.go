@@ -42,7 +42,12 @@ func (e *env) strand(t *testing.T, leave func(id string) error) *job.Job {
 			t.Fatal(err)
 		}
 	}
-	e.enqueue(t, task)
+	// Scheduled, not pending: a running worker could dequeue a pending
+	// task between the enqueue and the archive, and an active task cannot
+	// be archived.
+	if _, err := e.queue.EnqueueContext(ctx, task, asynq.ProcessIn(time.Hour)); err != nil {
+		t.Fatalf("Enqueue = %v", err)
+	}
 	if err := asynq.NewInspectorFromRedisClient(e.rdb).ArchiveTask(queue.QueueJobs, j.ID); err != nil {
 		t.Fatalf("ArchiveTask = %v", err)
 	}
