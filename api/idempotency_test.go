@@ -370,10 +370,14 @@ func (v *gatedVerifier) CheckSpec(ctx context.Context, _ string, _ []job.TargetU
 	v.mu.Lock()
 	v.deadlines, v.claimTTLs = append(v.deadlines, left), append(v.claimTTLs, claim)
 	v.mu.Unlock()
+	// Read the gate before telling the test this call entered: the test
+	// opens it for later calls as soon as it hears, and this one must
+	// still block.
+	blocked := v.block.Load()
 	if v.entered != nil {
 		v.entered <- struct{}{}
 	}
-	if v.block.Load() {
+	if blocked {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("fetch target: %w", ctx.Err())
