@@ -49,6 +49,7 @@ func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
 		StartedAt:             m.Started,
 		ClientCPUS:            seconds(m.ClientCPU),
 		ClientCPUWaitS:        seconds(m.ClientCPUWait),
+		ClientSpinS:           seconds(m.ClientSpin),
 		ClientCores:           m.ClientCores,
 		ClientSaturated:       m.ClientSaturated(),
 	}

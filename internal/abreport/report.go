@@ -85,10 +85,15 @@ type Report struct {
 	// ClientCPUWaitS is the time its threads were ready to run but waited
 	// for a CPU (summed over threads): other processes crowding it out.
 	ClientCPUWaitS float64 `json:"client_cpu_wait_s"`
+	// ClientSpinS is the part of client_cpu_s spent spinning on reads
+	// that had no data yet, which the engine does only when each worker
+	// has a core to itself: waiting, not work.
+	ClientSpinS float64 `json:"client_spin_s"`
 	// ClientCores is the cores it could run on: GOMAXPROCS capped by the
 	// CPU affinity mask; 0 where the system does not tell (outside Linux).
 	ClientCores int `json:"client_cores"`
-	// ClientSaturated is set when client_cpu_s + client_cpu_wait_s ≥ 90 %
+	// ClientSaturated is set when client_cpu_s + client_cpu_wait_s −
+	// client_spin_s ≥ 90 %
 	// of time_taken_s × min(client_cores, concurrency_level): the load
 	// generator was short of CPU and req/s measures it, not the server. A
 	// c = 1 run can keep only one core busy, so one pegged core of two is

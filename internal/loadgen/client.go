@@ -37,14 +37,18 @@ func ClientCapacity(elapsed time.Duration, cores, concurrency int) time.Duration
 // The rule sees the process as a whole; it cannot see one goroutine
 // serialising the rest on a lock while cores idle, which the engine avoids
 // by design (one shard of histograms per core, per-worker counters).
-func ClientSaturated(cpu, wait, elapsed time.Duration, cores, concurrency int) bool {
+//
+// spin is the part of cpu the engine spent spinning on reads that had no
+// data yet (spin_linux.go): it only does that with a core to spare, so it
+// is waiting, not work, and does not count.
+func ClientSaturated(cpu, wait, spin, elapsed time.Duration, cores, concurrency int) bool {
 	capacity := ClientCapacity(elapsed, cores, concurrency)
-	return capacity > 0 && float64(cpu+wait) >= saturatedShare*float64(capacity)
+	return capacity > 0 && float64(cpu+wait-spin) >= saturatedShare*float64(capacity)
 }
 
 // ClientSaturated applies the rule to m's usage over its elapsed time.
 func (m *Measurement) ClientSaturated() bool {
-	return ClientSaturated(m.ClientCPU, m.ClientCPUWait, m.Elapsed, m.ClientCores, m.Concurrency)
+	return ClientSaturated(m.ClientCPU, m.ClientCPUWait, m.ClientSpin, m.Elapsed, m.ClientCores, m.Concurrency)
 }
 
 // cpuReading is the process's CPU accounting at one instant: CPU time used

@@ -10,22 +10,24 @@ func TestClientSaturatedRule(t *testing.T) {
 	tests := []struct {
 		name        string
 		cpu, wait   time.Duration
+		spin        time.Duration
 		elapsed     time.Duration
 		cores, conc int
 		want        bool
 	}{
-		{"pegged core", 990 * time.Millisecond, 0, s, 1, 8, true},
-		{"exactly 90 %", 1800 * time.Millisecond, 0, s, 2, 8, true},
-		{"half the cores", s, 0, s, 2, 8, false},
-		{"c = 1 pegs one core of two", 950 * time.Millisecond, 0, s, 2, 1, true},
-		{"c = 1 at half a core", 500 * time.Millisecond, 0, s, 2, 1, false},
-		{"crowded off its core", 400 * time.Millisecond, 550 * time.Millisecond, s, 1, 4, true},
-		{"unknown cores", 5 * s, 0, s, 0, 8, false},
-		{"no time", s, 0, 0, 2, 8, false},
+		{"pegged core", 990 * time.Millisecond, 0, 0, s, 1, 8, true},
+		{"exactly 90 %", 1800 * time.Millisecond, 0, 0, s, 2, 8, true},
+		{"half the cores", s, 0, 0, s, 2, 8, false},
+		{"c = 1 pegs one core of two", 950 * time.Millisecond, 0, 0, s, 2, 1, true},
+		{"c = 1 at half a core", 500 * time.Millisecond, 0, 0, s, 2, 1, false},
+		{"crowded off its core", 400 * time.Millisecond, 550 * time.Millisecond, 0, s, 1, 4, true},
+		{"c = 1 spinning, not working", 950 * time.Millisecond, 0, 600 * time.Millisecond, s, 2, 1, false},
+		{"unknown cores", 5 * s, 0, 0, s, 0, 8, false},
+		{"no time", s, 0, 0, 0, 2, 8, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ClientSaturated(tt.cpu, tt.wait, tt.elapsed, tt.cores, tt.conc); got != tt.want {
+			if got := ClientSaturated(tt.cpu, tt.wait, tt.spin, tt.elapsed, tt.cores, tt.conc); got != tt.want {
 				t.Errorf("ClientSaturated(%v, %v, %v, %d cores, c %d) = %v, want %v", tt.cpu, tt.wait, tt.elapsed, tt.cores, tt.conc, got, tt.want)
 			}
 		})

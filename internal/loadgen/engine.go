@@ -75,6 +75,7 @@ type engine struct {
 	stoppedAt  time.Time
 	abortedMsg string
 	refused    error // the Guard's refusal of a connect, wrapping ErrUnreachable
+	spin       bool  // each worker has a core: reads spin before they wait
 
 	firstMu        sync.Mutex
 	serverSoftware string
@@ -86,6 +87,7 @@ func newEngine(p Plan) (*engine, error) {
 	if e.guard == nil {
 		e.guard = systemResolver{}
 	}
+	e.spin = p.Concurrency <= clientCores()
 	for _, raw := range p.URLs {
 		t, err := buildTarget(p, raw)
 		if err != nil {

@@ -89,7 +89,10 @@ type Measurement struct {
 	// Concurrency).
 	ClientCPU     time.Duration
 	ClientCPUWait time.Duration
-	ClientCores   int
+	// ClientSpin is the part of ClientCPU spent spinning on reads before
+	// they would wait (only when every worker has a core of its own).
+	ClientSpin  time.Duration
+	ClientCores int
 }
 
 // Failures classifies failed requests. Connect, Receive, Length and
@@ -187,6 +190,7 @@ func (m *Measurement) Merge(o *Measurement) {
 	m.Samples = append(m.Samples, o.Samples...)
 	m.ClientCPU += o.ClientCPU
 	m.ClientCPUWait += o.ClientCPUWait
+	m.ClientSpin += o.ClientSpin
 	m.ClientCores += o.ClientCores
 }
 

@@ -39,6 +39,7 @@ func (e *engine) measurement() *Measurement {
 		m.TotalReceivedBytes += w.pub.bytes.Load()
 		m.BodyReceivedBytes += c.body
 		m.TotalSentBytes += c.sent
+		m.ClientSpin += c.spun
 		m.Samples = append(m.Samples, c.samples...)
 		if c.lastEvent.After(lastEvent) {
 			lastEvent = c.lastEvent

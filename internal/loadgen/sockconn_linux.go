@@ -53,6 +53,10 @@ type sockConn struct {
 	buf             []byte
 	n               int
 	err             error
+
+	// spun, when set, lets a read that finds no data spin briefly before
+	// it waits in the poller, adding the time spun (spin.go).
+	spun *time.Duration
 }
 
 // Read reads as net.Conn does: io.EOF at the peer's close.
@@ -95,6 +99,8 @@ func (c *sockConn) wait(write bool) error {
 		case c.pastDeadline():
 			return os.ErrDeadlineExceeded
 		case c.try(write):
+			return nil
+		case !write && c.spun != nil && c.spin():
 			return nil
 		}
 		if err := c.attach(); err != nil {

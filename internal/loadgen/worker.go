@@ -56,8 +56,9 @@ type counts struct {
 	sent        int64
 	body        int64
 	late        int64
-	lastEvent   time.Time // last completion or failure
-	lastStart   time.Time // open model: last actual start
+	lastEvent   time.Time     // last completion or failure
+	lastStart   time.Time     // open model: last actual start
+	spun        time.Duration // reads spun before waiting (spin_linux.go)
 	samples     []Sample
 	// busyFrom and busyUntil bound the closed-model worker's requests, which
 	// follow each other without a gap: the overlap of the workers' spans is
@@ -205,6 +206,9 @@ func (w *worker) connect(ti int, start time.Time) error {
 	}
 	if t.tls != nil {
 		w.e.noteTLS(conn)
+	}
+	if w.e.spin {
+		allowSpin(conn, &w.local.spun)
 	}
 	w.tc.Conn = conn
 	w.br.Reset(&w.tc)
