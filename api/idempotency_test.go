@@ -96,8 +96,8 @@ func (e *storeEnv) jobCount(t *testing.T) int {
 
 func ptr(s string) *string { return &s }
 
-// TestIdempotencyConcurrentPostsCreateOneJob is issue 6's item 4, on a real
-// redis-server: 20 concurrent POSTs with one key create exactly one job.
+// TestIdempotencyConcurrentPostsCreateOneJob: on a real redis-server, 20
+// concurrent POSTs with one key create exactly one job.
 func TestIdempotencyConcurrentPostsCreateOneJob(t *testing.T) {
 	env := newStoreEnv(t, redistest.Start(t).Client(t))
 	const n = 20
@@ -447,8 +447,8 @@ func TestIdempotencyTimingOrder(t *testing.T) {
 	}
 }
 
-// TestIdempotencyWaitersOutlastSlowCreation is issue 6's item 4 with a
-// target verification that takes longer than the 5 s the waiters once
+// TestIdempotencyWaitersOutlastSlowCreation: concurrent POSTs with one key
+// and a target verification that takes longer than the 5 s the waiters once
 // gave up after: every concurrent request still gets the one job.
 func TestIdempotencyWaitersOutlastSlowCreation(t *testing.T) {
 	if testing.Short() {

@@ -9,7 +9,7 @@ import (
 	"github.com/benchq/benchq/openapi"
 )
 
-// routes registers every endpoint; DESIGN.md §5 is the map.
+// routes registers every endpoint; README.md's API sections describe them.
 func (s *Server) routes() {
 	e := s.echo
 	e.Use(s.authenticateUnder("/v1")) // auth.go: every /v1 route, and each one added here later, needs a key

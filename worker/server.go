@@ -20,7 +20,7 @@ const (
 	// cancelPollInterval: with loadgen stopping within a second of its
 	// context ending, a DELETE stops the load within 1.2 s at worst.
 	cancelPollInterval = 200 * time.Millisecond
-	// progressInterval caps progress writes at 4 a second (DESIGN.md §4).
+	// progressInterval caps progress writes at 4 a second.
 	progressInterval = 250 * time.Millisecond
 	// cleanupTimeout bounds the writes that record how an attempt ended.
 	cleanupTimeout = 5 * time.Second

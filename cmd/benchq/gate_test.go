@@ -32,7 +32,7 @@ type gateAnalysis struct {
 	} `json:"compare_to"`
 }
 
-// TestRegressionGate is issue 6's regression gate end to end: a main-branch
+// TestRegressionGate runs the regression gate end to end: a main-branch
 // job against a fast target, then a job comparing with "the latest
 // succeeded main job" against a slowed-down target fails its relative
 // threshold in every cell, and one against the fast target with a loose

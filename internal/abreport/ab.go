@@ -16,7 +16,7 @@ type TextOptions struct {
 // WriteAB writes ab 2.3's report body, from "Server Software:" to the last
 // percentile line, label for label and in ab's order, with ab's number
 // formats, values in column 25 and ab's conditional lines
-// (reference/ab-format.md §1.3–1.6). The two blank lines ab prints before
+// (as ab 2.3 prints them). The two blank lines ab prints before
 // it belong to the progress output (Heartbeat.Finish). An open-model run
 // (a fixed start rate, which ab lacks) keeps every line and adds a block
 // of its own at the end; see writeABOpen. A run whose load generator was

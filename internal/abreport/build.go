@@ -10,9 +10,10 @@ import (
 
 // FromMeasurement builds the Report of one run. o supplies what the
 // measurement cannot know (ab -l and -p/-u); everything else comes from m.
-// Statistics follow ab's formulas (DESIGN.md §3, reference/ab-format.md
-// §1.3–1.6) except the median and the percentiles, which come from the
-// phase histograms (see doc.go). m is not modified; a nil m gives nil.
+// Statistics follow ab 2.3's formulas (mean, sd, min and max of its
+// "Connection Times" table, its rates) except the median and the
+// percentiles, which come from the phase histograms (see doc.go). m is not
+// modified; a nil m gives nil.
 func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
 	if m == nil {
 		return nil

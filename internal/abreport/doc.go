@@ -9,7 +9,7 @@
 // gnuplot file (WriteGnuplot, from the per-request samples), http_load's
 // summary (WriteHTTPLoad) and JSON (WriteJSON). A script that parses ab's
 // output must parse ours: labels, order, spacing, number formats and the
-// conditional lines follow reference/ab-format.md §1.2–1.10. The one
+// conditional lines follow ab 2.3's own output. The one
 // addition is a WARNING line after the last of them when the load generator
 // was short of CPU (Report.ClientSaturated): the req/s then measures the
 // client, not the server.

@@ -192,7 +192,7 @@ func TestHTTPLoadShortRun(t *testing.T) {
 	}
 }
 
-// TestCSVLayout: ab's -e file shape (reference/ab-percentiles.csv): the
+// TestCSVLayout: ab's -e file shape as ab 2.3 writes it: the
 // header and 101 rows "i,ms.mmm".
 func TestCSVLayout(t *testing.T) {
 	ref, err := os.ReadFile(filepath.Join("testdata", "reference", "ab-percentiles.csv"))
@@ -212,7 +212,7 @@ func TestCSVLayout(t *testing.T) {
 	}
 }
 
-// TestGnuplotRows: ab's -g rows (reference/ab-gnuplot.tsv) for a start in
+// TestGnuplotRows: ab's -g rows as ab 2.3 writes them for a start in
 // UTC, sorted by total time, ms rounded half up.
 func TestGnuplotRows(t *testing.T) {
 	ref, err := os.ReadFile(filepath.Join("testdata", "reference", "ab-gnuplot.tsv"))

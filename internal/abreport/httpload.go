@@ -8,7 +8,7 @@ import (
 	"slices"
 )
 
-// WriteHTTPLoad writes http_load's summary (reference/ab-format.md §3.4)
+// WriteHTTPLoad writes http_load's summary
 // with its printf formats: C's %g is Go's %.6g (six significant digits,
 // exponent form from 1e6). Mapping: fetches are the requests that ended
 // (completed, or failed before completing; a Length failure is a completed

@@ -3,7 +3,7 @@ package abreport
 import "time"
 
 // Report is one run's result in ApacheBench's terms: one JSON field per line
-// of ab's report, same meaning, units in the field names (DESIGN.md §3).
+// of ab's report, same meaning, units in the field names.
 // Durations are milliseconds (or seconds where the name says _s) as floats:
 // min, median, max and percentiles are whole microseconds, mean and sd keep
 // nanoseconds so http_load's six significant digits survive. Counters are

@@ -2,7 +2,7 @@ package job
 
 // Analysis is what a job's runs mean, beyond their raw numbers: statistics
 // over repeats per point, the difference to the baseline target, where each
-// target saturates, and the threshold verdict (issue 4). Analyze builds it
+// target saturates, and the threshold verdict. Analyze builds it
 // from the spec and the stored runs; the API serves it with the results and
 // the report renderers draw their tables and charts from it.
 type Analysis struct {

@@ -18,7 +18,7 @@ func New(id, owner string, spec Spec, now time.Time) *Job {
 	}
 }
 
-// next lists the statuses each status may move to (DESIGN.md §4). running
+// next lists the statuses each status may move to. running
 // -> queued is a worker handing the job back on shutdown; it runs again
 // later and skips the runs already stored.
 func next(from Status) []Status {

@@ -3,7 +3,7 @@ package job
 import "time"
 
 // Limits bound what one job may ask for. The service applies defaults; an
-// API key's quota (issue 5) may lower or raise them. A zero field takes the
+// API key's quota may lower or raise them. A zero field takes the
 // DefaultLimits value, so a partly filled quota is safe.
 type Limits struct {
 	MaxConcurrency int           // per run (ab -c)

@@ -6,7 +6,7 @@ import (
 	"github.com/benchq/benchq/internal/abreport"
 )
 
-// Status is a job's place in its lifecycle (DESIGN.md §4).
+// Status is a job's place in its lifecycle.
 type Status string
 
 const (

@@ -1,6 +1,6 @@
 package job
 
-// Spec is a benchmark job as a client submits it (DESIGN.md §2). Every
+// Spec is a benchmark job as a client submits it. Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
 	Name       string            `json:"name,omitempty"`

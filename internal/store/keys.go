@@ -102,7 +102,7 @@ func parseRunField(f string) (job.RunKey, error) {
 	return job.RunKey{Point: point, Repeat: repeat}, nil
 }
 
-// API keys and quotas (issue 5).
+// API keys and quotas.
 //
 //	benchq:apikey:<id>                    string apikey.Key as JSON (the hash, never the plaintext); no TTL
 //	benchq:apikeys:hash:<sha256 hex>      string key id: the lookup index of a presented key
@@ -117,7 +117,7 @@ func activeAPIKeysKey() string           { return prefix + "apikeys:active" }
 func activeJobsKey(owner string) string  { return prefix + "quota:active:" + owner }
 func submissionsKey(owner string) string { return prefix + "quota:submissions:" + owner }
 
-// Webhook deliveries (issue 6).
+// Webhook deliveries.
 //
 //	benchq:job:<id>:webhook_secret           string the signing secret ("whsec_..."), kept out of the job JSON
 //	benchq:job:<id>:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1,
@@ -133,7 +133,7 @@ func attemptsKey(id string, n int) string {
 	return jobKey(id) + ":delivery:" + strconv.Itoa(n) + ":attempts"
 }
 
-// Target verification (issue 5).
+// Target verification.
 //
 //	benchq:targets:owner:<owner>   hash   "<host>:<port>" = TargetHost as JSON ("anonymous" is the open dev mode's)
 //
@@ -142,7 +142,7 @@ func attemptsKey(id string, n int) string {
 // could name thousands of hosts) goes away.
 func targetHostsKey(owner string) string { return prefix + "targets:owner:" + owner }
 
-// Idempotency keys and compare_to selection (issue 6).
+// Idempotency keys and compare_to selection.
 //
 //	benchq:idempotency:<sha256 hex of owner and key>  string "pending <body sha256> <token>" while the
 //	                                                  first request creates its job (TTL idempotencyClaimTTL),
