@@ -126,30 +126,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib/servers.sh
 . "$repo/bench/lib/servers.sh"
 work=$(mktemp -d /tmp/benchq-fidelity.XXXXXX)
-pids=()
-child="" # the client or wait running now (see in_bg)
-cleanup() {
-	local pid
-	if [ -n "$child" ]; then kill -TERM "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
-	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-	servers_stop
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# in_bg CMD...: runs CMD and waits for it. bash runs a trap only once the
-# foreground command has ended; a wait is interrupted at once, so a
-# SIGTERM stops the script mid-run, and cleanup ends CMD.
-in_bg() {
-	local rc=0
-	"$@" &
-	child=$!
-	wait "$child" || rc=$?
-	child=""
-	return "$rc"
-}
+# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
+. "$repo/bench/lib/procs.sh"
 
 servers_init "$work"
 servers_seed_files "$work/www"
