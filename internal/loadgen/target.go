@@ -92,33 +92,20 @@ func buildTarget(p Plan, raw string) (target, error) {
 	req.SetRequestURI(raw)
 	req.URI() // parse now, so Write sends the origin form "GET /path" with a Host header
 	req.Header.SetMethod(p.Method)
-	var hasUA, hasAccept, hasCT bool
+	g := given(p.Headers, &t)
+	req.UseHostHeader = g.host // sent as given, as ab does
 	for _, h := range p.Headers {
-		switch {
-		case strings.EqualFold(h.Key, "Host"):
-			// Sent as given, as ab does, and used as the TLS server name.
-			req.UseHostHeader = true
-			if t.tls != nil {
-				t.tls.ServerName = hostOnly(h.Value)
-			}
-		case strings.EqualFold(h.Key, "User-Agent"):
-			hasUA = true
-		case strings.EqualFold(h.Key, "Accept"):
-			hasAccept = true
-		case strings.EqualFold(h.Key, "Content-Type"):
-			hasCT = true
-		}
 		req.Header.Add(h.Key, h.Value)
 	}
-	if !hasUA {
+	if !g.userAgent {
 		req.Header.SetUserAgent(p.UserAgent)
 	}
-	if !hasAccept {
+	if !g.accept {
 		req.Header.Set("Accept", "*/*")
 	}
 	if len(p.Body) > 0 {
 		req.SetBodyRaw(p.Body)
-		if !hasCT {
+		if !g.contentType {
 			req.Header.SetContentType(p.ContentType)
 		}
 	}
@@ -131,6 +118,34 @@ func buildTarget(p Plan, raw string) (target, error) {
 		return target{}, fmt.Errorf("loadgen: build request for %s: %w", raw, err)
 	}
 	return t, nil
+}
+
+// givenHeaders says which of the engine's default headers the plan's own
+// replace.
+type givenHeaders struct {
+	host, userAgent, accept, contentType bool
+}
+
+// given scans the plan's headers for the defaults they replace. A Host
+// header also names the TLS server of t, as it does for ab.
+func given(headers []Header, t *target) givenHeaders {
+	var g givenHeaders
+	for _, h := range headers {
+		switch {
+		case strings.EqualFold(h.Key, "Host"):
+			g.host = true
+			if t.tls != nil {
+				t.tls.ServerName = hostOnly(h.Value)
+			}
+		case strings.EqualFold(h.Key, "User-Agent"):
+			g.userAgent = true
+		case strings.EqualFold(h.Key, "Accept"):
+			g.accept = true
+		case strings.EqualFold(h.Key, "Content-Type"):
+			g.contentType = true
+		}
+	}
+	return g
 }
 
 // abRequest lays out an HTTP/1.0 request as ab 2.3 writes it, so that the
@@ -162,24 +177,11 @@ func abRequest(p Plan, t *target) []byte {
 		line("Content-length: ", strconv.Itoa(len(p.Body)))
 		line("Content-type: ", p.ContentType)
 	}
-	var hasHost, hasUA, hasAccept bool
-	for _, h := range p.Headers {
-		switch {
-		case strings.EqualFold(h.Key, "Host"):
-			hasHost = true
-			if t.tls != nil {
-				t.tls.ServerName = hostOnly(h.Value)
-			}
-		case strings.EqualFold(h.Key, "User-Agent"):
-			hasUA = true
-		case strings.EqualFold(h.Key, "Accept"):
-			hasAccept = true
-		}
-	}
+	g := given(p.Headers, t)
 	for _, h := range rest {
 		line(h.Key, ": ", h.Value)
 	}
-	if !hasHost {
+	if !g.host {
 		host := t.host
 		if strings.Contains(host, ":") {
 			host = "[" + host + "]"
@@ -189,10 +191,10 @@ func abRequest(p Plan, t *target) []byte {
 		}
 		line("Host: ", host)
 	}
-	if !hasUA {
+	if !g.userAgent {
 		line("User-Agent: ", p.UserAgent)
 	}
-	if !hasAccept {
+	if !g.accept {
 		line("Accept: */*")
 	}
 	b.WriteString("\r\n")
