@@ -340,7 +340,13 @@ func TestRunTLS(t *testing.T) {
 	g := &stubGuard{}
 	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g})
 	checkEq(t, "Complete", m.Complete, 20)
-	checkEq(t, "admitted connects", g.admits.Load(), 2)
+	// A worker connects on its first request, so under a slow scheduler
+	// one worker may take all 20 before the other wakes: what must hold is
+	// one admission per connection the server accepted.
+	checkEq(t, "admitted connects", g.admits.Load(), ts.Stats.conns.Load())
+	if n := g.admits.Load(); n < 1 || n > 2 {
+		t.Errorf("admitted connects = %d, want 1 or 2 (c=2)", n)
+	}
 	checkEq(t, "ServerPort", strconv.Itoa(m.ServerPort), ts.Addr[strings.LastIndex(ts.Addr, ":")+1:])
 	if !strings.HasPrefix(m.TLSProtocol, "TLSv1.") {
 		t.Errorf("TLSProtocol = %q, want TLSv1.x,...", m.TLSProtocol)

@@ -114,10 +114,11 @@ func startTLSServer(t testing.TB, h fasthttp.RequestHandler) *testServer {
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
+	st := &serverStats{}
 	srv := &fasthttp.Server{Handler: h, Name: "benchq-tls"}
-	go func() { _ = srv.ServeTLSEmbed(ln, cert, key) }()
+	go func() { _ = srv.ServeTLSEmbed(countingListener{Listener: ln, st: st}, cert, key) }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
-	return &testServer{URL: "https://" + ln.Addr().String(), Addr: ln.Addr().String(), Stats: &serverStats{}}
+	return &testServer{URL: "https://" + ln.Addr().String(), Addr: ln.Addr().String(), Stats: st}
 }
 
 func selfSigned(t testing.TB) (certPEM, keyPEM []byte) {
