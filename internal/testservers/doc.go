@@ -9,4 +9,9 @@
 // A missing server binary (or ab, see Require) skips the test with a
 // message saying what to install, except under CI (CI set), where it fails
 // the test, so a green CI run always means the comparisons ran.
+//
+// Hostile servers (StartHostile) are the opposite: raw-TCP loopback
+// servers that misbehave in one named way on every connection (huge or
+// endless bodies, garbage status lines, resets, header floods, short
+// bodies, stalls), for tests that a client survives what a target sends.
 package testservers
