@@ -32,7 +32,7 @@ const (
 const maxSocketPath = 103
 
 // ErrLocked means another benchq process owns the data directory.
-var ErrLocked = errors.New("data directory in use")
+var ErrLocked = errors.New("data directory in use by another benchq")
 
 // errHeld is what lockFile returns when another process holds the lock.
 var errHeld = errors.New("lock held")
@@ -181,7 +181,7 @@ func acquire(dir string) (*os.File, error) {
 			if b, rerr := os.ReadFile(path); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
 				owner = "pid " + string(bytes.TrimSpace(b))
 			}
-			return nil, fmt.Errorf("%w: %s is used by another benchq (%s)", ErrLocked, dir, owner)
+			return nil, fmt.Errorf("%s: %w (%s)", dir, ErrLocked, owner)
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
