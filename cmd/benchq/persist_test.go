@@ -302,3 +302,29 @@ func TestAllInOneInMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestChildExitFailsTheService: a redis-server child that dies under a
+// running all-in-one is a component failure (runService exits 1), not a
+// service left failing every request.
+func TestChildExitFailsTheService(t *testing.T) {
+	redistest.Binary(t)
+	m := startMain(t, func(c *config.Config) { c.DataDir = filepath.Join(t.TempDir(), "data") })
+	if m.redis.child == nil {
+		t.Fatal("no redis-server child started")
+	}
+	p, err := os.FindProcess(m.redis.child.Pid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-m.Failed():
+		if !strings.Contains(err.Error(), "redis-server child exited") {
+			t.Errorf("Failed = %v, want the child's exit", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no failure reported 10s after the child was killed")
+	}
+}
