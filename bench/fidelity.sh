@@ -156,7 +156,9 @@ quota_env=(BENCHQ_MAX_ACTIVE_JOBS=1000000 BENCHQ_SUBMISSIONS_PER_MINUTE=1000000)
 
 aio_port=$(servers_free_port)
 aio_base="http://127.0.0.1:$aio_port"
-env "${quota_env[@]}" BENCHQ_ADDR="127.0.0.1:$aio_port" taskset -c "$client_cpu" \
+# Ephemeral: a scratch all-in-one with its Redis in-process, as this
+# comparison has always measured it, and not a developer's data directory.
+env "${quota_env[@]}" BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$aio_port" taskset -c "$client_cpu" \
 	"$work/benchq" >"$work/aio.log" 2>&1 &
 aio_pid=$!
 pids+=("$aio_pid")

@@ -128,7 +128,8 @@ echo "seed000.sh: building benchq" >&2
 (cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
 api_port=$(servers_free_port)
 api="http://127.0.0.1:$api_port"
-BENCHQ_ADDR="127.0.0.1:$api_port" taskset -c "$client_cpu" "$work/benchq" >"$work/benchq.log" 2>&1 &
+# Ephemeral: a scratch service, not the data directory of one a developer runs.
+BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$api_port" taskset -c "$client_cpu" "$work/benchq" >"$work/benchq.log" 2>&1 &
 pids+=($!)
 servers_wait "$api/readyz" benchq || { cat "$work/benchq.log" >&2; exit 1; }
 

@@ -73,7 +73,8 @@ done
 # --- benchq on CPU 1 -----------------------------------------------------------
 (cd "$root" && go build -o "$work/benchq" ./cmd/benchq)
 api=http://127.0.0.1:18080
-BENCHQ_ADDR=127.0.0.1:18080 taskset -c 1 "$work/benchq" >"$work/benchq.log" 2>&1 &
+# Ephemeral: a scratch service, not the data directory of one a developer runs.
+BENCHQ_EPHEMERAL=true BENCHQ_ADDR=127.0.0.1:18080 taskset -c 1 "$work/benchq" >"$work/benchq.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do curl -sf -o /dev/null "$api/readyz" && break; sleep 0.1; done
 

@@ -9,14 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/config"
 )
 
 var shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
 
 // TestReadmeExamples runs README.md's ```sh blocks verbatim, in order, in
 // one sh (they share $JOB), against the all-in-one service started
-// in-process. Only the address changes: the service's random port replaces
-// 127.0.0.1:8080, so the test never collides with a benchq already running.
+// in-process, on a temporary data directory (its redis-server child where
+// one is installed). Only the address changes: the service's random port
+// replaces 127.0.0.1:8080, so the test never collides with a benchq
+// already running.
 func TestReadmeExamples(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -32,7 +36,10 @@ func TestReadmeExamples(t *testing.T) {
 	if len(blocks) < 4 {
 		t.Fatalf("README.md has %d sh blocks, want the 4 curl examples", len(blocks))
 	}
-	m := startMain(t, nil)
+	m := startMain(t, func(c *config.Config) { c.DataDir = t.TempDir() })
+	if _, err := exec.LookPath("redis-server"); err == nil && m.redis.child == nil {
+		t.Error("redis-server is installed, but the README's all-in-one did not start it")
+	}
 	var script strings.Builder
 	script.WriteString("set -eu\n")
 	for i, b := range blocks {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -36,7 +35,7 @@ type Main struct {
 	// stub it to send names to loopback.
 	Resolver netguard.Resolver
 
-	mini     *miniredis.Miniredis
+	redis    *redisConn
 	rdb      redis.UniversalClient
 	queue    *asynq.Client
 	api      *api.Server
@@ -45,6 +44,7 @@ type Main struct {
 	stopWorker context.CancelFunc
 	wg         sync.WaitGroup
 	failed     chan error
+	closing    chan struct{} // closed when Close begins
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -54,7 +54,7 @@ func NewMain(cfg config.Config, logger *slog.Logger) *Main {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Main{Config: cfg, Logger: logger, failed: make(chan error, 2)}
+	return &Main{Config: cfg, Logger: logger, failed: make(chan error, 3), closing: make(chan struct{})}
 }
 
 // Run connects to Redis and starts the components of the configured
@@ -68,27 +68,14 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 		m.Policy = p
 	}
-	rdb, mini, err := openRedis(ctx, m.Config)
+	conn, err := openRedis(ctx, m.Config, m.Logger) // redis.go
 	if err != nil {
 		return err
 	}
-	m.rdb, m.mini = rdb, mini
-	if mini != nil {
-		m.Logger.Warn("benchq: no BENCHQ_REDIS_URL: using an embedded in-memory Redis; jobs and results are NOT persisted and are lost on exit; loopback targets are allowed with no API key",
-			"redis", mini.Addr())
-	}
-	if mini == nil {
-		// An evicting Redis drops queued tasks and stored runs under memory
-		// pressure without an error anywhere: say so at startup.
-		switch p := evictionPolicy(ctx, rdb); p {
-		case "noeviction":
-		case "":
-			m.Logger.Warn("benchq: cannot read Redis maxmemory-policy; it must be noeviction or jobs and results may be silently evicted")
-		default:
-			m.Logger.Warn("benchq: Redis maxmemory-policy is not noeviction: queued jobs and stored results may be silently evicted", "maxmemory-policy", p)
-		}
-	}
-	st := store.New(rdb, store.Options{Retention: m.Config.Retention})
+	m.redis, m.rdb = conn, conn.rdb
+	conn.announce(ctx)
+	go m.watchRedis(conn.childDone())
+	st := store.New(m.rdb, store.Options{Retention: m.Config.Retention})
 	if m.Config.Command != config.CommandWorker {
 		if err := m.startAPI(st); err != nil {
 			return err
@@ -161,6 +148,20 @@ func (m *Main) startWorker(st *store.Store) {
 	}()
 }
 
+// watchRedis reports a redis-server child that exits before Close as a
+// component failure: without it every request would fail until restart.
+func (m *Main) watchRedis(done <-chan struct{}) {
+	select {
+	case <-done:
+		select {
+		case <-m.closing:
+		default:
+			m.failed <- fmt.Errorf("benchq: the redis-server child exited: %w", m.redis.child.Err())
+		}
+	case <-m.closing:
+	}
+}
+
 // Addr is the API's bound address ("127.0.0.1:41234"), or "" when this
 // process runs no API.
 func (m *Main) Addr() string {
@@ -187,6 +188,7 @@ func (m *Main) Close() error {
 func (m *Main) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
+	close(m.closing)
 	var errs []error
 	if m.api != nil {
 		errs = append(errs, m.api.Shutdown(ctx))
@@ -195,11 +197,8 @@ func (m *Main) close() error {
 		m.stopWorker()
 	}
 	m.wg.Wait()
-	if m.rdb != nil {
-		errs = append(errs, m.rdb.Close())
-	}
-	if m.mini != nil {
-		m.mini.Close()
+	if m.redis != nil {
+		errs = append(errs, m.redis.close(m.Config.ShutdownTimeout))
 	}
 	m.Logger.Info("benchq: stopped")
 	return errors.Join(errs...)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 type Command string
 
 const (
-	// CommandAll runs the API, one worker and, without a Redis URL, an
-	// embedded in-memory Redis: the zero-install development mode.
+	// CommandAll runs the API, one worker and, without a Redis URL, its own
+	// Redis: a redis-server child keeping its data in DataDir when
+	// redis-server is installed, else an embedded in-memory one. It is the
+	// development mode.
 	CommandAll Command = "all"
 	// CommandServe runs the API only; it needs a Redis URL.
 	CommandServe Command = "serve"
@@ -40,9 +43,17 @@ type Config struct {
 	// Addr is the API's listen address (host:port). Port 0 picks a free one.
 	Addr string
 	// RedisURL selects the Redis deployment (redis://, rediss://,
-	// redis+sentinel://, redis+cluster://); empty means embedded miniredis,
-	// allowed only for CommandAll.
+	// redis+sentinel://, redis+cluster://, unix://); empty means the
+	// all-in-one's own Redis, allowed only for CommandAll.
 	RedisURL string
+	// DataDir is where the all-in-one's redis-server child keeps its
+	// append-only file. Load fills it, when neither flag nor variable
+	// sets it, with the XDG default (DefaultDataDir); empty in a Config
+	// means no data directory: the embedded in-memory Redis.
+	DataDir string
+	// Ephemeral makes the all-in-one use the embedded in-memory Redis even
+	// where redis-server is installed.
+	Ephemeral bool
 	// Workers is how many jobs one worker process runs at once. The default
 	// is 1: a load generator must not share its CPU with another.
 	Workers int
@@ -154,10 +165,28 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		return cfg, err
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/") // links append "/v1/..."
+	if cfg.Command == CommandAll && cfg.DataDir == "" {
+		cfg.DataDir = DefaultDataDir(getenv)
+	}
 	if err := cfg.validate(); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// DefaultDataDir is the all-in-one's data directory when none is
+// configured: $XDG_DATA_HOME/benchq/redis, else
+// $HOME/.local/share/benchq/redis (the XDG base directory default), else ""
+// (no home: in-memory). A relative XDG_DATA_HOME is ignored, as the XDG
+// specification says.
+func DefaultDataDir(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "benchq", "redis")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "benchq", "redis")
+	}
+	return ""
 }
 
 // Usage writes the help text of a command: every flag, the environment
@@ -189,6 +218,9 @@ func (c Config) validate() error {
 	if c.RedisURL != "" {
 		if _, err := ParseRedisURL(c.RedisURL); err != nil {
 			problems = append(problems, err.Error())
+		}
+		if c.Ephemeral {
+			problems = append(problems, "ephemeral asks for the embedded in-memory Redis, but a Redis URL is set: give one or the other")
 		}
 	}
 	if c.WebhookConcurrency < 1 {

@@ -74,6 +74,36 @@ func TestLoad(t *testing.T) {
 		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
 			return c.Command, CommandAll
 		}},
+		{"data dir under XDG_DATA_HOME", nil, map[string]string{"XDG_DATA_HOME": "/x/data", "HOME": "/home/u"}, func(c Config) (any, any) {
+			return c.DataDir, "/x/data/benchq/redis"
+		}},
+		{"data dir under HOME without XDG_DATA_HOME", nil, map[string]string{"HOME": "/home/u"}, func(c Config) (any, any) {
+			return c.DataDir, "/home/u/.local/share/benchq/redis"
+		}},
+		{"relative XDG_DATA_HOME ignored", nil, map[string]string{"XDG_DATA_HOME": "data", "HOME": "/home/u"}, func(c Config) (any, any) {
+			return c.DataDir, "/home/u/.local/share/benchq/redis"
+		}},
+		{"no home: no data dir", nil, nil, func(c Config) (any, any) {
+			return c.DataDir, ""
+		}},
+		{"data dir env over XDG", nil, map[string]string{"BENCHQ_DATA_DIR": "/srv/bq", "XDG_DATA_HOME": "/x/data"}, func(c Config) (any, any) {
+			return c.DataDir, "/srv/bq"
+		}},
+		{"data dir flag over env", []string{"--data-dir", "/tmp/bq"}, map[string]string{"BENCHQ_DATA_DIR": "/srv/bq"}, func(c Config) (any, any) {
+			return c.DataDir, "/tmp/bq"
+		}},
+		{"ephemeral flag", []string{"--ephemeral"}, map[string]string{"HOME": "/home/u"}, func(c Config) (any, any) {
+			return c.Ephemeral, true
+		}},
+		{"ephemeral env", nil, map[string]string{"BENCHQ_EPHEMERAL": "true"}, func(c Config) (any, any) {
+			return c.Ephemeral, true
+		}},
+		{"serve gets no data dir", []string{"serve", "--redis-url", "redis://127.0.0.1:6379"}, map[string]string{"HOME": "/home/u"}, func(c Config) (any, any) {
+			return c.DataDir, ""
+		}},
+		{"unix socket url", []string{"worker", "--redis-url", "unix:///tmp/bq/redis.sock"}, nil, func(c Config) (any, any) {
+			return c.RedisURL, "unix:///tmp/bq/redis.sock"
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +148,10 @@ func TestLoadErrors(t *testing.T) {
 		{"relative public url", nil, map[string]string{"BENCHQ_PUBLIC_URL": "benchq.example"}, "public-url"},
 		{"public url with a query", []string{"--public-url", "https://benchq.example/?x=1"}, nil, "public-url"},
 		{"serve has no auth mode: it always needs keys", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--auth", "auto"}, nil, "auth"},
+		{"serve has no data dir", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--data-dir", "/tmp/x"}, nil, "data-dir"},
+		{"worker has no ephemeral", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--ephemeral"}, nil, "ephemeral"},
+		{"ephemeral with a redis url", []string{"--ephemeral", "--redis-url", "redis://127.0.0.1:6379"}, nil, "give one or the other"},
+		{"bad ephemeral env", nil, map[string]string{"BENCHQ_EPHEMERAL": "sometimes"}, "BENCHQ_EPHEMERAL"},
 		{"serve has no webhook backoff", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--webhook-backoff", "1s"}, nil, "webhook-backoff"},
 	}
 	for _, tt := range tests {
@@ -159,6 +193,8 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "BENCHQ_WEBHOOK_CONCURRENCY", "default 10",
 		"--webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "default 10s",
 		"--public-url", "BENCHQ_PUBLIC_URL",
+		"--data-dir", "BENCHQ_DATA_DIR", "$XDG_DATA_HOME/benchq/redis", "~/.local/share/benchq/redis",
+		"--ephemeral", "BENCHQ_EPHEMERAL",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage(all) lacks %q:\n%s", want, out)

@@ -41,7 +41,11 @@ func newFlagSet(cfg *Config, getenv func(string) string, out io.Writer) *flagSet
 // define declares every flag. The worker's process has no API, so it does
 // not offer the API's flags (a typo there is then an error, not a no-op).
 func (fs *flagSet) define(cfg *Config) {
-	fs.str(&cfg.RedisURL, "redis-url", "BENCHQ_REDIS_URL", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster:// (empty: embedded in-memory Redis, all-in-one only)")
+	fs.str(&cfg.RedisURL, "redis-url", "BENCHQ_REDIS_URL", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster://, unix:// (empty, all-in-one only: its own Redis, see --data-dir)")
+	if cfg.Command == CommandAll {
+		fs.str(&cfg.DataDir, "data-dir", "BENCHQ_DATA_DIR", "where the all-in-one keeps jobs, results and API keys: a redis-server child (when redis-server is on PATH) writes its append-only file here and listens on redis.sock here; one benchq per directory (empty: $XDG_DATA_HOME/benchq/redis, else ~/.local/share/benchq/redis)")
+		fs.boolean(&cfg.Ephemeral, "ephemeral", "BENCHQ_EPHEMERAL", "use an embedded in-memory Redis even if redis-server is installed: nothing is kept after exit")
+	}
 	if cfg.Command != CommandWorker {
 		fs.str(&cfg.Addr, "addr", "BENCHQ_ADDR", "API listen address")
 		fs.int64(&cfg.MaxBody, "max-body", "BENCHQ_MAX_BODY", "largest accepted request body in bytes")
@@ -230,7 +234,7 @@ func (fs *flagSet) usage(w io.Writer, cmd Command) {
 	case CommandWorker:
 		fmt.Fprintln(w, "Usage: benchq worker [flags]\n\nRuns a worker only, against a shared Redis.")
 	default:
-		fmt.Fprintln(w, "Usage: benchq [serve|worker|ab] [flags]\n\nWith no subcommand: the API, one worker and (without a Redis URL) an\nembedded in-memory Redis. Flags override the environment variables.")
+		fmt.Fprintln(w, "Usage: benchq [serve|worker|ab] [flags]\n\nWith no subcommand: the API, one worker and, without a Redis URL, its own\nRedis: a redis-server child keeping its data in --data-dir when\nredis-server is on PATH, else (or with --ephemeral) an embedded in-memory\nRedis that keeps nothing. Flags override the environment variables.")
 	}
 	fmt.Fprintln(w, "\nFlags:")
 	fs.VisitAll(func(f *flag.Flag) {

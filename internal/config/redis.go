@@ -14,8 +14,10 @@ import (
 //	rediss://...                                  one server over TLS
 //	redis+sentinel://[user:pass@]host:port[/db]?master_name=m[&addr=host2:port]
 //	redis+cluster://[user:pass@]host:port[?addr=host2:port]
+//	unix:///path/to/redis.sock[?db=0]              one server on a unix socket
 //
-// (rediss+sentinel and rediss+cluster add TLS). Query parameters are
+// (rediss+sentinel and rediss+cluster add TLS; unix:// is how the CLI
+// reaches the all-in-one's redis-server child). Query parameters are
 // go-redis's own (dial_timeout, pool_size, ...). asynq supports all three
 // deployments; a single server or Sentinel is preferred because some asynq
 // scripts hit CROSSSLOT errors on Cluster.
@@ -24,9 +26,16 @@ func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis-url: %w", err)
 	}
+	if u.Scheme == "unix" {
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("redis-url: %w", err)
+		}
+		return fromSimple(o), nil
+	}
 	base, mode, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
-		return nil, fmt.Errorf("redis-url: scheme %q is not redis, rediss, redis+sentinel or redis+cluster", u.Scheme)
+		return nil, fmt.Errorf("redis-url: scheme %q is not redis, rediss, redis+sentinel, redis+cluster or unix", u.Scheme)
 	}
 	plain := *u
 	plain.Scheme = base
@@ -53,7 +62,7 @@ func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
 		}
 		return fromCluster(o), nil
 	default:
-		return nil, fmt.Errorf("redis-url: scheme %q is not redis, rediss, redis+sentinel or redis+cluster", u.Scheme)
+		return nil, fmt.Errorf("redis-url: scheme %q is not redis, rediss, redis+sentinel, redis+cluster or unix", u.Scheme)
 	}
 }
 

@@ -22,6 +22,8 @@ func TestParseRedisURL(t *testing.T) {
 			addrs: []string{"127.0.0.1:26379", "127.0.0.1:26380"}, db: 1, master: "mymaster"},
 		{url: "redis+cluster://127.0.0.1:7000", addrs: []string{"127.0.0.1:7000"}, cluster: true},
 		{url: "rediss+cluster://127.0.0.1:7000?addr=127.0.0.1:7001", addrs: []string{"127.0.0.1:7000", "127.0.0.1:7001"}, cluster: true, tls: true},
+		{url: "unix:///var/lib/benchq/redis.sock", addrs: []string{"/var/lib/benchq/redis.sock"}},
+		{url: "unix:///tmp/r.sock?db=3", addrs: []string{"/tmp/r.sock"}, db: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url, func(t *testing.T) {
@@ -49,6 +51,7 @@ func TestParseRedisURLErrors(t *testing.T) {
 		"redis+sentinel://127.0.0.1:26379", // no master name
 		"redis+mesh://127.0.0.1:6379",
 		"redis://127.0.0.1:6379/notadb",
+		"unix://", // no socket path
 		"redis://127.0.0.1:6379/0?no_such_option=1",
 		"://",
 	} {

@@ -38,13 +38,7 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // redis-server, means a lost race, and Start tries again on a new port.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("redistest: redis-server not on PATH under CI: %v", err)
-		}
-		t.Skip("redistest: redis-server not installed (apt-get install -y redis-server); skipping integration test")
-	}
+	bin := Binary(t)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s, err := start(t, bin)
@@ -55,6 +49,21 @@ func Start(t testing.TB) *Server {
 	}
 	t.Fatalf("redistest: %v", lastErr)
 	return nil
+}
+
+// Binary returns the path of the redis-server on PATH, for tests that
+// start it their own way; without one the test is skipped, or fails under
+// CI.
+func Binary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redistest: redis-server not on PATH under CI: %v", err)
+		}
+		t.Skip("redistest: redis-server not installed (apt-get install -y redis-server); skipping integration test")
+	}
+	return bin
 }
 
 func start(t testing.TB, bin string) (*Server, error) {

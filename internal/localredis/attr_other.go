@@ -1,0 +1,7 @@
+//go:build !unix
+
+package localredis
+
+import "syscall"
+
+func childAttr() *syscall.SysProcAttr { return nil }
