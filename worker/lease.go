@@ -192,10 +192,11 @@ func (h *hold) release(ctx context.Context) {
 // lostLease reports whether the lease was lost while the attempt ran.
 func (h *hold) lostLease() bool { return h.lost.Load() }
 
-// refused logs a transition the store refused, loudly: a worker that
-// cannot record what it did is either stale (another attempt holds the
-// job) or fighting the lifecycle, and both are bugs or crashes to see.
+// refused logs a transition that was not recorded, loudly: a worker that
+// cannot record what it did is stale (another attempt holds the job),
+// fighting the lifecycle, or cut off from Redis, and each is a bug or a
+// fault to see, not only a line in the task's stored error.
 func (r *Runner) refused(h *hold, from job.Status, to job.Status, err error) {
-	r.log.Error("worker: job transition refused", "job", h.id, "from", from, "to", to,
+	r.log.Error("worker: job transition not recorded", "job", h.id, "from", from, "to", to,
 		"attempt", h.attempt, "holder", h.holder, "task", h.task, "err", err)
 }

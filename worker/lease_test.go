@@ -66,7 +66,7 @@ func TestLostLeaseStopsStaleAttempt(t *testing.T) {
 		t.Errorf("job is %s at attempt %d held by %q, want running at attempt 2 held by other/1", got.Status, got.Attempt, got.Holder)
 	}
 	out := logs.String()
-	for _, want := range []string{"level=ERROR", "job transition refused", "job=" + j.ID, "from=running", "to=queued", "attempt=1", "job: attempt no longer holds the job"} {
+	for _, want := range []string{"level=ERROR", "job transition not recorded", "job=" + j.ID, "from=running", "to=queued", "attempt=1", "job: attempt no longer holds the job"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("error log lacks %q:\n%s", want, out)
 		}

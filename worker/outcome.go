@@ -164,7 +164,6 @@ func (r *Runner) handBack(ctx context.Context, h *hold, final job.Progress, caus
 		j.Progress = final
 		return j.TransitionAs(h.attempt, job.StatusQueued, time.Now().UTC())
 	})
-	r.log.Info("worker: job handed back", "job", h.id, "attempt", h.attempt, "runs_stored", final.RunsDone, "cause", cause, "err", err)
 	switch {
 	case errors.Is(err, job.ErrStaleAttempt):
 		r.refused(h, from, job.StatusQueued, err)
@@ -173,7 +172,9 @@ func (r *Runner) handBack(ctx context.Context, h *hold, final job.Progress, caus
 		r.refused(h, from, job.StatusQueued, err)
 		// Left running: the job is resumed as after a crash.
 		return fmt.Errorf("worker: job %s: %w (hand-back not recorded: %w)", h.id, ErrHandedBack, err)
-	case cause != nil:
+	}
+	r.log.Info("worker: job handed back", "job", h.id, "attempt", h.attempt, "runs_stored", final.RunsDone, "cause", cause)
+	if cause != nil {
 		return fmt.Errorf("worker: job %s: %w", h.id, cause)
 	}
 	return fmt.Errorf("worker: job %s: %w", h.id, ErrHandedBack)

@@ -168,6 +168,7 @@ func TestCrashLoopJobFails(t *testing.T) {
 	}
 	hits := tg.hits.Load()
 	got := waitJob(t, ce.base, j.ID, 30*time.Second)
+	t.Logf("job %s %s after the last kill", got.Status, time.Since(start).Round(10*time.Millisecond))
 	if want := fmt.Sprintf("died %d times", retries+1); got.Status != "failed" || !strings.Contains(got.Error, want) {
 		t.Fatalf("job = %s (%q), want failed saying the worker %s", got.Status, got.Error, want)
 	}
