@@ -9,19 +9,24 @@
 // progress.go (live progress, written at most 4 times a second), cancel.go
 // (a watcher that polls the job's cancel flag and stops the load within a
 // second), server.go (asynq wiring, shutdown), log.go (asynq's logger on
-// slog), janitor.go (ends the jobs whose task asynq archived without a
-// handler, as after a worker died on the task's last attempt).
+// slog), lease.go (the job lease an attempt holds and renews while it
+// runs), janitor.go (resumes the jobs whose lease ran out, and ends the
+// jobs whose task asynq archived without a handler).
 //
 // Failure model. Every attempt starts by reading which runs are stored and
 // skips them, so an attempt retried after a crash resumes where the dead
 // one stopped and never counts a run twice (the store saves runs with
-// HSETNX). Cancellation is the job's own flag, not asynq's CancelProcessing
-// (which would retry the task): a canceled job ends canceled and keeps its
-// finished runs. On shutdown the current run may finish within
+// HSETNX). An attempt holds the job's lease and writes every transition
+// under its attempt number (job.Start, job.TransitionAs), so a stale
+// attempt records nothing; a running job whose lease ran out is resumed by
+// a task of its own within seconds, and one whose workers died more than
+// Config.CrashRetries times is failed. Cancellation is the job's own
+// flag, not asynq's CancelProcessing (which would retry the task): a
+// canceled job ends canceled and keeps its finished runs. On shutdown the current run may finish within
 // Config.ShutdownTimeout; the job is then handed back (status queued, task
 // retried), and a run cut short is discarded, never stored. A spec that can
 // never run fails the job and returns asynq.SkipRetry; a Redis error
-// returns a plain error so asynq retries.
+// queues the job again and returns a plain error so asynq retries.
 //
 // The worker never imports echo; it talks to the API only through Redis.
 package worker

@@ -35,7 +35,7 @@ func (n *notices) got() []string {
 }
 
 // TestLastAttemptFailsJob: a job:run attempt that ends in an error asynq
-// would retry (here Redis refusing the job's runs key) leaves the job to
+// would retry (here Redis refusing the job's runs key) queues the job for
 // the retry while retries remain; on the last attempt it fails the job
 // with the reason, frees its quota slot and sends job.failed, instead of
 // leaving it running forever under an archived task.
@@ -46,7 +46,7 @@ func TestLastAttemptFailsJob(t *testing.T) {
 		want     job.Status
 		notified []string
 	}{
-		{"retries left", 1, job.StatusRunning, nil},
+		{"retries left", 1, job.StatusQueued, nil},
 		{"last attempt", 0, job.StatusFailed, []string{job.EventFailed}},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
@@ -33,17 +34,33 @@ type archive interface {
 	ListArchivedTasks(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
 }
 
-// janitor ends the jobs whose task asynq archived without a handler
-// running: a worker that dies on the task's last attempt leaves no
-// giveUp behind, asynq's recoverer archives the task when its lease
-// expires, and the job would stay queued or running forever, holding its
-// quota slot and never sending job.failed. Several workers may run one at
-// once; abandon lets only one of them end and notify each job.
+// enqueuer queues tasks; *asynq.Client implements it.
+type enqueuer interface {
+	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
+}
+
+// resumeBatch bounds the crashed jobs one resume pass looks at.
+const resumeBatch = 100
+
+// janitor has two rounds. Every few seconds it resumes the jobs whose
+// attempt died: running, with no live lease (lease.go). It queues a resume
+// task for each, whose attempt takes the job over (job.Start counts the
+// crash); the dead attempt's own task stays active in asynq until asynq's
+// lease on it runs out, a minute or more later, and then finds the job in
+// other hands. Every JanitorInterval it ends the jobs whose task asynq
+// archived without a handler running: a worker that dies on the task's
+// last attempt leaves no giveUp behind, asynq's recoverer archives the
+// task when its lease expires, and the job would stay queued or running
+// forever, holding its quota slot and never sending job.failed. Several
+// workers may run one at once; the resume task's ID and abandon let only
+// one of them resume, or end and notify, each job.
 type janitor struct {
-	tasks archive
-	r     *Runner
-	every time.Duration
-	log   *slog.Logger
+	tasks       archive
+	queue       enqueuer
+	r           *Runner
+	every       time.Duration
+	resumeEvery time.Duration
+	log         *slog.Logger
 
 	// Between passes, touched only by the loop goroutine.
 	page int // the next page to read (1-based): a pass goes on from here
@@ -62,8 +79,8 @@ type janitor struct {
 	done   chan struct{}
 }
 
-func newJanitor(tasks archive, r *Runner, every time.Duration, log *slog.Logger) *janitor {
-	return &janitor{tasks: tasks, r: r, every: every, log: log, page: 1,
+func newJanitor(tasks archive, q enqueuer, r *Runner, every, resumeEvery time.Duration, log *slog.Logger) *janitor {
+	return &janitor{tasks: tasks, queue: q, r: r, every: every, resumeEvery: resumeEvery, log: log, page: 1,
 		settled: map[string]bool{}, seen: map[string]bool{}, unnotified: map[string]bool{}}
 }
 
@@ -95,12 +112,52 @@ func (jn *janitor) loop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
 	tick := time.NewTicker(jn.every)
 	defer tick.Stop()
+	resume := time.NewTicker(jn.resumeEvery)
+	defer resume.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-resume.C:
+			jn.resume(ctx)
 		case <-tick.C:
 			jn.pass(ctx)
+		}
+	}
+}
+
+// resume queues a resume task for every running job whose lease ran out.
+// Jobs started before leases existed (attempt 0) are left to asynq's own
+// recovery: their worker, if alive, renews no lease.
+func (jn *janitor) resume(ctx context.Context) {
+	ids, err := jn.r.st.UnleasedRunning(ctx, resumeBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			jn.log.Warn("worker: janitor: list crashed jobs", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		j, err := jn.r.st.GetJob(ctx, id)
+		if err != nil || j.Status != job.StatusRunning || j.Attempt == 0 {
+			continue // gone, or moved on since the listing
+		}
+		task, err := queue.NewJobResumeTask(id, j.Attempt, j.Spec.Estimate())
+		if err != nil {
+			jn.log.Warn("worker: janitor: resume task", "job", id, "err", err)
+			continue
+		}
+		_, err = jn.queue.EnqueueContext(ctx, task)
+		switch {
+		case errors.Is(err, asynq.ErrTaskIDConflict):
+			// Another janitor queued it, or its attempt ran already.
+		case err != nil:
+			if ctx.Err() == nil {
+				jn.log.Warn("worker: janitor: queue resume task", "job", id, "err", err)
+			}
+		default:
+			jn.log.Warn("worker: job's worker died; resuming the job", "job", id, "attempt", j.Attempt,
+				"holder", j.Holder, "crashes", j.Crashes, "runs_done", j.Progress.RunsDone)
 		}
 	}
 }
@@ -153,6 +210,8 @@ func (jn *janitor) settle(ctx context.Context, ti *asynq.TaskInfo) bool {
 			jn.log.Warn("worker: janitor: read job", "job", id, "err", err)
 		}
 		return false
+	case !j.Status.Terminal() && j.CurrentTask() != ti.ID:
+		return true // superseded by a resume task, whose attempt has the job
 	case j.Status.Terminal():
 		if !jn.unnotified[id] {
 			return true

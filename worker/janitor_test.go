@@ -176,3 +176,30 @@ func TestJanitorLeavesEndedJob(t *testing.T) {
 		t.Errorf("ended job is now %s (%q), finished %v; want it untouched: succeeded at %v", after.Status, after.Error, after.FinishedAt, before.FinishedAt)
 	}
 }
+
+// TestJanitorLeavesSupersededTask: an archived task whose job a resume
+// task took over is not the job's any more; the job, running under the
+// resume task's attempt, is left alone.
+func TestJanitorLeavesSupersededTask(t *testing.T) {
+	e := newEnv(t)
+	resumed := e.strand(t, func(id string) error {
+		e.takeOver(t, id, "other/1", id+":resume:1")
+		return nil
+	})
+	sentinel := e.strand(t, nil) // archived after: a pass that ended it looked at the first
+	told := &notices{}
+	e.runJanitors(t, 1, told)
+
+	waitNotices(t, told, 1)
+	e.waitJob(t, sentinel.ID, 10*time.Second, "failed", func(j *job.Job) bool { return j.Status == job.StatusFailed })
+	got, err := e.st.GetJob(t.Context(), resumed.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != job.StatusRunning || got.Error != "" || got.Holder != "other/1" {
+		t.Errorf("resumed job is %s (%q) held by %q, want it running under the resume task's attempt", got.Status, got.Error, got.Holder)
+	}
+	if want := []string{job.EventFailed}; !slices.Equal(told.got(), want) {
+		t.Errorf("notices %v, want only the stranded job's %v", told.got(), want)
+	}
+}

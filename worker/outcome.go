@@ -32,10 +32,10 @@ func (sw *sweep) end(err error) error {
 			return ferr // retried: the next attempt fails it again
 		}
 		return fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, errInterrupted), errors.Is(err, errLeaseLost):
 		return sw.handBack()
-	default: // Redis or the engine: asynq retries; the job stays running and resumes
-		return fmt.Errorf("worker: job %s: %w", id, err)
+	default: // Redis or the engine: queued again until asynq's retry resumes it
+		return sw.r.handBack(sw.ctx, sw.hold, sw.idleProgress(), err)
 	}
 }
 
@@ -104,19 +104,27 @@ func unreachable(res *abreport.Report) string {
 }
 
 // finish moves the job to its terminal status with the final progress and
-// verdict ("" for none decided), and ends its event stream.
+// verdict ("" for none decided), and ends its event stream. An attempt
+// that no longer holds the job records nothing: the attempt holding it
+// finishes it.
 func (sw *sweep) finish(status job.Status, why, verdict string) error {
 	ctx, cancel := detached(sw.ctx)
 	defer cancel()
 	final := sw.idleProgress()
+	var from job.Status
 	j, err := sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
-		if err := j.Transition(status, time.Now().UTC()); err != nil {
+		from = j.Status
+		if err := j.TransitionAs(sw.hold.attempt, status, time.Now().UTC()); err != nil {
 			return err
 		}
 		j.Progress, j.Error, j.Verdict = final, why, verdict
 		return nil
 	})
 	if err != nil {
+		sw.r.refused(sw.hold, from, status, err)
+		if errors.Is(err, job.ErrStaleAttempt) {
+			return nil
+		}
 		return fmt.Errorf("worker: finish job %s as %s: %w", sw.job.ID, status, err)
 	}
 	ev := store.Finished{Status: j.Status, Verdict: j.Verdict, Error: j.Error, RunsDone: final.RunsDone}
@@ -135,22 +143,41 @@ func (sw *sweep) finish(status job.Status, why, verdict string) error {
 // has requeued it already, when it aborted the attempt) and the next
 // attempt skips the stored runs. The partial run, if any, was discarded.
 func (sw *sweep) handBack() error {
-	ctx, cancel := detached(sw.ctx)
+	return sw.r.handBack(sw.ctx, sw.hold, sw.idleProgress(), nil)
+}
+
+// handBack queues the job h holds again, with progress final, before h's
+// lease is given up, so no attempt finds it running without a live lease
+// and resumes it as crashed. It returns ErrHandedBack, or cause when the
+// attempt ends in an error asynq retries (and counts). An attempt that no
+// longer holds the job gives nothing back, and returns nil: its task is
+// done, the job is another attempt's.
+func (r *Runner) handBack(ctx context.Context, h *hold, final job.Progress, cause error) error {
+	ctx, cancel := detached(ctx)
 	defer cancel()
-	final := sw.idleProgress()
-	_, err := sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
-		if j.Status != job.StatusRunning {
+	var from job.Status
+	_, err := r.st.UpdateJob(ctx, h.id, func(j *job.Job) error {
+		from = j.Status
+		if j.Attempt == h.attempt && j.Status != job.StatusRunning {
 			return nil // nothing to give back
 		}
 		j.Progress = final
-		return j.Transition(job.StatusQueued, time.Now().UTC())
+		return j.TransitionAs(h.attempt, job.StatusQueued, time.Now().UTC())
 	})
-	sw.r.log.Info("worker: job handed back", "job", sw.job.ID, "runs_stored", final.RunsDone, "err", err)
-	if err != nil {
-		// Left running: the retry resumes a running job all the same.
-		return fmt.Errorf("worker: job %s: %w (hand-back not recorded: %w)", sw.job.ID, ErrHandedBack, err)
+	switch {
+	case errors.Is(err, job.ErrStaleAttempt):
+		r.refused(h, from, job.StatusQueued, err)
+		return nil
+	case err != nil:
+		r.refused(h, from, job.StatusQueued, err)
+		// Left running: the job is resumed as after a crash.
+		return fmt.Errorf("worker: job %s: %w (hand-back not recorded: %w)", h.id, ErrHandedBack, err)
 	}
-	return fmt.Errorf("worker: job %s: %w", sw.job.ID, ErrHandedBack)
+	r.log.Info("worker: job handed back", "job", h.id, "attempt", h.attempt, "runs_stored", final.RunsDone, "cause", cause)
+	if cause != nil {
+		return fmt.Errorf("worker: job %s: %w", h.id, cause)
+	}
+	return fmt.Errorf("worker: job %s: %w", h.id, ErrHandedBack)
 }
 
 // idleProgress is the progress between runs: runs done, nothing current.

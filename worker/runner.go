@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -42,6 +43,8 @@ type jobStore interface {
 	Runs(ctx context.Context, id string) ([]job.Run, error)
 	GetJob(ctx context.Context, id string) (*job.Job, error) // baseline.go: the compare_to job
 	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
+	UnleasedRunning(ctx context.Context, limit int) ([]string, error) // janitor.go
+	leaseStore
 	progressSink
 	cancelFlag
 }
@@ -56,6 +59,10 @@ type Runner struct {
 	progressEvery time.Duration
 	notifier      Notifier
 	targets       TargetChecker
+	lease         time.Duration
+	crashRetries  int
+	id            string        // this process, in the holders of its leases
+	seq           atomic.Uint64 // numbers this process's attempts
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed on shutdown: no run starts after it
@@ -72,17 +79,18 @@ func newRunner(st jobStore, cfg Config) *Runner {
 	return &Runner{
 		st: st, policy: cfg.Policy, resolver: cfg.Resolver, log: cfg.Logger,
 		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
-		targets:  cfg.Targets,
+		targets: cfg.Targets, lease: cfg.JobLease, crashRetries: cfg.CrashRetries, id: workerID(),
 		draining: make(chan struct{}),
 	}
 }
 
 // HandleJobRun runs the sweep of the job named by t. It returns nil when
-// the job ended (succeeded, failed, canceled, or was already over), an
-// error wrapping asynq.SkipRetry when the job can never run, ErrHandedBack
-// when it gave the job back, and any other error for asynq to retry. On
-// the task's last attempt an error asynq would retry fails the job
-// instead (giveUp, outcome.go), since asynq archives the task.
+// the job ended (succeeded, failed, canceled, or was already over) or
+// another task's attempt holds it, an error wrapping asynq.SkipRetry when
+// the job can never run, ErrHandedBack when it gave the job back, and any
+// other error for asynq to retry. On the task's last attempt an error
+// asynq would retry fails the job instead (giveUp, outcome.go), since
+// asynq archives the task.
 func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 	r.active.Add(1)
 	defer r.active.Done()
@@ -97,39 +105,49 @@ func (r *Runner) HandleJobRun(ctx context.Context, t *asynq.Task) error {
 	return err
 }
 
-// attempt is one try at the job: begin, then sweep what is left.
+// attempt is one try at the job: take its lease, begin, then sweep what
+// is left; the lease is given up once the attempt recorded its end.
 func (r *Runner) attempt(ctx context.Context, id string) error {
-	j, err := r.begin(ctx, id)
+	h, err := r.take(ctx, id, taskOf(ctx, id)) // lease.go
+	if err != nil || h == nil {
+		return err
+	}
+	defer h.release(ctx)
+	j, err := r.begin(ctx, h)
 	if err != nil || j == nil {
 		return err
 	}
-	sw, err := r.newSweep(ctx, j)
+	sw, err := r.newSweep(h.ctx, j, h)
 	if err != nil {
-		return err
+		return r.handBack(ctx, h, job.Progress{RunsTotal: j.Progress.RunsTotal, RunsDone: j.Progress.RunsDone}, err)
 	}
-	return sw.run(ctx)
+	return sw.run(h.ctx)
 }
 
-// begin moves a queued job to running, or resumes one left running by a
-// dead or interrupted attempt. It returns nil, nil when there is nothing
-// to do: the job finished or was canceled while queued.
-func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
-	var started, handedBack bool
+// begin starts the job for the attempt holding its lease: a queued job
+// moves to running, and one left running by an attempt that died is taken
+// over (job.Start); either way the attempt gets its number. It returns
+// nil, nil when there is nothing to do: the job finished or was canceled
+// while queued, or its workers died too often and it was failed here.
+func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
+	id := h.id
+	var from job.Status
+	var startedAt *time.Time
 	var over *job.Job // the job as found, when it was already over
+	var crashes int
 	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
-		started = j.Status == job.StatusQueued
-		handedBack = started && j.StartedAt != nil
-		switch j.Status {
-		case job.StatusQueued:
-			return j.Transition(job.StatusRunning, time.Now().UTC())
-		case job.StatusRunning:
-			return nil
-		default:
+		from, startedAt, crashes = j.Status, j.StartedAt, j.Crashes
+		if j.Status.Terminal() {
 			c := *j
 			over = &c
 			return fmt.Errorf("%w: %s", errFinished, j.Status)
 		}
+		n, err := j.Start(h.holder, h.task, r.crashRetries, time.Now().UTC())
+		h.attempt = n
+		return err
 	})
+	started := from == job.StatusQueued
+	handedBack := started && startedAt != nil
 	switch {
 	case errors.Is(err, errFinished):
 		r.log.Info("worker: job not run", "job", id, "reason", err)
@@ -144,14 +162,26 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 			}
 		}
 		return nil, nil
+	case errors.Is(err, job.ErrCrashLoop):
+		// Through abandon like every job no attempt will run again; this
+		// attempt holds the lease, so no other starts it meanwhile.
+		why := fmt.Sprintf("gave up after the worker running it died %d times: a job is resumed after at most %d worker crashes, and one that keeps killing its workers is not run again",
+			crashes+1, r.crashRetries)
+		if _, err := r.abandon(ctx, id, why); err != nil && !errors.Is(err, errFinished) && !errors.Is(err, errNotifyLost) {
+			return nil, fmt.Errorf("worker: job %s: fail after crashes: %w", id, err)
+		}
+		return nil, fmt.Errorf("worker: job %s: %s: %w", id, why, asynq.SkipRetry)
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
 	case err != nil:
+		r.refused(h, from, job.StatusRunning, err)
 		return nil, fmt.Errorf("worker: start job %s: %w", id, err)
 	}
 	if started {
 		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
-			return nil, fmt.Errorf("worker: start job %s: %w", id, err)
+			// Started but unannounced: hand it back, so the retry starts it again.
+			r.log.Warn("worker: append job.started event", "job", id, "err", err)
+			return nil, r.handBack(ctx, h, job.Progress{RunsTotal: j.Progress.RunsTotal, RunsDone: j.Progress.RunsDone}, err)
 		}
 	}
 	if !handedBack {
@@ -162,7 +192,7 @@ func (r *Runner) begin(ctx context.Context, id string) (*job.Job, error) {
 		// A start notice is not worth holding up the benchmark: logged only.
 		_ = r.notify(ctx, j, job.EventStarted)
 	}
-	r.log.Info("worker: job running", "job", id, "resumed", !started)
+	r.log.Info("worker: job running", "job", id, "resumed", !started, "attempt", h.attempt, "crashes", j.Crashes, "holder", h.holder)
 	return j, nil
 }
 
@@ -189,6 +219,7 @@ type sweep struct {
 	r        *Runner
 	ctx      context.Context // the attempt's; ends on asynq abort or timeout
 	job      *job.Job
+	hold     *hold // the attempt's lease and number (lease.go)
 	points   []job.Point
 	todo     []job.RunKey // the schedule without the runs already stored
 	stored   int
@@ -197,12 +228,12 @@ type sweep struct {
 	pins     netguard.Pins // the verified IPs of the target hosts (verify.go)
 }
 
-func (r *Runner) newSweep(ctx context.Context, j *job.Job) (*sweep, error) {
+func (r *Runner) newSweep(ctx context.Context, j *job.Job, h *hold) (*sweep, error) {
 	have, err := r.st.RunKeys(ctx, j.ID)
 	if err != nil {
 		return nil, fmt.Errorf("worker: job %s: %w", j.ID, err)
 	}
-	sw := &sweep{r: r, ctx: ctx, job: j, points: j.Spec.Points()}
+	sw := &sweep{r: r, ctx: ctx, job: j, hold: h, points: j.Spec.Points()}
 	schedule := j.Spec.Schedule()
 	for _, k := range schedule {
 		if have[k] {
@@ -260,12 +291,16 @@ func (sw *sweep) interrupted() error {
 	}
 }
 
-// stopReason tells a cancel from the end of the attempt.
+// stopReason tells a cancel from a lost lease and the end of the attempt.
 func (sw *sweep) stopReason() error {
-	if sw.watch.canceled() {
+	switch {
+	case sw.watch.canceled():
 		return errCanceled
+	case sw.hold.lostLease():
+		return errLeaseLost
+	default:
+		return errInterrupted
 	}
-	return errInterrupted
 }
 
 // pause waits sweep.pause_between_runs, or less if the sweep must stop.

@@ -34,6 +34,8 @@ const (
 	taskCheckInterval = 20 * time.Millisecond
 	// DefaultShutdownTimeout is how long a run may go on after Shutdown.
 	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultCrashRetries is how many worker deaths a job is resumed after.
+	DefaultCrashRetries = 3
 )
 
 // Config configures a Worker.
@@ -64,6 +66,15 @@ type Config struct {
 	// asynq archived without a handler running (janitor.go); zero means
 	// DefaultJanitorInterval.
 	JanitorInterval time.Duration
+	// JobLease is how long a running job's attempt may go without renewing
+	// its lease before the job counts as crashed and another worker
+	// resumes it (lease.go); zero means DefaultJobLease. Each worker looks
+	// for such jobs five times per lease.
+	JobLease time.Duration
+	// CrashRetries is how many times a job whose worker died running it
+	// is resumed; the next death fails it, as a job that keeps killing its
+	// workers. Zero means DefaultCrashRetries, a negative value none.
+	CrashRetries int
 }
 
 func (c Config) withDefaults() Config {
@@ -81,6 +92,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.JanitorInterval <= 0 {
 		c.JanitorInterval = DefaultJanitorInterval
+	}
+	if c.JobLease <= 0 {
+		c.JobLease = DefaultJobLease
+	}
+	switch {
+	case c.CrashRetries == 0:
+		c.CrashRetries = DefaultCrashRetries
+	case c.CrashRetries < 0:
+		c.CrashRetries = 0
 	}
 	return c
 }
@@ -122,18 +142,20 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(queue.TypeJobRun, r.HandleJobRun)
-	jn := newJanitor(asynq.NewInspectorFromRedisClient(rdb), r, cfg.JanitorInterval, cfg.Logger)
+	jn := newJanitor(asynq.NewInspectorFromRedisClient(rdb), asynq.NewClientFromRedisClient(rdb), r,
+		cfg.JanitorInterval, cfg.JobLease/leaseRenewals, cfg.Logger)
 	return &Worker{srv: srv, mux: mux, runner: r, janitor: jn, log: cfg.Logger}
 }
 
 // retryDelay brings a handed-back job back at once, a finished job whose
-// webhook could not be queued (the retry only notifies), and the first
-// recovery after a worker died (its lease expired): asynq already waited about a
-// minute for the lease, and the stored runs make resuming cheap. Later
-// crashes and real failures back off as asynq does by default, so a job
-// that keeps killing its worker slows down and is finally archived.
+// webhook could not be queued (the retry only notifies), and a task whose
+// worker died (asynq's lease on it expired), however often: asynq waited
+// a minute or more already, and the job's own lease has usually had it
+// resumed by another task (janitor.go), so the retry has nothing to do or
+// little left. Crashes are bounded by Config.CrashRetries, not by growing
+// waits. Real failures back off as asynq does by default.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || (n == 0 && errors.Is(err, asynq.ErrLeaseExpired)) {
+	if errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || errors.Is(err, asynq.ErrLeaseExpired) {
 		return handBackDelay
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)

@@ -47,7 +47,8 @@ func TestTargetCheckBeforeAnyLoad(t *testing.T) {
 	}{
 		{"verified", nil, job.StatusSucceeded, false, true},
 		{"token withdrawn", unverified, job.StatusFailed, false, false},
-		{"store down", errors.New("redis: connection refused"), job.StatusRunning, true, false},
+		// Queued again, not left running: no worker runs it until the retry.
+		{"store down", errors.New("redis: connection refused"), job.StatusQueued, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

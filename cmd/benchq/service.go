@@ -132,6 +132,8 @@ func (m *Main) startWorker(st *store.Store) {
 	w := worker.New(m.rdb, st, worker.Config{
 		Concurrency:     m.Config.Workers,
 		ShutdownTimeout: m.Config.ShutdownTimeout,
+		JobLease:        m.Config.JobLease,
+		CrashRetries:    crashRetries(m.Config.CrashRetries),
 		Logger:          m.Logger,
 		Policy:          m.Policy,
 		Resolver:        m.Resolver,
@@ -202,4 +204,13 @@ func (m *Main) close() error {
 	}
 	m.Logger.Info("benchq: stopped")
 	return errors.Join(errs...)
+}
+
+// crashRetries maps the configured count onto worker.Config, whose zero
+// means its default: a configured 0 resumes no crashed job.
+func crashRetries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

@@ -61,6 +61,12 @@ type Config struct {
 	Retention time.Duration
 	// ShutdownTimeout bounds graceful shutdown after SIGTERM.
 	ShutdownTimeout time.Duration
+	// JobLease is how long a job's worker may go silent before another
+	// worker takes the job over as crashed (worker processes): the worker
+	// renews the lease five times within it. CrashRetries is how many
+	// such crashes a job is resumed after; the next one fails it.
+	JobLease     time.Duration
+	CrashRetries int
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
 	// LogFormat is "text" or "json".
@@ -126,6 +132,8 @@ func Defaults() Config {
 		Workers:           1,
 		Retention:         720 * time.Hour,
 		ShutdownTimeout:   30 * time.Second,
+		JobLease:          10 * time.Second,
+		CrashRetries:      3,
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         "text",
 		MaxBody:           1 << 20,
@@ -232,10 +240,14 @@ func (c Config) validate() error {
 	if c.Workers < 1 {
 		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
 	}
+	if c.JobLease < time.Second {
+		problems = append(problems, fmt.Sprintf("job-lease must be at least 1s, got %s", c.JobLease))
+	}
 	for _, n := range []struct {
 		name string
 		v    int64
 	}{
+		{"crash-retries", int64(c.CrashRetries)},
 		{"max-concurrency", int64(c.MaxConcurrency)}, {"max-requests", int64(c.MaxRequests)},
 		{"max-runs", int64(c.MaxRuns)}, {"max-duration", int64(c.MaxDuration)},
 	} {

@@ -71,6 +71,9 @@ func TestLoad(t *testing.T) {
 		{"verify targets flag over env", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--verify-targets"}, map[string]string{"BENCHQ_VERIFY_TARGETS": "false"}, func(c Config) (any, any) {
 			return c.VerifyTargets, true
 		}},
+		{"crash recovery", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--job-lease=3s"}, map[string]string{"BENCHQ_CRASH_RETRIES": "0"}, func(c Config) (any, any) {
+			return [2]any{c.JobLease, c.CrashRetries}, [2]any{3 * time.Second, 0}
+		}},
 		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
 			return c.Command, CommandAll
 		}},
@@ -140,6 +143,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
 		{"negative timeout", []string{"--read-timeout", "-1s"}, nil, "read-timeout"},
 		{"negative limit", []string{"--max-runs", "-1"}, nil, "max-runs"},
+		{"negative crash retries", nil, map[string]string{"BENCHQ_CRASH_RETRIES": "-1"}, "crash-retries"},
+		{"job lease too short to renew", []string{"--job-lease", "200ms"}, nil, "job-lease must be at least 1s"},
+		{"serve runs no jobs", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--job-lease", "5s"}, nil, "job-lease"},
 		{"bad log level", nil, map[string]string{"BENCHQ_LOG_LEVEL": "loud"}, "BENCHQ_LOG_LEVEL"},
 		{"bad allow-targets entry", []string{"--allow-targets", "10.0.0.0/8,10.0.0.0/33"}, nil, `"10.0.0.0/33"`},
 		{"bad verify-targets", nil, map[string]string{"BENCHQ_VERIFY_TARGETS": "maybe"}, "BENCHQ_VERIFY_TARGETS"},
@@ -195,6 +201,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--public-url", "BENCHQ_PUBLIC_URL",
 		"--data-dir", "BENCHQ_DATA_DIR", "$XDG_DATA_HOME/benchq/redis", "~/.local/share/benchq/redis",
 		"--ephemeral", "BENCHQ_EPHEMERAL",
+		"--job-lease", "BENCHQ_JOB_LEASE", "default 10s", "--crash-retries", "BENCHQ_CRASH_RETRIES", "default 3",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Usage(all) lacks %q:\n%s", want, out)

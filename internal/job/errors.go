@@ -14,6 +14,16 @@ var ErrInvalid = errors.New("job: invalid spec")
 // the requested status change.
 var ErrBadTransition = errors.New("job: bad status transition")
 
+// ErrStaleAttempt is wrapped by Job.TransitionAs when the attempt asking
+// no longer holds the job: another attempt started it since, so whatever
+// the asker wanted to record is not its to record.
+var ErrStaleAttempt = errors.New("job: attempt no longer holds the job")
+
+// ErrCrashLoop is wrapped by Job.Start when the attempts holding the job
+// died more often than the caller resumes a job: the job itself is
+// likely what kills its workers.
+var ErrCrashLoop = errors.New("job: its workers kept dying while running it")
+
 // FieldError is one problem with one field of a spec. Field is a path in
 // the submitted JSON ("sweep.concurrency[1]", "targets[0].url"); it is empty
 // when the problem is the body as a whole (malformed JSON, trailing data).

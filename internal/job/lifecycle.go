@@ -61,3 +61,52 @@ func canMove(from, to Status) bool {
 	}
 	return false
 }
+
+// Start makes a new attempt, held by holder under asynq task task, the one
+// that runs j, and returns its number: the fencing token the attempt gives
+// TransitionAs. The caller holds the job's lease, so no other attempt is
+// alive. A queued job moves to running. A running one was left so by an
+// attempt that died holding it (its lease ran out): it is taken over, and
+// the death counted; past crashRetries deaths Start fails with an error
+// wrapping ErrCrashLoop that says why, and leaves j's status alone for the
+// caller to fail the job. Any other status is ErrBadTransition.
+func (j *Job) Start(holder, task string, crashRetries int, now time.Time) (int, error) {
+	switch j.Status {
+	case StatusQueued:
+		if err := j.Transition(StatusRunning, now); err != nil {
+			return 0, err
+		}
+	case StatusRunning:
+		if j.Crashes+1 > crashRetries {
+			return 0, fmt.Errorf("%w: the worker running it died %d times (attempt %d last), and a job is resumed after at most %d",
+				ErrCrashLoop, j.Crashes+1, j.Attempt, crashRetries)
+		}
+		j.Crashes++
+		j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
+	default:
+		return 0, fmt.Errorf("%w: %s -> %s", ErrBadTransition, j.Status, StatusRunning)
+	}
+	j.Attempt++
+	j.Holder, j.Task = holder, task
+	return j.Attempt, nil
+}
+
+// TransitionAs is Transition on behalf of attempt number attempt (from
+// Start): when another attempt started since, it fails with an error
+// wrapping ErrStaleAttempt and leaves j unchanged.
+func (j *Job) TransitionAs(attempt int, to Status, now time.Time) error {
+	if j.Attempt != attempt {
+		return fmt.Errorf("%w: attempt %d asked for %s -> %s, but attempt %d (%s) holds it",
+			ErrStaleAttempt, attempt, j.Status, to, j.Attempt, j.Holder)
+	}
+	return j.Transition(to, now)
+}
+
+// CurrentTask is the ID of the asynq task whose attempt holds j, or last
+// did; a task with another ID was superseded and has nothing to run.
+func (j *Job) CurrentTask() string {
+	if j.Task == "" {
+		return j.ID
+	}
+	return j.Task
+}

@@ -56,3 +56,88 @@ func TestTransitionTimes(t *testing.T) {
 		t.Errorf("FinishedAt = %v, want %v", j.FinishedAt, t0.Add(4*time.Second))
 	}
 }
+
+// TestStart: each start numbers a new attempt and records its holder; a
+// running job is one whose holder died, taken over as a crash, until the
+// crashes pass the retries.
+func TestStart(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := &now // a running job was started
+	tests := []struct {
+		name        string
+		job         Job
+		retries     int
+		wantErr     error
+		wantAttempt int
+		wantCrashes int
+	}{
+		{"first start", Job{Status: StatusQueued}, 3, nil, 1, 0},
+		{"after a hand-back", Job{Status: StatusQueued, Attempt: 2, Crashes: 1}, 3, nil, 3, 1},
+		{"taken over after a crash", Job{Status: StatusRunning, StartedAt: at, Attempt: 1}, 3, nil, 2, 1},
+		{"last crash resumed", Job{Status: StatusRunning, StartedAt: at, Attempt: 3, Crashes: 2}, 3, nil, 4, 3},
+		{"one crash too many", Job{Status: StatusRunning, StartedAt: at, Attempt: 4, Crashes: 3}, 3, ErrCrashLoop, 4, 3},
+		{"no crash resumed", Job{Status: StatusRunning, StartedAt: at, Attempt: 1}, 0, ErrCrashLoop, 1, 0},
+		{"over", Job{Status: StatusSucceeded, Attempt: 1}, 3, ErrBadTransition, 1, 0},
+		{"canceled while queued", Job{Status: StatusCanceled}, 3, ErrBadTransition, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := tt.job
+			n, err := j.Start("worker-b/7", "task-b", tt.retries, now)
+			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
+				t.Fatalf("Start = %d, %v; want error %v", n, err, tt.wantErr)
+			}
+			if j.Attempt != tt.wantAttempt || j.Crashes != tt.wantCrashes {
+				t.Errorf("after Start: attempt %d, crashes %d; want %d, %d", j.Attempt, j.Crashes, tt.wantAttempt, tt.wantCrashes)
+			}
+			if err != nil {
+				if j.Status != tt.job.Status || j.Holder != tt.job.Holder {
+					t.Errorf("refused Start changed the job: %s held by %q", j.Status, j.Holder)
+				}
+				return
+			}
+			if n != j.Attempt || j.Status != StatusRunning || j.Holder != "worker-b/7" || j.CurrentTask() != "task-b" || j.StartedAt == nil {
+				t.Errorf("Start = %d: job %s held by %q under %q, started %v; want attempt %d running, held by worker-b/7 under task-b",
+					n, j.Status, j.Holder, j.CurrentTask(), j.StartedAt, j.Attempt)
+			}
+		})
+	}
+}
+
+// TestTransitionAs: only the attempt that holds the job moves it.
+func TestTransitionAs(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		attempt int
+		to      Status
+		wantErr error
+	}{
+		{"holder finishes", 2, StatusSucceeded, nil},
+		{"holder hands back", 2, StatusQueued, nil},
+		{"stale hand-back", 1, StatusQueued, ErrStaleAttempt},
+		{"stale finish", 1, StatusSucceeded, ErrStaleAttempt},
+		{"holder breaks the lifecycle", 2, StatusRunning, ErrBadTransition},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := Job{ID: "j", Status: StatusRunning, Attempt: 2, Holder: "worker-b/7"}
+			err := j.TransitionAs(tt.attempt, tt.to, now)
+			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
+				t.Fatalf("TransitionAs(%d, %s) = %v, want %v", tt.attempt, tt.to, err, tt.wantErr)
+			}
+			if want := map[bool]Status{true: tt.to, false: StatusRunning}[err == nil]; j.Status != want {
+				t.Errorf("status %s, want %s", j.Status, want)
+			}
+		})
+	}
+}
+
+func TestCurrentTask(t *testing.T) {
+	if got := (&Job{ID: "j1"}).CurrentTask(); got != "j1" {
+		t.Errorf("CurrentTask of a never-started job = %q, want its own task j1", got)
+	}
+	if got := (&Job{ID: "j1", Task: "j1:resume:1"}).CurrentTask(); got != "j1:resume:1" {
+		t.Errorf("CurrentTask = %q, want the resume task", got)
+	}
+}

@@ -35,6 +35,16 @@ type Job struct {
 	Verdict         string     `json:"verdict,omitempty"` // pass | fail | none
 	Error           string     `json:"error,omitempty"`   // why the job failed
 	CancelRequested bool       `json:"cancel_requested,omitempty"`
+
+	// Who runs the job (see Start): worker state, not shown by the API.
+	// Attempt numbers the job's starts and is the fencing token of the
+	// attempt holding it; Holder names that attempt's worker and Task its
+	// asynq task ("" for the job's own, whose ID is the job's); Crashes
+	// counts the attempts that died holding it.
+	Attempt int    `json:"attempt,omitempty"`
+	Holder  string `json:"holder,omitempty"`
+	Task    string `json:"task,omitempty"`
+	Crashes int    `json:"crashes,omitempty"`
 }
 
 // Progress is what a client polling the job sees while it runs.

@@ -58,6 +58,19 @@ type JobRunPayload struct {
 // expected to take at most estimate (job.Spec.Estimate). TaskID is the job
 // ID, so the queue holds at most one task per job.
 func NewJobRunTask(jobID string, estimate time.Duration) (*asynq.Task, error) {
+	return newJobRunTask(jobID, jobID, estimate)
+}
+
+// NewJobResumeTask builds the task that resumes job jobID after the
+// attempt numbered attempt died holding it. The dead attempt's own task
+// stays active in asynq until asynq's lease on it runs out (a minute or
+// more), so the resume needs a task of its own; its TaskID names the dead
+// attempt, so of several workers noticing one death only one enqueues.
+func NewJobResumeTask(jobID string, attempt int, estimate time.Duration) (*asynq.Task, error) {
+	return newJobRunTask(jobID, fmt.Sprintf("%s:resume:%d", jobID, attempt), estimate)
+}
+
+func newJobRunTask(jobID, taskID string, estimate time.Duration) (*asynq.Task, error) {
 	if jobID == "" {
 		return nil, fmt.Errorf("%w: empty job id", ErrBadPayload)
 	}
@@ -66,7 +79,7 @@ func NewJobRunTask(jobID string, estimate time.Duration) (*asynq.Task, error) {
 		return nil, fmt.Errorf("queue: encode job:run payload: %w", err)
 	}
 	return asynq.NewTask(TypeJobRun, payload,
-		asynq.TaskID(jobID),
+		asynq.TaskID(taskID),
 		asynq.Queue(QueueJobs),
 		asynq.Timeout(JobRunTimeout(estimate)),
 		asynq.MaxRetry(MaxRetry),

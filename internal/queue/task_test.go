@@ -112,4 +112,27 @@ func TestEnqueueOptions(t *testing.T) {
 	if _, err := client.Enqueue(again); !errors.Is(err, asynq.ErrTaskIDConflict) {
 		t.Errorf("second Enqueue of job %s = %v, want asynq.ErrTaskIDConflict", id, err)
 	}
+
+	// A resume task runs the same job under a task of its own, once per
+	// dead attempt however many workers noticed the death.
+	resume, err := NewJobResumeTask(id, 2, 2*time.Hour)
+	if err != nil {
+		t.Fatalf("NewJobResumeTask = %v", err)
+	}
+	ri, err := client.Enqueue(resume)
+	if err != nil {
+		t.Fatalf("Enqueue(resume) = %v", err)
+	}
+	if p, err := ParseJobRun(asynq.NewTask(ri.Type, ri.Payload)); err != nil || p.JobID != id || ri.ID == id || ri.Timeout != info.Timeout {
+		t.Errorf("resume task = id %q timeout %v payload %+v (%v), want its own id, timeout %v, job_id %q", ri.ID, ri.Timeout, p, err, info.Timeout, id)
+	}
+	twice, _ := NewJobResumeTask(id, 2, time.Minute)
+	if _, err := client.Enqueue(twice); !errors.Is(err, asynq.ErrTaskIDConflict) {
+		t.Errorf("second resume of attempt 2 = %v, want asynq.ErrTaskIDConflict", err)
+	}
+	if next, _ := NewJobResumeTask(id, 3, time.Minute); next == nil {
+		t.Fatal("NewJobResumeTask(attempt 3) = nil")
+	} else if _, err := client.Enqueue(next); err != nil {
+		t.Errorf("resume of attempt 3 = %v, want it queued", err)
+	}
 }

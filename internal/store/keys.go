@@ -18,11 +18,12 @@ import (
 //	benchq:job:<id>:cancel         string "1" once a cancel was requested (the worker polls it)
 //	benchq:job:<id>:runs           hash   "<point>:<repeat>" = job.Run as JSON (HSETNX: never twice)
 //	benchq:job:<id>:events         stream fields type, data (JSON), time (RFC 3339); MAXLEN ~ maxEvents
+//	benchq:job:<id>:lease          string the holder of the attempt running the job; TTL seconds (lease.go)
 //	benchq:jobs                    zset   every job, see indexMember
 //	benchq:jobs:status:<status>    zset   jobs in that status
 //	benchq:jobs:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
 //
-// The five job keys get the retention TTL on every write to any of them.
+// The first five job keys get the retention TTL on every write to any of them.
 // The indexes get it on every CreateJob and UpdateJob, which every job's
 // life ends with, so an index outlives every job it lists. Entries of
 // expired jobs are removed lazily when a listing meets them, and entries
@@ -34,8 +35,10 @@ func progressKey(id string) string { return jobKey(id) + ":progress" }
 func cancelKey(id string) string   { return jobKey(id) + ":cancel" }
 func runsKey(id string) string     { return jobKey(id) + ":runs" }
 func eventsKey(id string) string   { return jobKey(id) + ":events" }
+func leaseKey(id string) string    { return jobKey(id) + ":lease" }
 
-// jobKeys lists every key of one job, for the TTL refresh.
+// jobKeys lists the keys of one job that the TTL refresh keeps; a lease
+// has its own short TTL.
 func jobKeys(id string) []string {
 	return []string{jobKey(id), progressKey(id), cancelKey(id), runsKey(id), eventsKey(id)}
 }
