@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,6 +117,27 @@ func (s *Server) Kill() {
 	}
 	_ = cmd.Process.Kill()
 	<-done
+}
+
+// Pause freezes the server (SIGSTOP) with its data and connections: a
+// hung Redis, whose clients see timeouts. Resume thaws it; commands sent
+// meanwhile are then executed.
+func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+
+// Resume ends Pause.
+func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }
+
+func (s *Server) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		t.Fatalf("redistest: %v to a killed server", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("redistest: %v: %v", sig, err)
+	}
 }
 
 // Restart starts a killed server again on the same address, empty, so

@@ -72,3 +72,33 @@ func TestRunOutOfMemoryRefusesWrites(t *testing.T) {
 		t.Errorf("SET after RecoverMemory: %v", err)
 	}
 }
+
+// TestPauseResume: a paused server times its clients out and keeps its
+// data; resumed, the same client is served again.
+func TestPauseResume(t *testing.T) {
+	s := Start(t)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, ReadTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET: %v", err)
+	}
+	s.Pause(t)
+	var netErr net.Error
+	if err := c.Get(ctx, "k").Err(); !errors.As(err, &netErr) || !netErr.Timeout() {
+		s.Resume(t)
+		t.Fatalf("GET on a paused server = %v, want a timeout", err)
+	}
+	s.Resume(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		v, err := c.Get(ctx, "k").Result()
+		if err == nil && v == "v" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET after Resume = %q, %v, want the value", v, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
