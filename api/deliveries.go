@@ -194,7 +194,7 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 		// Pending with no task would refuse every later redelivery (409):
 		// put the delivery back as it was, if it still is as we left it.
 		redeliveries := d.Redeliveries
-		s.undo.run(fmt.Sprintf("redelivery %d of job %s", n, id), discardRetryFor, func(ctx context.Context) error {
+		s.undo.run(fmt.Sprintf("redelivery %d of job %s", n, id), undoRetryFor, func(ctx context.Context) error {
 			_, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
 				if d.Status == webhook.StatusPending && d.Redeliveries == redeliveries {
 					d.Status = before

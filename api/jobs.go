@@ -17,7 +17,8 @@ import (
 )
 
 // persistTimeout bounds storing and enqueueing an accepted job, which runs
-// detached from the request so that a hang-up cannot strand a stored job.
+// detached from the request so that a hang-up between the two does not
+// discard a job that was about to be accepted.
 const persistTimeout = 10 * time.Second
 
 // Page sizes of GET /v1/jobs.
@@ -122,15 +123,10 @@ func (s *Server) enqueue(ctx context.Context, j *job.Job) error {
 	return nil
 }
 
-// discardRetryFor is how long a discard waits for Redis to come back. A
-// job left past it is queued with no task until an operator removes it;
-// its slot is reclaimed by the owner's next refusal.
-const discardRetryFor = 10 * time.Minute
-
 // discardJob undoes a creation of j that was not accepted (undo.go).
 func (s *Server) discardJob(c echo.Context, j *job.Job) {
 	rid := requestID(c)
-	s.undo.run("discard job "+j.ID+" (request "+rid+")", discardRetryFor, func(ctx context.Context) error {
+	s.undo.run("discard job "+j.ID+" (request "+rid+")", undoRetryFor, func(ctx context.Context) error {
 		err := s.store.DiscardJob(ctx, j.Owner, j.ID)
 		if errors.Is(err, store.ErrConflict) {
 			// The enqueue reported a failure but reached the queue, and

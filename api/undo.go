@@ -19,6 +19,10 @@ const (
 	undoFirstWait      = 100 * time.Millisecond
 	undoMaxWait        = 2 * time.Second
 	maxPendingUndos    = 1000
+	// undoRetryFor is how long an undo waits for Redis to come back. A
+	// job left past it stays queued with no task, holding its slot, until
+	// an operator removes it; the log names it.
+	undoRetryFor = 10 * time.Minute
 )
 
 // undoer undoes what a request wrote before it failed. The first attempt
