@@ -83,7 +83,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if header == "" {
 			open, err := s.auth.openNow(ctx)
 			if err != nil {
-				return fmt.Errorf("%w: api keys: %v", errUnavailable, err)
+				return fmt.Errorf("api: count api keys: %w", err)
 			}
 			if !open {
 				return unauthorized(c, "", "an API key is required: send Authorization: Bearer <key>")
@@ -103,7 +103,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case errors.Is(err, apikey.ErrUnknown):
 			return unauthorized(c, "invalid_token", "the API key is not valid")
 		case err != nil:
-			return fmt.Errorf("%w: api keys: %v", errUnavailable, err)
+			return fmt.Errorf("api: look up api key: %w", err)
 		}
 		c.Set(principalKey, principal{KeyID: k.ID, Admin: k.Admin, WebhookSecret: k.WebhookSecret})
 		c.Set(quotaKey, k.Quota)

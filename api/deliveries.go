@@ -121,6 +121,8 @@ func (s *Server) webhookSecret(c echo.Context, j *job.Job) (string, error) {
 //	@Success		200	{object}	DeliveriesResponse
 //	@Failure		404	{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/deliveries [get]
 func (s *Server) handleListDeliveries(c echo.Context) error {
@@ -153,8 +155,9 @@ func (s *Server) handleListDeliveries(c echo.Context) error {
 //	@Success		202	{object}	DeliveryResponse	"redelivery enqueued"
 //	@Failure		404	{object}	Problem
 //	@Failure		409	{object}	Problem	"the delivery is still in flight"
-//	@Failure		503	{object}	Problem	"queue unavailable"
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes (Retry-After header); the delivery is left as it was"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/deliveries/{n}/redeliver [post]
 func (s *Server) handleRedeliver(c echo.Context) error {
@@ -170,10 +173,12 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 	if s.deliveries == nil {
 		return fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
 	}
+	var before webhook.Status
 	d, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
 		if d.Status.InFlight() {
 			return fmt.Errorf("%w: delivery %d is %s", errDeliveryInFlight, d.N, d.Status)
 		}
+		before = d.Status
 		d.Status, d.UpdatedAt = webhook.StatusPending, time.Now().UTC()
 		d.Redeliveries++
 		return nil
@@ -183,15 +188,23 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 	}
 	task, err := queue.NewWebhookDeliverTask(id, n, d.Redeliveries, d.MaxRetry)
 	if err == nil {
-		_, err = s.queue.EnqueueContext(ctx, task)
+		_, err = queue.Enqueue(ctx, s.queue, task)
 	}
 	if err != nil {
-		s.log.Error("api: enqueue redelivery", "request_id", requestID(c), "job", id, "delivery", n, "err", err)
-		_, _ = s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
-			d.Status = webhook.StatusFailed // not in flight: it may be asked again
-			return nil
+		// Pending with no task would refuse every later redelivery (409):
+		// put the delivery back as it was, if it still is as we left it.
+		redeliveries := d.Redeliveries
+		s.undo.run(fmt.Sprintf("redelivery %d of job %s", n, id), undoRetryFor, func(ctx context.Context) error {
+			_, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
+				if d.Status == webhook.StatusPending && d.Redeliveries == redeliveries {
+					d.Status = before
+					d.Redeliveries--
+				}
+				return nil
+			})
+			return err
 		})
-		return fmt.Errorf("%w: job queue: %v", errUnavailable, err)
+		return fmt.Errorf("api: enqueue redelivery %d of job %s: %w", n, id, err)
 	}
 	return c.JSON(http.StatusAccepted, newDeliveryResponse(*d, nil))
 }

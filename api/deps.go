@@ -20,7 +20,11 @@ type JobStore interface {
 	Runs(ctx context.Context, id string) ([]job.Run, error)
 	ReadEvents(ctx context.Context, jobID, after string, block time.Duration) ([]store.Event, error)
 	CountByStatus(ctx context.Context) (map[job.Status]int64, error)
-	Ping(ctx context.Context) error
+	// ProbeWrite is the readiness probe: Redis accepts a write.
+	ProbeWrite(ctx context.Context) error
+	// DiscardJob undoes a creation that failed before the job was
+	// accepted: the job if still queued, its secret and its slot.
+	DiscardJob(ctx context.Context, owner, id string) error
 }
 
 // Enqueuer puts tasks on the queue; *asynq.Client implements it.

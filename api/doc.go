@@ -7,5 +7,7 @@
 // here, not on the Redis store or the asynq client, so they can be tested
 // with fakes. Every error leaves as RFC 9457 application/problem+json; one
 // table in problem.go maps domain errors to statuses and problem types, and
-// internal errors are logged with the request id, never echoed.
+// internal errors are logged with the request id, never echoed. A Redis
+// outage (store.ErrUnavailable) is a 503 with Retry-After on every route,
+// and a job creation it interrupts is undone (undo.go).
 package api

@@ -32,6 +32,8 @@ func isFinalEvent(typ string) bool {
 //	@Success		200				{string}	string	"event stream"
 //	@Failure		404				{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/events [get]
 func (s *Server) handleJobEvents(c echo.Context) error {

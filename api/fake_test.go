@@ -2,9 +2,10 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -22,7 +23,7 @@ type fakeStore struct {
 	runs     map[string][]job.Run
 	events   map[string][]store.Event
 	lastList store.ListFilter
-	pingErr  error
+	probeErr error
 	getErr   error // returned by GetJob when set
 	panicGet bool
 }
@@ -151,7 +152,21 @@ func (f *fakeStore) CountByStatus(context.Context) (map[job.Status]int64, error)
 	return out, nil
 }
 
-func (f *fakeStore) Ping(context.Context) error { return f.pingErr }
+func (f *fakeStore) ProbeWrite(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.probeErr
+}
+
+func (f *fakeStore) DiscardJob(_ context.Context, _, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if j, ok := f.jobs[id]; ok && j.Status != job.StatusQueued {
+		return store.ErrConflict
+	}
+	delete(f.jobs, id)
+	return nil
+}
 
 // fakeQueue records enqueued tasks, or fails.
 type fakeQueue struct {
@@ -170,4 +185,12 @@ func (q *fakeQueue) EnqueueContext(_ context.Context, t *asynq.Task, _ ...asynq.
 	return &asynq.TaskInfo{Type: t.Type()}, nil
 }
 
-var errFakeRedis = errors.New("dial tcp 10.1.2.3:6379: secret internal detail")
+// errFakeRedis is a Redis that refuses connections, as go-redis reports
+// it; its text holds what a problem must never show.
+var errFakeRedis error = &net.OpError{Op: "dial", Net: "tcp", Addr: fakeAddr("10.1.2.3:6379"),
+	Err: fmt.Errorf("secret internal detail: %w", syscall.ECONNREFUSED)}
+
+type fakeAddr string
+
+func (a fakeAddr) Network() string { return "tcp" }
+func (a fakeAddr) String() string  { return string(a) }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -19,10 +20,18 @@ func TestHealthAndReady(t *testing.T) {
 	if resp, _ := env.do(t, http.MethodGet, "/readyz", ""); resp.StatusCode != 200 {
 		t.Errorf("GET /readyz with Redis up = %d, want 200", resp.StatusCode)
 	}
-	env.store.pingErr = errFakeRedis
+	env.store.mu.Lock()
+	env.store.probeErr = errors.New("NOAUTH Authentication required. secret")
+	env.store.mu.Unlock()
+	// The probe is cached for a second.
+	deadline := time.Now().Add(3 * time.Second)
 	resp, body := env.do(t, http.MethodGet, "/readyz", "")
+	for resp.StatusCode == 200 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		resp, body = env.do(t, http.MethodGet, "/readyz", "")
+	}
 	if p := problem(t, resp, body); resp.StatusCode != 503 || p.Type != problemBase+"unavailable" || strings.Contains(string(body), "secret") {
-		t.Errorf("GET /readyz with Redis down = %d %s, want 503 unavailable without detail", resp.StatusCode, body)
+		t.Errorf("GET /readyz with Redis refusing the probe = %d %s, want 503 unavailable without detail", resp.StatusCode, body)
 	}
 }
 

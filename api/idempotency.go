@@ -180,9 +180,15 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 	ctx := context.WithoutCancel(req.Context())
 	id := createdJobID(c)
 	if err != nil || id == "" {
-		if rerr := s.idempotency.ReleaseIdempotencyKey(ctx, claim); rerr != nil {
-			s.log.Warn("api: release idempotency key", "request_id", requestID(c), "err", rerr)
-		}
+		// Freed even when Redis is gone meanwhile (undo.go): a claim left
+		// pending would make every retry wait and get a 409 until it
+		// expires. Past its TTL it is free anyway.
+		s.undo.run("release idempotency key (request "+requestID(c)+")", store.IdempotencyClaimTTL, func(ctx context.Context) error {
+			if err := s.idempotency.ReleaseIdempotencyKey(ctx, claim); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
+				return err
+			}
+			return nil
+		})
 		return err
 	}
 	// handleCreateJob showed a secret iff it generated one, which it does

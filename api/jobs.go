@@ -17,7 +17,8 @@ import (
 )
 
 // persistTimeout bounds storing and enqueueing an accepted job, which runs
-// detached from the request so that a hang-up cannot strand a stored job.
+// detached from the request so that a hang-up between the two does not
+// discard a job that was about to be accepted.
 const persistTimeout = 10 * time.Second
 
 // Page sizes of GET /v1/jobs.
@@ -44,7 +45,8 @@ const (
 //	@Failure		422		{object}	Problem		"invalid fields, each named (a per-run quota names the field, its limit and the value asked); target-unverified: a target host does not serve the key's token"
 //	@Failure		429		{object}	Problem		"over the active-job or submission-rate quota; limit (and value) in the body, Retry-After header"
 //	@Failure		409		{object}	Problem		"Idempotency-Key reused with another body (idempotency-conflict) or still in progress (idempotency-in-progress)"
-//	@Failure		503		{object}	Problem		"queue unavailable"
+//	@Failure		503		{object}	Problem		"store-unavailable: Redis unreachable or refusing writes (Retry-After header); no job was created, retry"
+//	@Header			503		{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs [post]
 func (s *Server) handleCreateJob(c echo.Context) error {
@@ -81,45 +83,60 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 	if err := s.admitJob(c, j); err != nil { // quota.go: 429 over the active-job quota
 		return err
 	}
+	// From the slot on, what was written for j is discarded unless the job
+	// is accepted: a creation that fails half-way (Redis gone or refusing
+	// writes between two steps) leaves no job, secret or slot behind.
+	accepted := false
+	defer func() {
+		if !accepted {
+			s.discardJob(c, j)
+		}
+	}()
 	secret, err := s.webhookSecret(c, j) // deliveries.go: kept apart from the job
 	if err != nil {
 		return err
 	}
-	// Once stored, the job must reach the queue or be marked failed even if
-	// the client hangs up or the idempotency deadline passes meanwhile;
-	// otherwise it would sit queued forever and hold a quota slot.
+	// Detached, so that a client hanging up between storing and enqueueing
+	// does not turn a job that would have been accepted into a discarded one.
 	persist, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
 	defer cancel()
 	if err := s.store.CreateJob(persist, j); err != nil {
 		return fmt.Errorf("api: create job: %w", err)
 	}
-	if err := s.enqueue(persist, c, j); err != nil {
+	if err := s.enqueue(persist, j); err != nil {
 		return err
 	}
+	accepted = true // enqueued: the job exists, whatever happens to the answer
 	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
 	return c.JSON(http.StatusAccepted, CreateJobResponse{JobResponse: newJobResponse(j), WebhookSecret: secret})
 }
 
-// enqueue hands a stored job to the workers. If the queue refuses it, the
-// job is marked failed so it does not sit queued forever.
-func (s *Server) enqueue(ctx context.Context, c echo.Context, j *job.Job) error {
+// enqueue hands a stored job to the workers.
+func (s *Server) enqueue(ctx context.Context, j *job.Job) error {
 	task, err := queue.NewJobRunTask(j.ID, j.Spec.Estimate())
 	if err == nil {
-		_, err = s.queue.EnqueueContext(ctx, task)
+		_, err = queue.Enqueue(ctx, s.queue, task)
 	}
-	if err == nil {
-		return nil
+	if err != nil {
+		return fmt.Errorf("api: enqueue job %s: %w", j.ID, err)
 	}
-	s.log.Error("api: enqueue job", "request_id", requestID(c), "job", j.ID, "err", err)
-	_, uerr := s.store.UpdateJob(ctx, j.ID, func(j *job.Job) error {
-		now := time.Now().UTC()
-		j.Status, j.Error, j.FinishedAt = job.StatusFailed, "could not be enqueued", &now
-		return nil
+	return nil
+}
+
+// discardJob undoes a creation of j that was not accepted (undo.go).
+func (s *Server) discardJob(c echo.Context, j *job.Job) {
+	rid := requestID(c)
+	s.undo.run("discard job "+j.ID+" (request "+rid+")", undoRetryFor, func(ctx context.Context) error {
+		err := s.store.DiscardJob(ctx, j.Owner, j.ID)
+		if errors.Is(err, store.ErrConflict) {
+			// The enqueue reported a failure but reached the queue, and
+			// a worker took the job: it runs, though the answer was an
+			// error.
+			s.log.Warn("api: job answered as not created was taken by a worker", "request_id", rid, "job", j.ID, "err", err)
+			return nil
+		}
+		return err
 	})
-	if uerr != nil {
-		s.log.Error("api: mark unenqueued job failed", "job", j.ID, "err", uerr)
-	}
-	return fmt.Errorf("%w: job queue: %v", errUnavailable, err)
 }
 
 // decodeError sorts Decode's errors: an oversized body is a 413, a body
@@ -157,6 +174,8 @@ func decodeError(err error, limit int64) error {
 //	@Success		200		{object}	ListJobsResponse
 //	@Failure		400		{object}	Problem	"bad filter"
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs [get]
 func (s *Server) handleListJobs(c echo.Context) error {
@@ -227,6 +246,8 @@ func queryError(field, format string, args ...any) error {
 //	@Success		200	{object}	JobResponse
 //	@Failure		404	{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id} [get]
 func (s *Server) handleGetJob(c echo.Context) error {
@@ -247,6 +268,8 @@ func (s *Server) handleGetJob(c echo.Context) error {
 //	@Success		200	{object}	ResultsResponse
 //	@Failure		404	{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/results [get]
 func (s *Server) handleGetResults(c echo.Context) error {
@@ -288,6 +311,8 @@ func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job
 //	@Failure		404	{object}	Problem
 //	@Failure		409	{object}	Problem	"the job already finished"
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id} [delete]
 func (s *Server) handleCancelJob(c echo.Context) error {

@@ -110,20 +110,25 @@ func TestCreateJobBodyTooLarge(t *testing.T) {
 	}
 }
 
+// TestCreateJobEnqueueFails: a job stored but refused by the queue is
+// discarded, and the answer is the outage's 503 with Retry-After.
 func TestCreateJobEnqueueFails(t *testing.T) {
-	env := newTestEnv(t, nil)
+	env := newTestEnv(t, func(c *Config) { c.UnavailableRetryAfter = 7 * time.Second })
 	env.queue.err = errFakeRedis
 	resp, body := env.do(t, http.MethodPost, "/v1/jobs", validSpec)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("POST with a dead queue = %d %s, want 503", resp.StatusCode, body)
 	}
-	if strings.Contains(string(body), "secret") {
+	if p := problem(t, resp, body); p.Type != problemBase+"store-unavailable" || resp.Header.Get("Retry-After") != "7" {
+		t.Errorf("POST with a dead queue = %+v, Retry-After %q, want store-unavailable with Retry-After 7", p, resp.Header.Get("Retry-After"))
+	}
+	if strings.Contains(string(body), "secret") || strings.Contains(string(body), "10.1.2.3") {
 		t.Errorf("problem leaks the internal error: %s", body)
 	}
-	for _, j := range env.store.jobs {
-		if j.Status != job.StatusFailed {
-			t.Errorf("unenqueued job status = %s, want failed", j.Status)
-		}
+	env.store.mu.Lock()
+	defer env.store.mu.Unlock()
+	if n := len(env.store.jobs); n != 0 {
+		t.Errorf("%d jobs stored after the queue refused the only one, want 0 (discarded)", n)
 	}
 }
 

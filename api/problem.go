@@ -61,32 +61,40 @@ type problemKind struct {
 	// echo is true when the error's own text is written for the client
 	// (validation messages); otherwise the title is all the client sees.
 	echo bool
+	// retry marks a condition that passes by itself: its answer carries
+	// Retry-After.
+	retry bool
 }
 
 // problemKinds is THE table from errors to problems; the first row whose
 // error matches (errors.Is) wins. Anything unmatched is an internal error.
 func problemKinds() []problemKind {
 	return []problemKind{
-		{errTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", true},
-		{errMalformed, http.StatusBadRequest, "malformed-body", "Malformed request body", true},
+		// First: Redis down or refusing writes, from the store or the
+		// queue, on any route, whatever else the error wraps (a failed
+		// verification, an unavailable dependency) is answered the same,
+		// with Retry-After.
+		{store.ErrUnavailable, http.StatusServiceUnavailable, "store-unavailable", "Service temporarily unavailable", false, true},
+		{errTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", true, false},
+		{errMalformed, http.StatusBadRequest, "malformed-body", "Malformed request body", true, false},
 		// Before job.ErrInvalid: an unverified target also wraps the
 		// *job.ValidationError that names its fields.
-		{targetverify.ErrUnverified, http.StatusUnprocessableEntity, "target-unverified", "Target host not verified", true},
-		{errBadTarget, http.StatusUnprocessableEntity, "invalid-target", "Invalid target URL", true},
-		{job.ErrInvalid, http.StatusUnprocessableEntity, "validation", "Invalid job spec", true},
-		{errBadQuery, http.StatusBadRequest, "bad-query", "Invalid query parameter", true},
-		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false},
-		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false},
-		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true},
-		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true},
-		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true},
-		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true},
-		{errDeliveryInFlight, http.StatusConflict, "delivery-in-flight", "Delivery still in flight", true},
-		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false},
-		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false},
-		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true},
-		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true},
-		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true},
+		{targetverify.ErrUnverified, http.StatusUnprocessableEntity, "target-unverified", "Target host not verified", true, false},
+		{errBadTarget, http.StatusUnprocessableEntity, "invalid-target", "Invalid target URL", true, false},
+		{job.ErrInvalid, http.StatusUnprocessableEntity, "validation", "Invalid job spec", true, false},
+		{errBadQuery, http.StatusBadRequest, "bad-query", "Invalid query parameter", true, false},
+		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false, false},
+		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false, false},
+		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true, false},
+		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true, false},
+		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true, false},
+		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true, false},
+		{errDeliveryInFlight, http.StatusConflict, "delivery-in-flight", "Delivery still in flight", true, false},
+		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false, false},
+		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false, false},
+		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true, false},
+		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
+		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
 	}
 }
 
@@ -110,8 +118,9 @@ func httpKind(code int) (slug, title string) {
 }
 
 // problemFor maps an error to the problem sent to the client, and reports
-// whether it is an internal error that must be logged instead of shown.
-func problemFor(err error) (p Problem, internal bool) {
+// whether it is an internal error that must be logged instead of shown,
+// and whether the answer should carry Retry-After.
+func problemFor(err error) (p Problem, internal, retry bool) {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		slug, title := httpKind(he.Code)
@@ -119,7 +128,7 @@ func problemFor(err error) (p Problem, internal bool) {
 		if msg, ok := he.Message.(string); ok && he.Code < 500 {
 			p.Detail = msg
 		}
-		return p, he.Code >= 500
+		return p, he.Code >= 500, false
 	}
 	for _, k := range problemKinds() {
 		if errors.Is(err, k.err) {
@@ -129,7 +138,10 @@ func problemFor(err error) (p Problem, internal bool) {
 				addFields(&p, err)
 				quotaFields(&p, err)
 			}
-			return p, false
+			if cond, ok := store.ConditionOf(err); ok {
+				p.Detail = unavailableDetail(cond)
+			}
+			return p, false, k.retry
 		}
 	}
 	return Problem{
@@ -137,7 +149,19 @@ func problemFor(err error) (p Problem, internal bool) {
 		Title:  "Internal error",
 		Status: http.StatusInternalServerError,
 		Detail: "an internal error occurred; quote the request id when reporting it",
-	}, true
+	}, true, false
+}
+
+// unavailableDetail tells the client which Redis condition refused its
+// request, in words that name no address or command.
+func unavailableDetail(cond store.Condition) string {
+	switch cond {
+	case store.RefusingWrites:
+		return "the data store is refusing writes; retry after the Retry-After delay"
+	case store.NotReady:
+		return "the data store is not ready (starting up or busy); retry after the Retry-After delay"
+	}
+	return "the data store is unreachable; retry after the Retry-After delay"
 }
 
 // addFields copies a validation error's field list into the problem.
@@ -175,12 +199,17 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return // an event stream already started; nothing sane to add
 	}
-	p, internal := problemFor(err)
+	p, internal, retry := problemFor(err)
 	p.Instance = c.Request().URL.Path
 	p.RequestID = requestID(c)
-	if internal {
+	switch {
+	case internal:
 		s.log.Error("api: internal error", "request_id", p.RequestID,
 			"method", c.Request().Method, "route", c.Path(), "err", err)
+	case retry:
+		s.log.Warn("api: redis unavailable", "request_id", p.RequestID,
+			"method", c.Request().Method, "route", c.Path(), "err", err)
+		setRetryAfter(c, s.cfg.UnavailableRetryAfter)
 	}
 	body, err := json.Marshal(p)
 	if err == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -33,7 +32,6 @@ const activeRetryAfter = 10 * time.Second
 type QuotaStore interface {
 	AllowSubmission(ctx context.Context, owner string, perMinute int) (store.Submission, error)
 	ReserveActive(ctx context.Context, owner, id string, limit int) (store.ActiveSlot, error)
-	ReleaseActive(ctx context.Context, owner, id string) error
 }
 
 // Errors of the admission quotas (429).
@@ -101,7 +99,7 @@ func (s *Server) chargeSubmission(c echo.Context) error {
 	q := s.quotaOf(c)
 	sub, err := s.quotas.AllowSubmission(c.Request().Context(), principalOf(c).KeyID, q.SubmissionsPerMinute)
 	if err != nil {
-		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
+		return fmt.Errorf("api: submission quota: %w", err)
 	}
 	if !sub.Allowed {
 		setRetryAfter(c, sub.RetryAfter)
@@ -113,7 +111,8 @@ func (s *Server) chargeSubmission(c echo.Context) error {
 }
 
 // admitJob takes a slot for a valid job among its owner's queued +
-// running jobs (held until the job ends; see store.ReserveActive). A
+// running jobs (held until the job ends; see store.ReserveActive; a
+// creation that fails after it gives the slot back with DiscardJob). A
 // refusal is a 429 with Retry-After, the limit, and the current count as
 // its value.
 func (s *Server) admitJob(c echo.Context, j *job.Job) error {
@@ -123,31 +122,14 @@ func (s *Server) admitJob(c echo.Context, j *job.Job) error {
 	q := s.quotaOf(c)
 	slot, err := s.quotas.ReserveActive(c.Request().Context(), j.Owner, j.ID, q.MaxActiveJobs)
 	if err != nil {
-		return fmt.Errorf("%w: quota: %v", errUnavailable, err)
+		return fmt.Errorf("api: active-job quota: %w", err)
 	}
 	if !slot.Admitted {
 		setRetryAfter(c, activeRetryAfter)
 		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count,
 			msg: fmt.Sprintf("%d queued or running jobs, limit %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
 	}
-	c.Response().After(func() { s.releaseIfRefused(c, j) })
 	return nil
-}
-
-// releaseIfRefused gives the slot back when the request that took it
-// ends in an error (a later check refused the job, or it could not be
-// stored or enqueued), so only jobs that exist hold slots. Releasing is
-// idempotent, so a job that already gave it back by failing is no matter.
-func (s *Server) releaseIfRefused(c echo.Context, j *job.Job) {
-	if c.Response().Status < http.StatusBadRequest {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 2*time.Second)
-	defer cancel()
-	if err := s.quotas.ReleaseActive(ctx, j.Owner, j.ID); err != nil {
-		// The store reclaims a slot without a job at the owner's next refusal.
-		s.log.Warn("api: release active-job slot", "request_id", requestID(c), "job", j.ID, "err", err)
-	}
 }
 
 // setRetryAfter sets Retry-After in whole seconds, rounded up (RFC 9110

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -121,7 +120,7 @@ func TestActiveJobsQuotaExactUnderConcurrency(t *testing.T) {
 func TestActiveSlotReleasedOnEnqueueFailure(t *testing.T) {
 	env := newKeyEnv(t, nil)
 	_, key := env.addKey(t, "ci", false, apikey.Quota{MaxActiveJobs: 1})
-	env.queue.err = errors.New("queue down")
+	env.queue.err = errFakeRedis
 	if resp, b := env.do(t, http.MethodPost, "/v1/jobs", key, okSpec); resp.StatusCode != 503 {
 		t.Fatalf("POST with the queue down = %d %s, want 503", resp.StatusCode, b)
 	}

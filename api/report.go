@@ -28,6 +28,8 @@ import (
 //	@Failure		400		{object}	Problem	"unknown format (field: format)"
 //	@Failure		404		{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/report [get]
 func (s *Server) handleGetReport(c echo.Context) error {

@@ -79,6 +79,10 @@ type Config struct {
 	Heartbeat time.Duration
 	// EventPoll is how long one event read blocks in Redis; zero means 5s.
 	EventPoll time.Duration
+	// UnavailableRetryAfter is the Retry-After of a 503 while Redis is
+	// unreachable or refusing writes; zero means 5s. Redis comes back
+	// on its own or by an operator's hand, so this is a polling interval.
+	UnavailableRetryAfter time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -101,6 +105,7 @@ func (c Config) withDefaults() Config {
 	c.IdleTimeout = orDefault(c.IdleTimeout, 120*time.Second)
 	c.Heartbeat = orDefault(c.Heartbeat, 15*time.Second)
 	c.EventPoll = orDefault(c.EventPoll, 5*time.Second)
+	c.UnavailableRetryAfter = orDefault(c.UnavailableRetryAfter, 5*time.Second)
 	return c
 }
 
@@ -162,6 +167,11 @@ type Server struct {
 	// targets: target verification (targets.go).
 	targets TargetVerifier
 
+	// ready caches the readiness probe (health.go); undo retries the
+	// undoing of half-done creations (undo.go).
+	ready *readiness
+	undo  *undoer
+
 	// closing is canceled when Shutdown starts, ending event streams that
 	// http.Server.Shutdown would otherwise wait for until its deadline.
 	closing     context.Context
@@ -182,6 +192,8 @@ func New(cfg Config, deps Deps) *Server {
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
+	s.ready = newReadiness(deps.Store, cfg.Logger)
+	s.undo = newUndoer(s.closing, cfg.Logger)
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
 	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
 	s.echo.HideBanner = true
@@ -223,13 +235,14 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Shutdown stops accepting connections and waits for requests in flight
-// (event streams end when their request context is canceled) until ctx ends.
+// (event streams end when their request context is canceled) until ctx
+// ends, then for the undo retries, which stop at their next attempt.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopClosing()
 	if err := s.http.Shutdown(ctx); err != nil {
 		return fmt.Errorf("api: shutdown: %w", err)
 	}
-	return nil
+	return s.undo.wait(ctx)
 }
 
 // requestLogger logs one line per request with its id, route and status.

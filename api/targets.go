@@ -72,6 +72,8 @@ func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
 //	@Failure		401		{object}	Problem				"no valid API key"
 //	@Failure		422		{object}	Problem				"not an http(s) URL, or refused by the address policy (field url)"
 //	@Failure		429		{object}	Problem				"over the key's submissions per minute, which verifications share with job submissions; Retry-After header"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/targets/verify [post]
 func (s *Server) handleVerifyTarget(c echo.Context) error {
@@ -140,6 +142,8 @@ func (s *Server) urlChecker(c echo.Context) job.URLChecker {
 //	@Produce		json
 //	@Success		200	{object}	ListTargetsResponse
 //	@Failure		401	{object}	Problem	"no valid API key"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/targets [get]
 func (s *Server) handleListTargets(c echo.Context) error {

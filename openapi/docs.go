@@ -45,6 +45,7 @@ const docTemplate = `{
         },
         "/readyz": {
             "get": {
+                "description": "200 while Redis accepts writes. 503 (store-unavailable, with Retry-After) while it is unreachable, refusing writes (out of memory, read-only, failing to persist) or not ready (loading); the detail says which. The probe is a write on a dedicated key, at most once a second.",
                 "produces": [
                     "application/json"
                 ],
@@ -60,9 +61,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "Redis unreachable",
+                        "description": "Redis unreachable, refusing writes or not ready",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -137,6 +144,18 @@ const docTemplate = `{
                         "description": "missing, invalid or revoked API key",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -231,9 +250,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "queue unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes (Retry-After header); no job was created, retry",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -280,6 +305,18 @@ const docTemplate = `{
                         "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -331,6 +368,18 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
                     }
                 }
             }
@@ -376,6 +425,18 @@ const docTemplate = `{
                         "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -438,9 +499,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "queue unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes (Retry-After header); the delivery is left as it was",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -493,6 +560,18 @@ const docTemplate = `{
                         "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -566,6 +645,18 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
                     }
                 }
             }
@@ -612,6 +703,18 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
                     }
                 }
             }
@@ -642,6 +745,18 @@ const docTemplate = `{
                         "description": "no valid API key",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -705,6 +820,18 @@ const docTemplate = `{
                         "description": "over the key's submissions per minute, which verifications share with job submissions; Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }

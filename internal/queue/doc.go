@@ -3,5 +3,6 @@
 // them in one place. A job:run task carries only the job's ID: the spec and
 // the runs already done live in the store, which is what lets a retried
 // attempt resume instead of starting over. It knows nothing of HTTP or of
-// how a job runs.
+// how a job runs. Enqueue classifies a failed enqueue the way the store
+// classifies its errors, so a Redis outage reads the same from both.
 package queue

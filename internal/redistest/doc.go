@@ -4,4 +4,9 @@
 // redis-server binary is installed they are skipped with a message saying
 // how to install it, except under CI (CI=true), where a missing server is a
 // failure, so a green CI run always means the integration tests ran.
+//
+// A Server can be put in trouble the way production Redis gets there:
+// Kill (a crash), Restart on the same port, Pause and Resume (a hung
+// server that keeps its data), RunOutOfMemory and RecoverMemory (a full
+// Redis under noeviction).
 package redistest

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +19,13 @@ import (
 // Server is a redis-server process owned by one test.
 type Server struct {
 	Addr string // 127.0.0.1:port
-	cmd  *exec.Cmd
+	bin  string
+	port int
+	dir  string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd     // the running process, nil once stopped
+	done chan struct{} // closed when cmd exited
 }
 
 // URL returns the redis:// URL of the server.
@@ -71,39 +79,93 @@ func start(t testing.TB, bin string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no",
-		"--maxmemory-policy", "noeviction",
-		"--dir", t.TempDir(),
-	)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	stop := func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd}
-	if err := s.waitReady(5*time.Second, exited); err != nil {
-		stop()
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: t.TempDir()}
+	if err := s.launch(); err != nil {
 		return nil, err
 	}
-	t.Cleanup(stop)
+	t.Cleanup(s.Kill)
 	return s, nil
+}
+
+// launch starts the process on s.port and waits until it is ready.
+func (s *Server) launch() error {
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no",
+		"--maxmemory-policy", "noeviction",
+		"--dir", s.dir,
+	)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start redis-server: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	if err := s.waitReady(5*time.Second, cmd.Process.Pid, done); err != nil {
+		s.Kill()
+		return err
+	}
+	return nil
+}
+
+// Kill stops the server as a crash would (SIGKILL), and waits until it
+// exited: its connections drop and its port refuses connections. The
+// data is gone (persistence is off). Killing a stopped server is a no-op.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// Pause freezes the server (SIGSTOP) with its data and connections: a
+// hung Redis, whose clients see timeouts. Resume thaws it; commands sent
+// meanwhile are then executed.
+func (s *Server) Pause(t testing.TB) { s.signal(t, syscall.SIGSTOP) }
+
+// Resume ends Pause.
+func (s *Server) Resume(t testing.TB) { s.signal(t, syscall.SIGCONT) }
+
+func (s *Server) signal(t testing.TB, sig syscall.Signal) {
+	t.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		t.Fatalf("redistest: %v to a killed server", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("redistest: %v: %v", sig, err)
+	}
+}
+
+// Restart starts a killed server again on the same address, empty, so
+// clients that kept their address reconnect to it. It fails the test if
+// the port was taken meanwhile or the server does not come up.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Kill()
+	if err := s.launch(); err != nil {
+		t.Fatalf("redistest: restart on %s: %v", s.Addr, err)
+	}
 }
 
 // waitReady waits for PING from this very process (its pid in INFO), so a
 // port taken by another test's server is not mistaken for ours.
-func (s *Server) waitReady(limit time.Duration, exited <-chan struct{}) error {
+func (s *Server) waitReady(limit time.Duration, pid int, exited <-chan struct{}) error {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
 	defer c.Close()
-	want := "process_id:" + strconv.Itoa(s.cmd.Process.Pid) + "\r\n"
+	want := "process_id:" + strconv.Itoa(pid) + "\r\n"
 	deadline := time.Now().Add(limit)
 	for {
 		select {
@@ -134,4 +196,23 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RunOutOfMemory makes the server refuse every write with OOM, as a full
+// Redis under noeviction does, by lowering maxmemory below what it uses;
+// reads and DEL keep working. RecoverMemory lifts the limit again.
+func (s *Server) RunOutOfMemory(t testing.TB) { s.configSet(t, "maxmemory", "1") }
+
+// RecoverMemory ends RunOutOfMemory.
+func (s *Server) RecoverMemory(t testing.TB) { s.configSet(t, "maxmemory", "0") }
+
+func (s *Server) configSet(t testing.TB, param, value string) {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: s.Addr})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ConfigSet(ctx, param, value).Err(); err != nil {
+		t.Fatalf("redistest: CONFIG SET %s %s: %v", param, value, err)
+	}
 }

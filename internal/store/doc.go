@@ -18,6 +18,9 @@
 // Errors: ErrNotFound for a missing job, ErrConflict for a forbidden status
 // change or a contention that outlasted the retries, ErrInvalidCursor for a
 // malformed page cursor or event ID; redis.Nil never leaves the package.
+// ErrUnavailable (an *UnavailableError naming the Condition) for Redis
+// unreachable, refusing writes or not ready: Classify decides it, and a
+// hook New adds to the client applies it to every command (unavailable.go).
 // Transactions span a job's keys and the global indexes, so the store needs
 // one Redis (standalone or behind Sentinel), not Redis Cluster.
 package store

@@ -37,7 +37,7 @@ func newJob(id, owner string, sec int, labels map[string]string) *job.Job {
 	return j
 }
 
-func mustCreate(t *testing.T, s *store.Store, jobs ...*job.Job) {
+func mustCreate(t testing.TB, s *store.Store, jobs ...*job.Job) {
 	t.Helper()
 	for _, j := range jobs {
 		if err := s.CreateJob(t.Context(), j); err != nil {

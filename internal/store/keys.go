@@ -145,6 +145,11 @@ func attemptsKey(id string, n int) string {
 // could name thousands of hosts) goes away.
 func targetHostsKey(owner string) string { return prefix + "targets:owner:" + owner }
 
+// Readiness.
+//
+//	benchq:probe   string "1", written by each readiness probe (TTL probeTTL)
+func probeKey() string { return prefix + "probe" }
+
 // Idempotency keys and compare_to selection.
 //
 //	benchq:idempotency:<sha256 hex of owner and key>  string "pending <body sha256> <token>" while the

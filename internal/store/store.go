@@ -49,16 +49,34 @@ type Store struct {
 	now       func() time.Time
 }
 
-// New returns a Store on rdb, the process's shared client.
+// New returns a Store on rdb, the process's shared client. It adds a hook
+// to rdb that classifies every command's outage error (ErrUnavailable);
+// the errors keep their chain, so other users of the client (asynq) see
+// the same errors.Is answers as before.
 func New(rdb redis.UniversalClient, o Options) *Store {
 	o = o.withDefaults()
+	rdb.AddHook(classifyHook{})
 	return &Store{rdb: rdb, retention: o.Retention, now: time.Now}
 }
 
-// Ping checks that Redis answers, for readiness probes.
+// Ping checks that Redis answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// probeTTL keeps ProbeWrite's key from outliving the probes.
+const probeTTL = 10 * time.Second
+
+// ProbeWrite checks that Redis accepts a write, for readiness probes: a
+// PING succeeds on a Redis that is out of memory, read-only or failing to
+// persist, all of which refuse every job. It SETs one dedicated key with
+// a short TTL, shared by every API replica.
+func (s *Store) ProbeWrite(ctx context.Context) error {
+	if err := s.rdb.Set(ctx, probeKey(), "1", probeTTL).Err(); err != nil {
+		return fmt.Errorf("store: probe write: %w", err)
 	}
 	return nil
 }
