@@ -18,7 +18,7 @@ import (
 // them, so their meaning never changes.
 const (
 	exitOK              = 0 // succeeded with verdict pass or none; get/cancel done
-	exitThresholdFailed = 1 // succeeded, and a threshold failed
+	exitThresholdFailed = 1 // succeeded with verdict fail: a threshold failed, or a run had no successful request
 	exitJobEnded        = 2 // the job failed or was canceled; cancel: it had already finished
 	exitError           = 3 // bad command line, unreachable server, or an API error
 )
@@ -111,8 +111,9 @@ func commandsUsage(w io.Writer) {
 Client commands (each takes --server URL, env BENCHQ_SERVER, default `+defaultServer+`,
 and --key KEY, env BENCHQ_API_KEY; -h lists the rest):
   benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out report.md]...
-      submit a job; with --wait follow it and exit 0 pass, 1 threshold failed,
-      2 job failed or canceled, 3 usage, connection or API error
+      submit a job; with --wait follow it and exit 0 pass, 1 verdict fail (a
+      threshold failed or a run had no successful request), 2 job failed or
+      canceled, 3 usage, connection or API error
   benchq get JOB_ID [--json]       show a job
   benchq cancel JOB_ID             cancel a job (exit 2 if it already finished)
   benchq report JOB_ID [--format F] [--out FILE]
