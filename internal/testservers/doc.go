@@ -9,4 +9,8 @@
 // A missing server binary (or ab, see Require) skips the test with a
 // message saying what to install, except under CI (CI set), where it fails
 // the test, so a green CI run always means the comparisons ran.
+//
+// Broken servers (Resetting, Answering, Silent) are plain Go listeners on
+// 127.0.0.1 that misbehave the same way on every connection, for tests of
+// what benchq makes of a target that is down or broken.
 package testservers
