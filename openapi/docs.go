@@ -1873,6 +1873,10 @@ const docTemplate = `{
         "job.Spec": {
             "type": "object",
             "properties": {
+                "allow_no_success": {
+                    "description": "AllowNoSuccess, set, lets a run in which no request succeeded\n(completed with a 2xx status and the expected body length) pass.\nUnset, such a run fails the verdict as threshold \"no_success\", also\nin a spec without thresholds: set it only to measure a failure path\non purpose (a load shedder answering 503, say).",
+                    "type": "boolean"
+                },
                 "baseline": {
                     "type": "string"
                 },
@@ -2054,7 +2058,7 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "reason": {
-                    "description": "Reason is set when the cell fails without a value to compare: a\nlatency metric of a point where no request completed, or a cell the\nbaseline job does not have.",
+                    "description": "Reason is set when the cell fails without a value to compare: a\nlatency metric of a point where no request completed, a cell the\nbaseline job does not have, or a run without a successful request.",
                     "type": "string"
                 },
                 "requests": {
@@ -2064,7 +2068,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "threshold": {
-                    "description": "as written in the spec",
+                    "description": "as written in the spec, or no_success",
                     "type": "string"
                 },
                 "value": {
@@ -2083,7 +2087,7 @@ const docTemplate = `{
                     }
                 },
                 "result": {
-                    "description": "pass | fail | none (no thresholds)",
+                    "description": "pass | fail | none (no thresholds, and nothing failed)",
                     "type": "string"
                 }
             }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -18,7 +19,7 @@ import (
 // them, so their meaning never changes.
 const (
 	exitOK              = 0 // succeeded with verdict pass or none; get/cancel done
-	exitThresholdFailed = 1 // succeeded, and a threshold failed
+	exitThresholdFailed = 1 // succeeded with verdict fail: a threshold failed, or a run had no successful request
 	exitJobEnded        = 2 // the job failed or was canceled; cancel: it had already finished
 	exitError           = 3 // bad command line, unreachable server, or an API error
 )
@@ -43,25 +44,71 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// apiFlags are the flags every client command shares.
+// apiFlags are the flags every client command shares. The API key is no
+// flag default: flag prints defaults in every usage message, and a typo in
+// a CI job would put the key in its log. It is read when the command runs,
+// from --key, else --key-file, else BENCHQ_API_KEY.
 type apiFlags struct {
-	server string
-	key    string
+	server  string
+	key     string // --key
+	keyFile string // --key-file
+	getenv  func(string) string
 }
 
-// addAPIFlags declares --server and --key with their environment defaults.
+// addAPIFlags declares --server, --key and --key-file.
 func addAPIFlags(fs *flag.FlagSet, getenv func(string) string) *apiFlags {
-	a := &apiFlags{server: defaultServer, key: getenv("BENCHQ_API_KEY")}
+	a := &apiFlags{server: defaultServer, getenv: getenv}
 	if s := getenv("BENCHQ_SERVER"); s != "" {
 		a.server = s
 	}
 	fs.StringVar(&a.server, "server", a.server, "benchq API base URL (env BENCHQ_SERVER)")
-	fs.StringVar(&a.key, "key", a.key, "API key, sent as Authorization: Bearer (env BENCHQ_API_KEY)")
+	fs.StringVar(&a.keyFile, "key-file", "", "read the API key, sent as Authorization: Bearer, from this file (default: env BENCHQ_API_KEY)")
+	fs.StringVar(&a.key, "key", "", "the API key itself; prefer env BENCHQ_API_KEY or --key-file, as any user of the machine can read a command line (ps)")
 	return a
 }
 
+// apiKey is the key to send, "" for none: --key, else the content of
+// --key-file, else BENCHQ_API_KEY.
+func (a *apiFlags) apiKey() (string, error) {
+	switch {
+	case a.key != "" && a.keyFile != "":
+		return "", errors.New("give --key or --key-file, not both")
+	case a.key != "":
+		return a.key, nil
+	case a.keyFile == "":
+		return a.getenv("BENCHQ_API_KEY"), nil
+	}
+	key, err := readSecretFile(a.keyFile)
+	if err != nil {
+		return "", fmt.Errorf("--key-file: %w", err)
+	}
+	return key, nil
+}
+
+// readSecretFile returns the content of the file at path without
+// surrounding whitespace. Its errors quote neither the content nor the
+// path: a secret pasted where the path belongs would show up in them.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return "", fmt.Errorf("cannot %s the file: %w", pe.Op, pe.Err)
+	}
+	if err != nil {
+		return "", err
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return "", errors.New("the file is empty")
+	}
+	return secret, nil
+}
+
 func (a *apiFlags) client() (*client.Client, error) {
-	return client.New(a.server, a.key)
+	key, err := a.apiKey()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(a.server, key)
 }
 
 // newFlagSet is a client command's flag set: errors and -h go to stderr
@@ -109,10 +156,11 @@ func statusLine(j client.Job) string {
 func commandsUsage(w io.Writer) {
 	fmt.Fprint(w, `
 Client commands (each takes --server URL, env BENCHQ_SERVER, default `+defaultServer+`,
-and --key KEY, env BENCHQ_API_KEY; -h lists the rest):
+and the API key from env BENCHQ_API_KEY or --key-file FILE; -h lists the rest):
   benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out report.md]...
-      submit a job; with --wait follow it and exit 0 pass, 1 threshold failed,
-      2 job failed or canceled, 3 usage, connection or API error
+      submit a job; with --wait follow it and exit 0 pass, 1 verdict fail (a
+      threshold failed or a run had no successful request), 2 job failed or
+      canceled, 3 usage, connection or API error
   benchq get JOB_ID [--json]       show a job
   benchq cancel JOB_ID             cancel a job (exit 2 if it already finished)
   benchq report JOB_ID [--format F] [--out FILE]

@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -170,6 +172,9 @@ func checkBenchqArgs(t *testing.T, args []string) string {
 		if !a.wait || len(a.outs) == 0 || a.outs[0].path != "report.md" {
 			t.Errorf("benchq %q: want --wait and --out report.md", args)
 		}
+		if a.api.key != "" {
+			t.Errorf("benchq %q passes the API key on the command line, where ps shows it: use BENCHQ_API_KEY or --key-file", args)
+		}
 		f, err := os.Open("../../" + a.specPath)
 		if err != nil {
 			t.Fatalf("job spec of %q: %v", args, err)
@@ -182,4 +187,36 @@ func checkBenchqArgs(t *testing.T, args []string) string {
 		t.Errorf("benchq %q: a command the examples are not expected to run", args)
 	}
 	return args[0]
+}
+
+// TestDocsKeepKeysOffCommandLines: no example in the README, docs/ or
+// examples/ passes an API key or a webhook secret as a flag's value, where
+// ps (and a CI log echoing commands) shows it; they use the environment or
+// a file.
+func TestDocsKeepKeysOffCommandLines(t *testing.T) {
+	// A variable or a literal key as the value; "--key KEY" in prose is not a command.
+	inArgv := regexp.MustCompile(`--(key|webhook-secret)[ =]['"]?(\$|bq_|whsec_)`)
+	paths := []string{"../../README.md"}
+	for _, dir := range []string{"../../docs", "../../examples"} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".svg") {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if inArgv.MatchString(line) {
+				t.Errorf("%s:%d passes a secret as a flag: %s", p, i+1, strings.TrimSpace(line))
+			}
+		}
+	}
 }

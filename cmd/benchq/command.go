@@ -10,6 +10,37 @@ import (
 	"github.com/benchq/benchq/internal/config"
 )
 
+// subcommand is the entry point of one command of benchq's own: it gets
+// the arguments after the command's name and returns the exit code.
+type subcommand func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+
+// subcommands are the commands run dispatches by name; any other command
+// line is the service's (serve, worker or the all-in-one). Tests walk
+// this table, so a new command's help is checked with the others'.
+func subcommands() map[string]subcommand {
+	return map[string]subcommand{
+		"ab": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runAB(ctx, args, stdout, stderr)
+		},
+		"healthcheck": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runHealthcheck(ctx, args, stdout, stderr)
+		},
+		"report": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runReport(ctx, args, stdout, stderr)
+		},
+		"keys": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runKeys(ctx, args, stdout, stderr)
+		},
+		"submit": runSubmit,
+		"get": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runGet(ctx, args, stdout, stderr)
+		},
+		"cancel": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runCancel(ctx, args, stdout, stderr)
+		},
+	}
+}
+
 // runService is `benchq [all|serve|worker]`: load the configuration, start
 // the service, wait for a signal or a component failure, shut down.
 func runService(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {

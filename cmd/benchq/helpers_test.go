@@ -51,13 +51,19 @@ func startMain(t *testing.T, tune func(*config.Config)) *Main {
 // starts, to set what is not configuration (its policy, its resolver).
 func startMainWith(t *testing.T, tune func(*config.Config), prepare func(*Main)) *Main {
 	t.Helper()
+	return startMainLogged(t, tune, prepare, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}
+
+// startMainLogged is startMainWith logging to log.
+func startMainLogged(t *testing.T, tune func(*config.Config), prepare func(*Main), log *slog.Logger) *Main {
+	t.Helper()
 	cfg := config.Defaults()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.ShutdownTimeout = 10 * time.Second
 	if tune != nil {
 		tune(&cfg)
 	}
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	m := NewMain(cfg, log)
 	if prepare != nil {
 		prepare(m)
 	}

@@ -27,7 +27,7 @@ const (
 const keysUsage = `Usage:
   benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
                        [--max-runs N] [--max-active-jobs N] [--submissions-per-minute N]
-                       [--webhook-secret whsec_...]
+                       [--webhook-secret-file FILE]
   benchq keys list
   benchq keys revoke ID
 
@@ -51,11 +51,14 @@ func keysMain(ctx context.Context, args []string, getenv func(string) string, st
 		return keysExitOK
 	}
 	sub, rest := args[0], args[1:]
-	cmd := keysCommand{redisURL: getenv("BENCHQ_REDIS_URL")}
+	var cmd keysCommand
 	fs := cmd.flags(sub, stderr)
 	pos, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		return keysExitOK
+	}
+	if err == nil {
+		err = cmd.fromEnvAndFiles(getenv)
 	}
 	if err == nil {
 		err = cmd.check(sub, pos)
@@ -87,16 +90,39 @@ func keysMain(ctx context.Context, args []string, getenv func(string) string, st
 
 // keysCommand is the parsed command line of one `benchq keys` call.
 type keysCommand struct {
-	redisURL      string
-	admin         bool
-	quota         apikey.Quota
-	webhookSecret string
+	redisURL          string
+	admin             bool
+	quota             apikey.Quota
+	webhookSecret     string
+	webhookSecretFile string
+}
+
+// fromEnvAndFiles fills in what the command line left out from the
+// environment, and reads the secret files. BENCHQ_REDIS_URL is no flag
+// default because flag prints defaults in its usage message, and the URL
+// may carry Redis's password.
+func (k *keysCommand) fromEnvAndFiles(getenv func(string) string) error {
+	if k.redisURL == "" {
+		k.redisURL = getenv("BENCHQ_REDIS_URL")
+	}
+	if k.webhookSecretFile == "" {
+		return nil
+	}
+	if k.webhookSecret != "" {
+		return errors.New("give --webhook-secret or --webhook-secret-file, not both")
+	}
+	secret, err := readSecretFile(k.webhookSecretFile)
+	if err != nil {
+		return fmt.Errorf("--webhook-secret-file: %w", err)
+	}
+	k.webhookSecret = secret
+	return nil
 }
 
 func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("benchq keys "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&k.redisURL, "redis-url", k.redisURL, "Redis URL (env BENCHQ_REDIS_URL)")
+	fs.StringVar(&k.redisURL, "redis-url", "", "Redis URL (default: env BENCHQ_REDIS_URL)")
 	if sub != "add" {
 		return fs
 	}
@@ -108,14 +134,18 @@ func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&q.MaxRuns, "max-runs", 0, "most runs per job (0: service default)")
 	fs.IntVar(&q.MaxActiveJobs, "max-active-jobs", 0, "most queued + running jobs (0: service default)")
 	fs.IntVar(&q.SubmissionsPerMinute, "submissions-per-minute", 0, "most job submissions per minute (0: service default)")
-	fs.StringVar(&k.webhookSecret, "webhook-secret", "", "whsec_... secret signing the webhooks of the key's jobs")
+	fs.StringVar(&k.webhookSecretFile, "webhook-secret-file", "", "read the whsec_... secret signing the webhooks of the key's jobs from this file")
+	fs.StringVar(&k.webhookSecret, "webhook-secret", "", "the whsec_... secret itself; prefer --webhook-secret-file, as any user of the machine can read a command line (ps)")
 	return fs
 }
 
+// keysSubcommands maps each `benchq keys` subcommand to the number of
+// arguments it takes.
+func keysSubcommands() map[string]int { return map[string]int{"add": 1, "list": 0, "revoke": 1} }
+
 // check validates what the flags cannot: arity, the Redis URL, the quota.
 func (k *keysCommand) check(sub string, pos []string) error {
-	want := map[string]int{"add": 1, "list": 0, "revoke": 1}
-	n, ok := want[sub]
+	n, ok := keysSubcommands()[sub]
 	switch {
 	case !ok:
 		return fmt.Errorf("unknown subcommand %q", sub)

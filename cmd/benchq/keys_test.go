@@ -95,6 +95,8 @@ func TestKeysCommandUsage(t *testing.T) {
 		{"no redis", "", []string{"list"}, "needs a Redis URL"},
 		{"negative quota", "redis://127.0.0.1:1", []string{"add", "x", "--max-runs=-1"}, "must not be negative"},
 		{"bad webhook secret", "redis://127.0.0.1:1", []string{"add", "x", "--webhook-secret", "hunter2"}, "whsec_"},
+		{"webhook secret twice", "redis://127.0.0.1:1", []string{"add", "x", "--webhook-secret", "whsec_MfKQ", "--webhook-secret-file", "/dev/null"}, "not both"},
+		{"missing webhook secret file", "redis://127.0.0.1:1", []string{"add", "x", "--webhook-secret-file", "/nonexistent/whsec"}, "--webhook-secret-file: cannot open the file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

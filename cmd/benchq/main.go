@@ -22,21 +22,8 @@ func main() {
 // run dispatches to a subcommand and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "ab":
-			return runAB(ctx, args[1:], stdout, stderr)
-		case "healthcheck":
-			return runHealthcheck(ctx, args[1:], stdout, stderr)
-		case "report":
-			return runReport(ctx, args[1:], stdout, stderr)
-		case "keys":
-			return runKeys(ctx, args[1:], stdout, stderr)
-		case "submit":
-			return runSubmit(ctx, args[1:], stdin, stdout, stderr)
-		case "get":
-			return runGet(ctx, args[1:], stdout, stderr)
-		case "cancel":
-			return runCancel(ctx, args[1:], stdout, stderr)
+		if cmd, ok := subcommands()[args[0]]; ok {
+			return cmd(ctx, args[1:], stdin, stdout, stderr)
 		}
 	}
 	return runService(ctx, args, os.Getenv, stdout, stderr)

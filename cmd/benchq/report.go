@@ -74,7 +74,7 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 	fs := flag.NewFlagSet("benchq report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchq report JOB_ID [--format F] [--server URL] [--key KEY] [--out FILE]")
+		fmt.Fprintln(stderr, "usage: benchq report JOB_ID [--format F] [--server URL] [--key-file FILE] [--out FILE]")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&format, "format", string(report.FormatMarkdown),

@@ -21,8 +21,9 @@ const submitSynopsis = `benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] 
 Submits a job: the spec from a file, from stdin (-), or built from one ab
 command line with --ab. Without --wait it prints the job id. With --wait it
 follows the job, prints its Markdown summary, writes the --out files and
-exits 0 = succeeded with verdict pass or none, 1 = a threshold failed,
-2 = the job failed or was canceled, 3 = usage, connection or API error.`
+exits 0 = succeeded with verdict pass or none, 1 = a threshold failed or a
+run had no successful request (verdict fail), 2 = the job failed or was
+canceled, 3 = usage, connection or API error.`
 
 // submitArgs is `benchq submit`'s parsed command line.
 type submitArgs struct {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -23,6 +24,10 @@ import (
 // scripts hit CROSSSLOT errors on Cluster.
 func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
 	u, err := url.Parse(raw)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		// url.Error quotes the whole URL, and with it the password.
+		return nil, fmt.Errorf("redis-url: %w", ue.Err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("redis-url: %w", err)
 	}

@@ -54,9 +54,17 @@ func TestParseRedisURLErrors(t *testing.T) {
 		"unix://", // no socket path
 		"redis://127.0.0.1:6379/0?no_such_option=1",
 		"://",
+		"redis://:s3cretpw@127.0.0.1:notaport/0",
+		"redis://:s3cretpw@127.0.0.1:6379/notadb",
+		"redis+sentinel://:s3cretpw@127.0.0.1:26379",
+		"redis+cluster://:s3cretpw@127.0.0.1:6379/0?no_such_option=1",
+		"ftp://:s3cretpw@127.0.0.1/",
 	} {
-		if _, err := ParseRedisURL(raw); err == nil || !strings.HasPrefix(err.Error(), "redis-url: ") {
+		_, err := ParseRedisURL(raw)
+		if err == nil || !strings.HasPrefix(err.Error(), "redis-url: ") {
 			t.Errorf("ParseRedisURL(%q) = %v, want a redis-url error", raw, err)
+		} else if strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("ParseRedisURL(%q) = %v, which shows the password", raw, err)
 		}
 	}
 }

@@ -86,9 +86,10 @@ type Saturation struct {
 	Sentence        string `json:"sentence"` // one sentence a person reads
 }
 
-// VerdictResult is the outcome of the spec's thresholds over every point.
+// VerdictResult is the outcome of the spec's thresholds, and of the rule
+// that some request of every run succeeds, over every point.
 type VerdictResult struct {
-	Result   string             `json:"result"` // pass | fail | none (no thresholds)
+	Result   string             `json:"result"` // pass | fail | none (no thresholds, and nothing failed)
 	Failures []ThresholdFailure `json:"failures,omitempty"`
 }
 
@@ -101,9 +102,11 @@ const (
 
 // ThresholdFailure is one cell that broke one threshold. Point is -1 when
 // the threshold failed as a whole (it references a baseline job that is
-// gone, say); Reason then says why.
+// gone, say); Reason then says why. A cell with a run in which no request
+// succeeded fails with Threshold NoSuccessRule ("no_success"), Value 0 and
+// a Reason saying what happened to the requests.
 type ThresholdFailure struct {
-	Threshold   string   `json:"threshold"` // as written in the spec
+	Threshold   string   `json:"threshold"` // as written in the spec, or no_success
 	Target      string   `json:"target"`
 	Point       int      `json:"point"`
 	Concurrency int      `json:"concurrency"`
@@ -118,7 +121,7 @@ type ThresholdFailure struct {
 	Baseline    *float64 `json:"baseline,omitempty"`
 	Bound       *float64 `json:"bound,omitempty"`
 	// Reason is set when the cell fails without a value to compare: a
-	// latency metric of a point where no request completed, or a cell the
-	// baseline job does not have.
+	// latency metric of a point where no request completed, a cell the
+	// baseline job does not have, or a run without a successful request.
 	Reason string `json:"reason,omitempty"`
 }

@@ -10,7 +10,8 @@ import (
 
 // Analyze turns a job's stored runs into what they mean: per point the
 // statistics over its repeats, the difference to the baseline target, where
-// each target saturates, and the verdict of the spec's thresholds. It is
+// each target saturates, and the verdict: the spec's thresholds and the
+// rule that some request of every run succeeds (NoSuccessRule). It is
 // pure and deterministic: the same spec and runs, in any order, give the
 // same Analysis. Points not run yet are listed with Runs 0 and zero stats,
 // and take no part in comparison, saturation or verdict; runs without a
@@ -36,7 +37,7 @@ func AnalyzeAgainst(s Spec, runs []Run, base *Baseline) Analysis {
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
 	a.CompareTo = compareWithBaseline(a.Points, bc)
-	a.Verdict = verdict(s.Thresholds, cells, bc)
+	a.Verdict = verdict(s, cells, bc)
 	return a
 }
 

@@ -10,6 +10,12 @@ type Spec struct {
 	Sweep      Sweep             `json:"sweep"`
 	Baseline   string            `json:"baseline,omitempty"`
 	Thresholds []string          `json:"thresholds,omitempty"`
+	// AllowNoSuccess, set, lets a run in which no request succeeded
+	// (completed with a 2xx status and the expected body length) pass.
+	// Unset, such a run fails the verdict as threshold "no_success", also
+	// in a spec without thresholds: set it only to measure a failure path
+	// on purpose (a load shedder answering 503, say).
+	AllowNoSuccess bool `json:"allow_no_success,omitempty"`
 	// CompareTo names the job that thresholds' "baseline.<metric>" refers
 	// to (see CompareTo).
 	CompareTo *CompareTo `json:"compare_to,omitempty"`

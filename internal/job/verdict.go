@@ -3,21 +3,21 @@ package job
 import "fmt"
 
 // verdict evaluates every threshold of the spec against the mean of its
-// metric over each run point (of its target, when it names one): none
-// without thresholds, fail with every failing cell listed, pass otherwise.
-// A threshold relative to the compare_to job compares each cell with the
-// baseline job's cell of the same target and sweep values; base is nil
-// when no baseline was loaded. Points not run yet are not judged; the
-// worker sets the job's verdict only once every point has run. A threshold
-// that no longer parses (the spec was validated at submission, so only a
-// stored spec from an older version) fails on its own rather than pass
-// silently.
-func verdict(thresholds []string, cells []pointRuns, base *baselineCells) VerdictResult {
-	if len(thresholds) == 0 {
-		return VerdictResult{Result: VerdictNone}
-	}
+// metric over each run point (of its target, when it names one), and,
+// unless the spec allows it, fails every point with a run in which no
+// request succeeded (see NoSuccessRule), thresholds or not: fail with
+// every failing cell listed (the thresholds' in the spec's order, then the
+// points without a success), none when nothing failed and there are no
+// thresholds, pass otherwise. A threshold relative to the compare_to job
+// compares each cell with the baseline job's cell of the same target and
+// sweep values; base is nil when no baseline was loaded. Points not run yet
+// are not judged; the worker sets the job's verdict only once every point
+// has run. A threshold that no longer parses (the spec was validated at
+// submission, so only a stored spec from an older version) fails on its
+// own rather than pass silently.
+func verdict(s Spec, cells []pointRuns, base *baselineCells) VerdictResult {
 	var failures []ThresholdFailure
-	for _, raw := range thresholds {
+	for _, raw := range s.Thresholds {
 		th, err := ParseThreshold(raw)
 		if err != nil {
 			failures = append(failures, ThresholdFailure{Threshold: raw, Point: -1, Reason: err.Error()})
@@ -29,8 +29,14 @@ func verdict(thresholds []string, cells []pointRuns, base *baselineCells) Verdic
 		}
 		failures = append(failures, judge(raw, th, cells, base)...)
 	}
-	if len(failures) > 0 {
+	if !s.AllowNoSuccess {
+		failures = append(failures, noSuccess(cells)...)
+	}
+	switch {
+	case len(failures) > 0:
 		return VerdictResult{Result: VerdictFail, Failures: failures}
+	case len(s.Thresholds) == 0:
+		return VerdictResult{Result: VerdictNone}
 	}
 	return VerdictResult{Result: VerdictPass}
 }

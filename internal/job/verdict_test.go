@@ -108,9 +108,9 @@ func TestVerdictDeadTargetFailsLatencyThreshold(t *testing.T) {
 	s.Thresholds = []string{"p95_ms < 200", "rps > 0"}
 	dead := &abreport.Report{FailedRequests: 5, Failed: abreport.Failures{Connect: 5}}
 	got := Analyze(s, runsFor(t, s, "a", 1, dead)).Verdict
-	if got.Result != VerdictFail || len(got.Failures) != 2 || !strings.Contains(got.Failures[0].Reason, "no request completed") ||
-		got.Failures[1].Threshold != "rps > 0" || got.Failures[1].Reason != "" {
-		t.Errorf("verdict(dead target) = %+v, want fail on both, the latency one with a reason", got)
+	if got.Result != VerdictFail || len(got.Failures) != 3 || !strings.Contains(got.Failures[0].Reason, "no request completed") ||
+		got.Failures[1].Threshold != "rps > 0" || got.Failures[1].Reason != "" || got.Failures[2].Threshold != NoSuccessRule {
+		t.Errorf("verdict(dead target) = %+v, want fail on both, the latency one with a reason, then no_success", got)
 	}
 }
 

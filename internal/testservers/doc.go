@@ -13,5 +13,5 @@
 // Hostile servers (StartHostile) are the opposite: raw-TCP loopback
 // servers that misbehave in one named way on every connection (huge or
 // endless bodies, garbage status lines, resets, header floods, short
-// bodies, stalls), for tests that a client survives what a target sends.
+// bodies, silence), for tests that a client survives what a target sends.
 package testservers

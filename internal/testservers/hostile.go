@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // Hostile is a loopback HTTP/1.x server that misbehaves in one way on
@@ -39,7 +38,7 @@ func (h *Hostile) Written() int64 { return h.written.Load() }
 type Behaviour struct {
 	name    string
 	noRead  bool // act on accept, before reading a request
-	respond func(w io.Writer) error
+	respond func(w io.Writer, done <-chan struct{}) error
 	reset   bool // close with SO_LINGER 0: the client sees ECONNRESET
 }
 
@@ -49,7 +48,7 @@ func (b Behaviour) String() string { return b.name }
 // HugeBody answers every request with a Content-Length body of size
 // bytes, streamed from a small buffer.
 func HugeBody(size int64) Behaviour {
-	return Behaviour{name: "huge-body-" + strconv.FormatInt(size, 10), respond: func(w io.Writer) error {
+	return Behaviour{name: "huge-body-" + strconv.FormatInt(size, 10), respond: func(w io.Writer, _ <-chan struct{}) error {
 		if _, err := fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", size); err != nil {
 			return err
 		}
@@ -60,7 +59,7 @@ func HugeBody(size int64) Behaviour {
 // EndlessChunked answers with a chunked body that never ends; the server
 // stops when the client closes the connection.
 func EndlessChunked() Behaviour {
-	return Behaviour{name: "endless-chunked", respond: func(w io.Writer) error {
+	return Behaviour{name: "endless-chunked", respond: func(w io.Writer, _ <-chan struct{}) error {
 		if _, err := io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n\r\n"); err != nil {
 			return err
 		}
@@ -76,7 +75,7 @@ func EndlessChunked() Behaviour {
 
 // GarbageStatus answers with a status line that is not HTTP.
 func GarbageStatus() Behaviour {
-	return Behaviour{name: "garbage-status", respond: func(w io.Writer) error {
+	return Behaviour{name: "garbage-status", respond: func(w io.Writer, _ <-chan struct{}) error {
 		_, err := io.WriteString(w, "SPDY/9 what is this\r\n\r\n")
 		return err
 	}}
@@ -84,13 +83,13 @@ func GarbageStatus() Behaviour {
 
 // ResetOnAccept resets every connection as soon as it is accepted.
 func ResetOnAccept() Behaviour {
-	return Behaviour{name: "reset-on-accept", noRead: true, reset: true, respond: func(io.Writer) error { return nil }}
+	return Behaviour{name: "reset-on-accept", noRead: true, reset: true, respond: func(io.Writer, <-chan struct{}) error { return nil }}
 }
 
 // HeaderFlood answers with a status line followed by headers that never
 // end (bounded at 64 MiB so that a client without a limit still stops).
 func HeaderFlood() Behaviour {
-	return Behaviour{name: "header-flood", respond: func(w io.Writer) error {
+	return Behaviour{name: "header-flood", respond: func(w io.Writer, _ <-chan struct{}) error {
 		if _, err := io.WriteString(w, "HTTP/1.1 200 OK\r\n"); err != nil {
 			return err
 		}
@@ -107,7 +106,7 @@ func HeaderFlood() Behaviour {
 // ShortBody promises a Content-Length body of promised bytes, sends sent
 // bytes of it and closes the connection.
 func ShortBody(promised, sent int64) Behaviour {
-	return Behaviour{name: "short-body", respond: func(w io.Writer) error {
+	return Behaviour{name: "short-body", respond: func(w io.Writer, _ <-chan struct{}) error {
 		if _, err := fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", promised); err != nil {
 			return err
 		}
@@ -115,10 +114,20 @@ func ShortBody(promised, sent int64) Behaviour {
 	}}
 }
 
-// Stall reads the request and answers nothing for d, then closes.
-func Stall(d time.Duration) Behaviour {
-	return Behaviour{name: "stall", respond: func(io.Writer) error {
-		time.Sleep(d)
+// Answer reads each request head and writes raw as is, then closes: a
+// status line that is not HTTP, a 503, a body shorter than promised...
+func Answer(name string, raw []byte) Behaviour {
+	return Behaviour{name: name, respond: func(w io.Writer, _ <-chan struct{}) error {
+		_, err := w.Write(raw)
+		return err
+	}}
+}
+
+// Silent reads the request and never answers; the connection stays open
+// until the test ends, so every request times out.
+func Silent() Behaviour {
+	return Behaviour{name: "silent", respond: func(_ io.Writer, done <-chan struct{}) error {
+		<-done
 		return nil
 	}}
 }
@@ -134,6 +143,7 @@ func StartHostile(t testing.TB, b Behaviour) *Hostile {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]struct{}{}
+	done := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -149,7 +159,7 @@ func StartHostile(t testing.TB, b Behaviour) *Hostile {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				h.serve(c, b)
+				h.serve(c, b, done)
 				mu.Lock()
 				delete(conns, c)
 				mu.Unlock()
@@ -158,6 +168,7 @@ func StartHostile(t testing.TB, b Behaviour) *Hostile {
 	}()
 	t.Cleanup(func() {
 		_ = ln.Close()
+		close(done)
 		mu.Lock()
 		for c := range conns {
 			_ = c.Close()
@@ -168,7 +179,7 @@ func StartHostile(t testing.TB, b Behaviour) *Hostile {
 	return h
 }
 
-func (h *Hostile) serve(c net.Conn, b Behaviour) {
+func (h *Hostile) serve(c net.Conn, b Behaviour, done <-chan struct{}) {
 	defer func() {
 		if tc, ok := c.(*net.TCPConn); ok && b.reset {
 			_ = tc.SetLinger(0)
@@ -181,7 +192,7 @@ func (h *Hostile) serve(c net.Conn, b Behaviour) {
 		}
 		h.requests.Add(1)
 	}
-	_ = b.respond(&countingWriter{w: c, n: &h.written})
+	_ = b.respond(&countingWriter{w: c, n: &h.written}, done)
 }
 
 // readHead reads one request head (to its blank line); the hostile
