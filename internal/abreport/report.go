@@ -105,7 +105,7 @@ type Report struct {
 // Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
 // BodyTooLarge and HeaderTooLarge are benchq's own (ab aborts on the first,
 // counts the second as Connect and gives up on the third; it has no body
-// cap, and counts a header above its 8 KB buffer as a non-2xx response).
+// cap, and stalls on a header above its 8 KB buffer until its timeout).
 // BodyTooLarge is a response whose body went past the run's body size cap
 // (--max-body, request.max_body) and was cut, HeaderTooLarge one whose
 // header did not fit 8 KiB.
