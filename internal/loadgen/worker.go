@@ -177,7 +177,7 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 		return tm, stageRead, err
 	}
 	w.body = body
-	if closing && w.tc.err == nil {
+	if closing && w.tc.err == nil { // a body read to the close has seen it
 		// Wait for the server's close, as ab does without -k: Total ends
 		// there, and the TIME_WAIT stays with the server, whose active close
 		// it is, instead of eating this machine's ephemeral ports.
