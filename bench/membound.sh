@@ -184,12 +184,14 @@ echo "membound.sh: ab -n $n -c $c ($size MiB bodies)" >&2
 run_cli ab ab -n "$n" -c "$c" "$big"
 ab_rss=$rss
 ab_complete=$(report_field "$work/ab.out" "Complete requests")
+ab_taken=$(report_field "$work/ab.out" "Time taken for tests")
 
 echo "membound.sh: benchq ab -n $n -c $c" >&2
 run_cli benchq "$work/benchq" ab -n "$n" -c "$c" "$big"
 bq_rss=$rss
 bq_complete=$(report_field "$work/benchq.out" "Complete requests")
 bq_html=$(report_field "$work/benchq.out" "HTML transferred")
+bq_taken=$(report_field "$work/benchq.out" "Time taken for tests")
 
 echo "membound.sh: the same as a job on the all-in-one" >&2
 aio_start=$(status_kib "$aio_pid" VmHWM)
@@ -199,6 +201,7 @@ aio_hwm=$(status_kib "$aio_pid" VmHWM)
 aio_rss=$(status_kib "$aio_pid" VmRSS)
 job_complete=$(jq -r .complete_requests "$work/result.json")
 job_html=$(jq -r .html_transferred_bytes "$work/result.json")
+job_taken=$(jq -r .time_taken_s "$work/result.json")
 sleep 5
 aio_rss_later=$(status_kib "$aio_pid" VmRSS)
 
@@ -216,10 +219,11 @@ endless_bq_classes=$(jq -c .failed "$work/endless.out")
 
 echo
 echo "Peak RSS, $n requests of $size MiB at c=$c (nginx, sendfile, 127.0.0.1):"
-printf '  %-26s %9s MiB   complete %s\n' "ab" "$(mib "$ab_rss")" "$ab_complete"
-printf '  %-26s %9s MiB   complete %s, HTML transferred %s\n' "benchq ab" "$(mib "$bq_rss")" "$bq_complete" "$bq_html"
-printf '  %-26s %9s MiB   complete %s, HTML transferred %s bytes\n' "all-in-one job (VmHWM)" "$(mib "$aio_hwm")" \
-	"$job_complete" "$job_html"
+printf '  %-26s %9s MiB   complete %s in %s\n' "ab" "$(mib "$ab_rss")" "$ab_complete" "$ab_taken"
+printf '  %-26s %9s MiB   complete %s in %s, HTML transferred %s\n' "benchq ab" "$(mib "$bq_rss")" \
+	"$bq_complete" "$bq_taken" "$bq_html"
+printf '  %-26s %9s MiB   complete %s in %s seconds, HTML transferred %s bytes\n' "all-in-one job (VmHWM)" \
+	"$(mib "$aio_hwm")" "$job_complete" "$job_taken" "$job_html"
 printf '  %-26s %9s MiB   (VmHWM before the job: %s MiB)\n' "  VmRSS after the job" "$(mib "$aio_rss")" "$(mib "$aio_start")"
 printf '  %-26s %9s MiB\n' "  VmRSS 5 s later" "$(mib "$aio_rss_later")"
 echo
