@@ -859,10 +859,16 @@ const docTemplate = `{
         "abreport.Failures": {
             "type": "object",
             "properties": {
+                "body_too_large": {
+                    "type": "integer"
+                },
                 "connect": {
                     "type": "integer"
                 },
                 "exceptions": {
+                    "type": "integer"
+                },
+                "header_too_large": {
                     "type": "integer"
                 },
                 "length": {
@@ -1813,6 +1819,12 @@ const docTemplate = `{
                 "keepalive": {
                     "type": "boolean"
                 },
+                "max_body": {
+                    "description": "MaxBody caps each response body, in bytes after chunked decoding\n(default 1 GiB). Bodies are counted, never kept, so the cap bounds\nhow long one request may read, not memory: a longer body is cut,\nits connection closed, and the request counted as failed\n(failed.body_too_large).",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 1073741824
+                },
                 "method": {
                     "type": "string"
                 },
@@ -2014,7 +2026,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "request": {
-                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file) and http_version may be set.",
+                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version and max_body may be set (the line's\n--max-body wins over max_body).",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Request"

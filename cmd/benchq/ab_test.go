@@ -133,6 +133,37 @@ func TestABJSONAndHTTPLoad(t *testing.T) {
 	}
 }
 
+// TestABMaxBody cuts bodies above --max-body: ab's breakdown line counts
+// them as Exceptions, the JSON as body_too_large with its hint.
+func TestABMaxBody(t *testing.T) {
+	tg := startABTarget(t, fixedBody(strings.Repeat("x", 1000)))
+	code, stdout, stderr := runABTest(t, context.Background(), "-q", "-k", "-n", "6", "--max-body", "999", tg.URL)
+	if code != 0 {
+		t.Fatalf("benchq ab --max-body exit = %d, want 0; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"Complete requests:      0\n",
+		"Failed requests:        6\n   (Connect: 0, Receive: 0, Length: 0, Exceptions: 6)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("benchq ab --max-body 999 report lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, _ = runABTest(t, context.Background(), "--json", "-n", "3", "--max-body=999", tg.URL)
+	var r abreport.Report
+	if err := json.Unmarshal([]byte(stdout), &r); code != 0 || err != nil {
+		t.Fatalf("benchq ab --json --max-body = %d, %v:\n%s", code, err, stdout)
+	}
+	if r.Failed.BodyTooLarge != 3 || r.FailedRequests != 3 || len(r.Hints) != 1 || !strings.HasPrefix(r.Hints[0], "body too large") {
+		t.Errorf("benchq ab --json --max-body 999: body_too_large %d, failed %d, hints %q; want 3, 3, the body hint",
+			r.Failed.BodyTooLarge, r.FailedRequests, r.Hints)
+	}
+	code, stdout, _ = runABTest(t, context.Background(), "-q", "-n", "3", "--max-body", "1000", tg.URL)
+	if code != 0 || !strings.Contains(stdout, "Complete requests:      3\n") {
+		t.Errorf("benchq ab --max-body 1000 (the body's length) = %d:\n%s\nwant 3 complete", code, stdout)
+	}
+}
+
 func TestABFiles(t *testing.T) {
 	var gotBody, gotType atomic.Value
 	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {

@@ -98,6 +98,9 @@ func (a *AB) Args() []string {
 	if p.HTTPVersion != "" && p.HTTPVersion != loadgen.HTTP10 {
 		add("--http-version", p.HTTPVersion)
 	}
+	if p.MaxBody > 0 {
+		add("--max-body", strconv.FormatInt(p.MaxBody, 10))
+	}
 	if a.URLsFile != "" {
 		add("--urls", a.URLsFile)
 	}

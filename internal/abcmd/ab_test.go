@@ -91,6 +91,8 @@ var abCases = []struct {
 	{"-k -- " + testURL, want(func(a *AB) { a.Plan.KeepAlive = true })},
 	{"--http-version 1.1 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "1.1" })},
 	{"--http-version=1.0 " + testURL, want(nil)},
+	{"--max-body 1048576 " + testURL, want(func(a *AB) { a.Plan.MaxBody = 1 << 20 })},
+	{"--max-body=1 -k " + testURL, want(func(a *AB) { a.Plan.MaxBody, a.Plan.KeepAlive = 1, true })},
 }
 
 func TestParseAB(t *testing.T) {
@@ -201,6 +203,11 @@ func TestParseABErrors(t *testing.T) {
 		{"--rate NaN " + testURL, usage, `invalid --rate "NaN": want requests per second > 0`},
 		{"--rate Inf " + testURL, usage, `invalid --rate "Inf": want requests per second > 0`},
 		{"--http-version 2 " + testURL, usage, `invalid --http-version "2": want 1.0 or 1.1`},
+		{"--max-body 0 " + testURL, usage, `invalid --max-body "0": want a number of bytes > 0`},
+		{"--max-body -5 " + testURL, usage, `invalid --max-body "-5": want a number of bytes > 0`},
+		{"--max-body 1GiB " + testURL, usage, `invalid --max-body "1GiB": want a number of bytes > 0`},
+		{"--max-body 1e9 " + testURL, usage, `invalid --max-body "1e9": want a number of bytes > 0`},
+		{"--max-body", usage, "option '--max-body' requires an argument"},
 		{"--rate", usage, "option '--rate' requires an argument"},
 		{"--json=1 " + testURL, usage, "option '--json' doesn't allow an argument"},
 		{"--urls= ", usage, "option '--urls' requires a file name"},

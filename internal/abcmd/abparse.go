@@ -37,8 +37,8 @@ type abParser struct {
 // 2.4.x's meanings: options first, combined as getopt allows (-kq, -n100),
 // then exactly one URL. -t sets the request count to TimeLimitRequests where
 // it appears, so only a later -n overrides it. The benchq long options
-// --json, --format F, --rate R, --urls FILE and --http-version V may appear
-// among the options; with --urls the URL may be left out. The request is
+// --json, --format F, --rate R, --urls FILE, --http-version V and
+// --max-body N may appear among the options; with --urls the URL may be left out. The request is
 // ab's: HTTP/1.0, "User-Agent: ApacheBench/2.3" and ab's header order, so
 // byte counts match ab's, unless --http-version 1.1 asks for benchq's.
 //
@@ -124,7 +124,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 		}
 		p.a.Format = FormatJSON
 		return 0, nil
-	case "--format", "--rate", "--urls", "--http-version":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body":
 		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
@@ -143,7 +143,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 // takes a value, so a scanner of ab lines can step over it as ParseAB does.
 func LongTakesValue(name string) bool {
 	switch name {
-	case "--format", "--rate", "--urls", "--http-version":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body":
 		return true
 	}
 	return false
@@ -173,6 +173,12 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr("option '--urls' requires a file name")
 		}
 		p.a.URLsFile = value
+	case "--max-body":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n <= 0 {
+			return usageErr(fmt.Sprintf("invalid --max-body %q: want a number of bytes > 0", value))
+		}
+		p.a.Plan.MaxBody = n
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package abcmd
 import (
 	"fmt"
 	"io"
+
+	"github.com/benchq/benchq/internal/loadgen"
 )
 
 // abUsage lists the options ParseAB accepts, in ab's words where ab has
-// them; %[1]s is the program name.
+// them; %[1]s is the program name, %[2]d the default body size cap.
 const abUsage = `Usage: %[1]s [options] [http[s]://]hostname[:port]/path
 Options are:
     -n requests     Number of requests to perform
@@ -49,13 +51,16 @@ benchq options:
     --http-version v
                     1.0 (default) sends ab's request byte for byte; 1.1 sends
                     an HTTP/1.1 request ("Connection: close" without -k)
+    --max-body n    Cut a response body longer than n bytes (default %[2]d)
+                    and count the request as failed; bodies are counted,
+                    never kept, whatever the cap
 Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
 `
 
 // WriteUsage writes the usage text for the ab command line, naming the
 // program prog (e.g. "benchq ab").
 func WriteUsage(w io.Writer, prog string) error {
-	if _, err := fmt.Fprintf(w, abUsage, prog); err != nil {
+	if _, err := fmt.Fprintf(w, abUsage, prog, loadgen.DefaultMaxBody); err != nil {
 		return fmt.Errorf("abcmd: write usage: %w", err)
 	}
 	return nil

@@ -90,16 +90,18 @@ func writeABCounts(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "HTML transferred:       %d bytes\n", r.HTMLTransferredBytes)
 }
 
-// abClasses folds benchq's three extra classes into ab's four, so the
-// breakdown line adds up as it does in ab: a port exhaustion is a failed
-// connect() to ab, a failed TLS handshake a connection never made, and a
-// timeout a response that never arrived.
+// abClasses folds benchq's extra classes into ab's four, so the breakdown
+// line adds up as it does in ab: a port exhaustion is a failed connect() to
+// ab, a failed TLS handshake a connection never made, a timeout a response
+// that never arrived, and a body or header above its cap a response the
+// engine refused to read on (an exception: Length stays "differs from the
+// first response", which -l turns off, while a cut body fails even with -l).
 func (f Failures) abClasses() Failures {
 	return Failures{
 		Connect:    f.Connect + f.PortExhaustion + f.TLSHandshake,
 		Receive:    f.Receive + f.Timeout,
 		Length:     f.Length,
-		Exceptions: f.Exceptions,
+		Exceptions: f.Exceptions + f.BodyTooLarge + f.HeaderTooLarge,
 	}
 }
 

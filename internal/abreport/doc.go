@@ -39,8 +39,11 @@
 //     keeps ab's four classes; benchq's own classes are folded in so they
 //     add up as in ab: port exhaustion and failed TLS handshakes into
 //     Connect (ab's connection is never made either), timeouts into Receive
-//     (ab aborts the whole run on its -s timeout). The JSON keeps all seven
-//     separate and adds a hint for each.
+//     (ab aborts the whole run on its -s timeout), bodies above the body
+//     size cap and headers above 8 KiB into Exceptions (ab has no body cap,
+//     and stalls on a header above its 8 KB buffer until its -s timeout
+//     aborts the run). The JSON keeps all nine separate and adds a hint for
+//     each.
 //   - An open-model run (a fixed start rate, which ab lacks) keeps every
 //     line of ab's report, so ab's parsers still parse it, and ends with a
 //     block of its own: requested and achieved rate, late starts, which

@@ -102,9 +102,13 @@ type Report struct {
 }
 
 // Failures splits failed_requests by class. Connect, Receive, Length and
-// Exceptions are ab's four; Timeout, PortExhaustion and TLSHandshake are
-// benchq's own (ab aborts on the first, counts the second as Connect and
-// gives up on the third).
+// Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
+// BodyTooLarge and HeaderTooLarge are benchq's own (ab aborts on the first,
+// counts the second as Connect and gives up on the third; it has no body
+// cap, and stalls on a header above its 8 KB buffer until its timeout).
+// BodyTooLarge is a response whose body went past the run's body size cap
+// (--max-body, request.max_body) and was cut, HeaderTooLarge one whose
+// header did not fit 8 KiB.
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -113,6 +117,8 @@ type Failures struct {
 	Timeout        int64 `json:"timeout"`
 	PortExhaustion int64 `json:"port_exhaustion"`
 	TLSHandshake   int64 `json:"tls_handshake"`
+	BodyTooLarge   int64 `json:"body_too_large"`
+	HeaderTooLarge int64 `json:"header_too_large"`
 }
 
 // ConnectionTimes is ab's "Connection Times (ms)" table, one row per phase.

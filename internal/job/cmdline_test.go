@@ -61,6 +61,7 @@ func TestABTarget(t *testing.T) {
 		Headers:   []loadgen.Header{{Key: "X-Token", Value: "abc"}},
 		KeepAlive: true, Concurrency: 3, Requests: 300, Timeout: DefaultTimeout,
 		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3", // ab's own request
+		MaxBody: DefaultMaxBody,
 	}
 	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(ab target) mismatch (-want +got):\n%s", diff)

@@ -3,6 +3,8 @@ package job
 import (
 	"fmt"
 	"time"
+
+	"github.com/benchq/benchq/internal/loadgen"
 )
 
 // Defaults WithDefaults fills in, chosen to behave like ab run with no flags
@@ -12,6 +14,7 @@ const (
 	DefaultMethod      = "GET"            // POST when the request has a body, as ab -p
 	DefaultContentType = "text/plain"     // for a body without content_type, as ab
 	DefaultTimeout     = 30 * time.Second // per request, ab -s
+	DefaultMaxBody     = loadgen.DefaultMaxBody
 	DefaultConcurrency = 1
 	// DefaultOpenConcurrency caps requests in flight in the open model
 	// (sweep.rate given, no concurrency): a cap of 1 could not hold a rate
@@ -41,7 +44,7 @@ const (
 //   - targets: a missing name becomes "target-N" (N counts from 1).
 //   - request (job-wide, and a target's own request when given): method GET,
 //     or POST when there is a body; content_type text/plain for a body;
-//     timeout 30s. A target with its own request uses it instead of the
+//     timeout 30s; max_body 1 GiB. A target with its own request uses it instead of the
 //     job's, as a whole (it is not merged field by field).
 //   - sweep: repeats 1, order interleaved. When no target comes from an ab
 //     or http_load command line: concurrency [1] ([100] with a rate) and,
@@ -86,6 +89,9 @@ func (r Request) withDefaults() Request {
 	}
 	if r.Timeout == 0 {
 		r.Timeout = Duration(DefaultTimeout)
+	}
+	if r.MaxBody == 0 {
+		r.MaxBody = DefaultMaxBody
 	}
 	return r
 }

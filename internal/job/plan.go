@@ -46,6 +46,7 @@ func (s Spec) Plan(p Point) (loadgen.Plan, error) {
 		Timeout:              r.Timeout.Std(),
 		AcceptVariableLength: r.AcceptVariableLength,
 		ContinueOnError:      src.continueOnError,
+		MaxBody:              r.MaxBody,
 	}, nil
 }
 

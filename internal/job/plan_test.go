@@ -28,7 +28,7 @@ func TestPlanURLTarget(t *testing.T) {
 		URLs: []string{"http://127.0.0.1:8081/x"}, Method: "GET",
 		Headers:     []loadgen.Header{{Key: "Accept", Value: "*/*"}, {Key: "X-B", Value: "2"}},
 		Concurrency: 4, Requests: 200, Timeout: 5 * time.Second,
-		AcceptVariableLength: true, ContinueOnError: true, HTTPVersion: "1.1",
+		AcceptVariableLength: true, ContinueOnError: true, HTTPVersion: "1.1", MaxBody: DefaultMaxBody,
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(a) mismatch (-want +got):\n%s", diff)
@@ -40,7 +40,7 @@ func TestPlanURLTarget(t *testing.T) {
 	want = loadgen.Plan{
 		URLs: []string{"http://127.0.0.1:8082/y"}, Method: "PUT", Body: []byte(`{"k":1}`), ContentType: "application/json",
 		KeepAlive: true, Concurrency: 4, Requests: 200, Timeout: DefaultTimeout, ContinueOnError: true,
-		HTTPVersion: "1.1",
+		HTTPVersion: "1.1", MaxBody: DefaultMaxBody,
 	}
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(b) (own request replaces the job's) mismatch (-want +got):\n%s", diff)
@@ -127,5 +127,44 @@ func TestWarmupPlan(t *testing.T) {
 	}
 	if got.Requests != 2 || got.Concurrency != 2 || got.Duration != 0 || got.Rate != 0 {
 		t.Errorf("WarmupPlan = requests %d concurrency %d duration %v rate %v, want 2 2 0 0", got.Requests, got.Concurrency, got.Duration, got.Rate)
+	}
+}
+
+// TestPlanMaxBody: the body size cap defaults to 1 GiB and comes from the
+// request that applies; an ab target takes its line's --max-body, else the
+// request's.
+func TestPlanMaxBody(t *testing.T) {
+	const u = "http://127.0.0.1:8081/x"
+	tests := []struct {
+		name    string
+		target  Target
+		request Request
+		want    int64
+	}{
+		{"url, default", Target{URL: u}, Request{}, 1 << 30},
+		{"url, job request", Target{URL: u}, Request{MaxBody: 4096}, 4096},
+		{"url, own request", Target{URL: u, Request: &Request{MaxBody: 10}}, Request{MaxBody: 4096}, 10},
+		{"url, own request without it", Target{URL: u, Request: &Request{}}, Request{MaxBody: 4096}, 1 << 30},
+		{"http_load, job request", Target{HTTPLoad: "-parallel 1 -fetches 5", URLs: []string{u}}, Request{MaxBody: 99}, 99},
+		{"ab, default", Target{AB: "-n 5 " + u}, Request{}, 1 << 30},
+		{"ab --max-body", Target{AB: "--max-body 2048 -n 5 " + u}, Request{}, 2048},
+		{"ab, job request", Target{AB: "-n 5 " + u}, Request{MaxBody: 4096}, 4096},
+		{"ab, own request", Target{AB: "-n 5 " + u, Request: &Request{MaxBody: 8}}, Request{MaxBody: 4096}, 8},
+		{"ab --max-body wins", Target{AB: "--max-body=2048 -n 5 " + u, Request: &Request{MaxBody: 8}}, Request{}, 2048},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := Spec{Targets: []Target{tt.target}, Request: tt.request}
+			if err := s.Validate(Limits{}, nil); err != nil {
+				t.Fatalf("Validate = %v", err)
+			}
+			got, err := s.Plan(s.Points()[0])
+			if err != nil {
+				t.Fatalf("Plan = %v", err)
+			}
+			if got.MaxBody != tt.want {
+				t.Errorf("Plan.MaxBody = %d, want %d", got.MaxBody, tt.want)
+			}
+		})
 	}
 }

@@ -50,8 +50,8 @@ func checkShape(p *problems, path string, t reflect.Type, raw any) {
 		if _, ok := raw.(bool); !ok {
 			p.add(path, "want true or false, got %s", kindOf(raw))
 		}
-	case reflect.Int:
-		checkInt(p, path, raw)
+	case reflect.Int, reflect.Int64:
+		checkInt(p, path, raw, t.Bits())
 	case reflect.Float64:
 		checkFloat(p, path, raw)
 	default:
@@ -98,13 +98,13 @@ func checkList(p *problems, path string, t reflect.Type, raw any) {
 	}
 }
 
-func checkInt(p *problems, path string, raw any) {
+func checkInt(p *problems, path string, raw any, bits int) {
 	n, ok := raw.(json.Number)
 	if !ok {
 		p.add(path, "want an integer, got %s", kindOf(raw))
 		return
 	}
-	if _, err := strconv.ParseInt(string(n), 10, strconv.IntSize); err != nil {
+	if _, err := strconv.ParseInt(string(n), 10, bits); err != nil {
 		if f, ferr := strconv.ParseFloat(string(n), 64); ferr == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
 			p.add(path, "want an integer without exponent or fraction, got %s", n)
 			return

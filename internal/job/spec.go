@@ -37,7 +37,8 @@ type Target struct {
 	URLs     []string `json:"urls,omitempty"`
 	// Request replaces the job-wide request options for this target, as a
 	// whole. On an ab target only its body, content_type (ab would read the
-	// body from a file) and http_version may be set.
+	// body from a file), http_version and max_body may be set (the line's
+	// --max-body wins over max_body).
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -53,6 +54,12 @@ type Request struct {
 	// HTTPVersion is "1.0" or "1.1". Unset, a url or http_load target
 	// sends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.
 	HTTPVersion string `json:"http_version,omitempty" enums:"1.0,1.1"`
+	// MaxBody caps each response body, in bytes after chunked decoding
+	// (default 1 GiB). Bodies are counted, never kept, so the cap bounds
+	// how long one request may read, not memory: a longer body is cut,
+	// its connection closed, and the request counted as failed
+	// (failed.body_too_large).
+	MaxBody int64 `json:"max_body,omitempty" minimum:"1" example:"1073741824"`
 }
 
 // Sweep lists the values each dimension of the job takes. The points are

@@ -76,16 +76,20 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	// ab reads the body from a file (-p), which a job cannot name, so the
 	// body alone comes from the target's or the job's request.
 	// The HTTP version too may come from there: an ab line sends ab's
-	// request unless the spec asks otherwise.
+	// request unless the spec asks otherwise. So may the body size cap,
+	// which ab lacks: the line's --max-body, else the request's.
 	from := s.Request
 	if r := t.Request; r != nil {
 		if r.Method != "" || len(r.Headers) > 0 || r.KeepAlive || r.Timeout != 0 || r.AcceptVariableLength {
-			p.add(field+".request", "an ab target sets only body, content_type and http_version here; set the rest with ab's flags")
+			p.add(field+".request", "an ab target sets only body, content_type, http_version and max_body here; set the rest with ab's flags")
 		}
 		from = *r
 	}
 	req := requestFromPlan(plan, from.Body, from.ContentType)
 	req.HTTPVersion = cmp.Or(from.HTTPVersion, plan.HTTPVersion)
+	// A bad max_body is reported where it was given (Validate); the line's
+	// own is checked by its parser.
+	req.MaxBody = cmp.Or(plan.MaxBody, max(from.MaxBody, 0), DefaultMaxBody)
 	src := source{
 		urls:            plan.URLs,
 		urlFields:       repeatString(field+".ab", len(plan.URLs)),
@@ -150,6 +154,7 @@ func requestFromPlan(plan loadgen.Plan, body, contentType string) Request {
 		KeepAlive:            plan.KeepAlive,
 		Timeout:              Duration(plan.Timeout),
 		AcceptVariableLength: plan.AcceptVariableLength,
+		MaxBody:              plan.MaxBody,
 	}
 	if r.ContentType == "" {
 		r.ContentType = contentType

@@ -96,6 +96,9 @@ func (v *validator) targets(s Spec) {
 			v.request(field+".ab", abReq)
 			if t.Request != nil {
 				v.httpVersion(field+".request", t.Request.HTTPVersion)
+				if t.Request.MaxBody < 0 {
+					v.add(field+".request.max_body", "%d is not a positive number of bytes", t.Request.MaxBody)
+				}
 			}
 		case t.Request != nil:
 			v.request(field+".request", *t.Request)

@@ -25,6 +25,9 @@ func (v *validator) request(field string, r Request) {
 	if maxTimeout := max(v.lim.MaxDuration, DefaultTimeout); r.Timeout <= 0 || r.Timeout.Std() > maxTimeout {
 		v.add(field+".timeout", "%v is outside (0s, %v]", r.Timeout, maxTimeout)
 	}
+	if r.MaxBody <= 0 {
+		v.add(field+".max_body", "%d is not a positive number of bytes", r.MaxBody)
+	}
 	v.httpVersion(field, r.HTTPVersion)
 	if hasControl(r.ContentType) {
 		v.add(field+".content_type", "%q contains control characters", r.ContentType)

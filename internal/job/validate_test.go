@@ -98,6 +98,15 @@ func TestValidateRules(t *testing.T) {
 		{"body with GET", func(s *Spec) { s.Request.Method = "GET"; s.Request.Body = "x" }, []string{"request.body"}},
 		{"body too large", func(s *Spec) { s.Request.Body = strings.Repeat("x", 600<<10) }, []string{"request.body"}},
 		{"negative timeout", func(s *Spec) { s.Request.Timeout = Duration(-time.Second) }, []string{"request.timeout"}},
+		{"negative max_body", func(s *Spec) { s.Request.MaxBody = -1 }, []string{"request.max_body"}},
+		{"negative max_body of a target", func(s *Spec) { s.Targets[1].Request = &Request{MaxBody: -1 << 20} },
+			[]string{"targets[1].request.max_body"}},
+		{"negative max_body of an ab target", func(s *Spec) {
+			s.Targets[0] = Target{Name: s.Targets[0].Name, AB: "-n 5 http://127.0.0.1:1/", Request: &Request{MaxBody: -7}}
+		}, []string{"targets[0].request.max_body"}},
+		{"bad --max-body of an ab target", func(s *Spec) {
+			s.Targets[0] = Target{Name: s.Targets[0].Name, AB: "--max-body 0 -n 5 http://127.0.0.1:1/"}
+		}, []string{"targets[0].ab"}},
 		{"bad header name", func(s *Spec) { s.Request.Headers = map[string]string{"X Bad": "1"} }, []string{`request.headers["X Bad"]`}},
 		{"header injection", func(s *Spec) { s.Request.Headers = map[string]string{"X-A": "1\r\nHost: evil"} },
 			[]string{`request.headers["X-A"]`}},

@@ -5,11 +5,15 @@
 // of Redis, HTTP APIs or jobs, so the CLI and the worker share it unchanged.
 //
 // Each worker owns its connection: it writes a request serialized once per
-// URL by fasthttp and reads the answer with fasthttp's Response.Read through
-// a net.Conn wrapper that timestamps the first byte. This gives ab's timings
-// (connect, waiting, processing, total) without trace hooks, ab's keep-alive
-// semantics, no per-host connection cap and no allocation per request on a
-// kept-alive connection. Plan.HTTPVersion picks the request: HTTP/1.1 as
+// URL by fasthttp and reads the answer through a net.Conn wrapper that
+// timestamps the first byte, the header parsed by fasthttp's
+// ResponseHeader.Read in the worker's 8 KiB read buffer (HeaderCap), the
+// body skipped through that buffer by its framing (Content-Length, chunked,
+// or to the server's close) and only counted, so a worker's memory is the
+// same whatever the target sends; Plan.MaxBody bounds how long one body may
+// be read. This gives ab's timings (connect, waiting, processing, total)
+// without trace hooks, ab's keep-alive semantics, no per-host connection
+// cap and no allocation per request on a kept-alive connection. Plan.HTTPVersion picks the request: HTTP/1.1 as
 // fasthttp writes it (without keep-alive it says "Connection: close"), or
 // HTTP/1.0 laid out byte for byte as ab writes it, so byte counts match
 // ab's. Either way a request without keep-alive waits for the server's
@@ -28,8 +32,8 @@
 // Workers batch their timings into one set of histograms per CPU, so memory
 // does not grow with Requests or Concurrency (unless Plan.RecordSamples).
 // Failures of the target are data: counted by ab's classes plus Timeout,
-// PortExhaustion and TLSHandshake; Run returns an error only for an invalid
-// plan. Progress is
+// PortExhaustion, TLSHandshake, BodyTooLarge and HeaderTooLarge; Run
+// returns an error only for an invalid plan. Progress is
 // read from per-worker atomic counters; cancellation through the context
 // stops the load within a second by expiring every connection's deadline.
 // Plan.Timeout is enforced through connection deadlines renewed lazily, so

@@ -196,11 +196,12 @@ func (e *engine) refuse(err error) {
 	e.abort(err)
 }
 
-// first returns target ti's document length, taking it from resp when resp
-// is the target's first response to complete, and the run's document length
-// and server software when it is the run's first. The lock is taken only
-// until each target has its length.
-func (e *engine) first(ti int, resp *fasthttp.Response, body int64) int64 {
+// first returns target ti's document length, taking it from body when the
+// response (header h) is the target's first to complete, and the run's
+// document length and server software when it is the run's first. Nothing
+// of the response is kept but those. The lock is taken only until each
+// target has its length.
+func (e *engine) first(ti int, h *fasthttp.ResponseHeader, body int64) int64 {
 	if d := e.docLens[ti].Load(); d >= 0 {
 		return d
 	}
@@ -210,7 +211,7 @@ func (e *engine) first(ti int, resp *fasthttp.Response, body int64) int64 {
 		return d
 	}
 	if e.docLen.Load() < 0 {
-		e.serverSoftware = serverSoftware(resp.Header.Server())
+		e.serverSoftware = serverSoftware(h.Server())
 		e.docLen.Store(body)
 	}
 	e.docLens[ti].Store(body)

@@ -37,7 +37,8 @@ func tlsAbortMessage(he *TLSHandshakeError) string {
 
 // Total is the number of failed requests: the sum of every class.
 func (f Failures) Total() int64 {
-	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake
+	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake +
+		f.BodyTooLarge + f.HeaderTooLarge
 }
 
 // Hints gives one line of advice per non-zero failure class, in the order of
@@ -56,6 +57,8 @@ func (f Failures) Hints() []string {
 	add(f.Timeout, "timeout: requests took longer than the timeout (-s); raise it or lower the load")
 	add(f.PortExhaustion, "port exhaustion: no local port left for a new connection; use keep-alive (-k) or widen net.ipv4.ip_local_port_range")
 	add(f.TLSHandshake, "tls handshake: the TLS handshake failed; the port may not speak TLS (use http://) or accept none of Go's TLS versions and ciphers")
+	add(f.BodyTooLarge, "body too large: response bodies exceeded the body size cap and were cut; raise it (--max-body, request.max_body) if they are meant to be that long")
+	add(f.HeaderTooLarge, "header too large: response headers exceeded 8 KiB, ab's limit too; check the target's headers and cookies")
 	return hints
 }
 
@@ -79,12 +82,18 @@ const (
 	classTimeout
 	classPortExhaustion
 	classTLSHandshake
+	classBodyTooLarge
+	classHeaderTooLarge
 )
 
 // classify maps an error at a stage to ab's failure classes. For reads, err
 // is the raw error of the connection when there was one (fasthttp hides it).
 func classify(st stage, err error) class {
 	switch {
+	case errors.Is(err, ErrBodyTooLarge):
+		return classBodyTooLarge
+	case errors.Is(err, ErrHeaderTooLarge):
+		return classHeaderTooLarge
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return classPortExhaustion
 	case isTimeout(err):
@@ -144,6 +153,10 @@ func (f *Failures) add(c class) {
 		f.PortExhaustion++
 	case classTLSHandshake:
 		f.TLSHandshake++
+	case classBodyTooLarge:
+		f.BodyTooLarge++
+	case classHeaderTooLarge:
+		f.HeaderTooLarge++
 	}
 }
 
@@ -155,4 +168,6 @@ func (f *Failures) merge(o Failures) {
 	f.Timeout += o.Timeout
 	f.PortExhaustion += o.PortExhaustion
 	f.TLSHandshake += o.TLSHandshake
+	f.BodyTooLarge += o.BodyTooLarge
+	f.HeaderTooLarge += o.HeaderTooLarge
 }

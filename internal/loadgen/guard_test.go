@@ -65,7 +65,7 @@ func TestGuardResolvesOncePerRun(t *testing.T) {
 	checkEq(t, "ServerHostname", m.ServerHostname, "app.test")
 	checkEq(t, "lookups", g.resolves.Load(), 1)
 	checkEq(t, "admitted connects", g.admits.Load(), 50)
-	checkEq(t, "server connections", settled(&ts.Stats.conns, 50), 50)
+	checkEq(t, "server connections", settled(ts.Stats.conns.Load, 50), 50)
 }
 
 // TestGuardRefusalSendsNothing: whether the guard refuses the address at

@@ -96,9 +96,10 @@ type Measurement struct {
 }
 
 // Failures classifies failed requests. Connect, Receive, Length and
-// Exceptions are ab's four; Timeout, PortExhaustion and TLSHandshake are
-// their own classes (each with a hint for the user) and are included in
-// Measurement.Failed.
+// Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
+// BodyTooLarge (a body above Plan.MaxBody) and HeaderTooLarge (a header
+// above HeaderCap) are their own classes (each with a hint for the user)
+// and are included in Measurement.Failed.
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -107,6 +108,8 @@ type Failures struct {
 	Timeout        int64 `json:"timeout"`
 	PortExhaustion int64 `json:"port_exhaustion"`
 	TLSHandshake   int64 `json:"tls_handshake"`
+	BodyTooLarge   int64 `json:"body_too_large"`
+	HeaderTooLarge int64 `json:"header_too_large"`
 }
 
 // Phase summarises one timing row of ab's "Connection Times" table.

@@ -84,6 +84,13 @@ type Plan struct {
 	AcceptVariableLength bool          // ab -l: no Length failures
 	ContinueOnError      bool          // ab -r: never abort, not even on a refused first connection
 
+	// MaxBody caps each response body, in decoded bytes (after chunked
+	// framing); zero means DefaultMaxBody. Bodies are counted as they are
+	// read, never kept, so memory does not depend on it: it bounds how long
+	// one request may read. A longer body, or a Content-Length above it,
+	// fails the request as Failures.BodyTooLarge and closes the connection.
+	MaxBody int64
+
 	// RecordSamples keeps every request's timings in Measurement.Samples
 	// (needed for ab -g). Memory then grows with Requests; off by default.
 	RecordSamples bool
@@ -170,6 +177,9 @@ func (p Plan) Validate() error {
 	if p.Timeout < 0 {
 		bad("timeout", "%v is negative", p.Timeout)
 	}
+	if p.MaxBody < 0 {
+		bad("max_body", "%d is negative", p.MaxBody)
+	}
 	if p.ProgressInterval < 0 {
 		bad("progress_interval", "%v is negative", p.ProgressInterval)
 	}
@@ -219,6 +229,9 @@ func (p Plan) withDefaults() Plan {
 	}
 	if p.ProgressInterval == 0 {
 		p.ProgressInterval = DefaultProgressInterval
+	}
+	if p.MaxBody == 0 {
+		p.MaxBody = DefaultMaxBody
 	}
 	return p
 }

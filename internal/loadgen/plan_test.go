@@ -27,6 +27,8 @@ func TestValidate(t *testing.T) {
 		{"too many workers", func(p *Plan) { p.Concurrency = MaxConcurrency + 1 }, "concurrency"},
 		{"NaN rate", func(p *Plan) { p.Rate = math.NaN() }, "rate"},
 		{"negative timeout", func(p *Plan) { p.Timeout = -time.Second }, "timeout"},
+		{"negative max body", func(p *Plan) { p.MaxBody = -1 }, "max_body: -1"},
+		{"max body of one byte", func(p *Plan) { p.MaxBody = 1 }, ""},
 		{"bad method", func(p *Plan) { p.Method = "GE T" }, "method"},
 		{"body with GET", func(p *Plan) { p.Method, p.Body = "GET", []byte("x") }, "body"},
 		{"header injection", func(p *Plan) { p.Headers = []Header{{"X", "a\r\nB: c"}} }, "headers[0]"},
@@ -58,8 +60,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 func TestWithDefaults(t *testing.T) {
 	p := Plan{Body: []byte("x")}.withDefaults()
 	if p.Method != "POST" || p.Concurrency != 1 || p.Timeout != DefaultTimeout ||
-		p.ContentType != DefaultContentType || p.ProgressInterval != DefaultProgressInterval {
-		t.Errorf("withDefaults() = %+v, want POST, 1 worker, 30s, text/plain, 250ms", p)
+		p.ContentType != DefaultContentType || p.ProgressInterval != DefaultProgressInterval || p.MaxBody != DefaultMaxBody {
+		t.Errorf("withDefaults() = %+v, want POST, 1 worker, 30s, text/plain, 250ms, 1 GiB bodies", p)
 	}
 	if m := (Plan{}).withDefaults().Method; m != "GET" {
 		t.Errorf("withDefaults().Method = %q, want GET", m)

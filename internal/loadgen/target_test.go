@@ -107,17 +107,31 @@ func TestValidateHTTPVersion(t *testing.T) {
 
 // rawServer answers each request on a connection with answer(i), i
 // counting requests across connections, and closes the connection after
-// answers for which closeAfter(i) is true. It records every request.
+// answers for which closeAfter(i) is true. It records every request and
+// counts the bytes it wrote.
 type rawServer struct {
 	addr string
 
-	mu    sync.Mutex
-	reqs  []string
-	conns int
-	read  int64
+	mu      sync.Mutex
+	reqs    []string
+	conns   int
+	read    int64
+	written int64
 }
 
 func startRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bool)) *rawServer {
+	t.Helper()
+	return startRawWriter(t, func(i int, w io.Writer) bool {
+		resp, closeAfter := answer(i)
+		_, err := io.WriteString(w, resp)
+		return err != nil || closeAfter
+	})
+}
+
+// startRawWriter is startRawServer for answers written as they go (large,
+// endless or cut short): answer writes response i to w and reports
+// whether to close the connection after it.
+func startRawWriter(t *testing.T, answer func(i int, w io.Writer) (closeAfter bool)) *rawServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -142,6 +156,7 @@ func startRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bo
 				defer wg.Done()
 				defer func() { _ = c.Close() }()
 				br := bufio.NewReader(c)
+				w := &rawCounter{w: c, s: s}
 				for {
 					req, err := readRawRequest(br)
 					if err != nil {
@@ -152,8 +167,7 @@ func startRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bo
 					s.reqs = append(s.reqs, req)
 					s.read += int64(len(req))
 					s.mu.Unlock()
-					resp, closeAfter := answer(i)
-					if _, err := io.WriteString(c, resp); err != nil || closeAfter {
+					if answer(i, w) {
 						return
 					}
 				}
@@ -161,6 +175,20 @@ func startRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bo
 		}
 	}()
 	return s
+}
+
+// rawCounter counts what a rawServer writes.
+type rawCounter struct {
+	w io.Writer
+	s *rawServer
+}
+
+func (c *rawCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.s.mu.Lock()
+	c.s.written += int64(n)
+	c.s.mu.Unlock()
+	return n, err
 }
 
 // readRawRequest reads one request: its header block and a Content-length

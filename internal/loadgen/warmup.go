@@ -34,12 +34,10 @@ const warmAfter = time.Second
 // than it warmed), against a listener of its own on loopback: min(c, 64) workers,
 // one request each, 32 KiB bodies. A fresh Go process pays for its first
 // requests' path: code paged in, the runtime's poller set up, the heap
-// grown page by page for every worker's response body, goroutine stacks
-// grown until the runtime learns their size. ab, a small C program, pays
-// almost none of that, so a cold `benchq ab -n 100 -c 50` timed 13-15 ms
-// where ab times 8 and a warm process 5; warmed, it times 5 too. The
-// response buffers go back to fasthttp's pool, where the run's workers
-// find them.
+// grown page by page for every worker's buffers, goroutine stacks grown
+// until the runtime learns their size. ab, a small C program, pays almost
+// none of that, so a cold `benchq ab -n 100 -c 50` timed 13-15 ms where ab
+// times 8 and a warm process 5; warmed, it times 5 too.
 //
 // Nothing is sent to any target and nothing leaves the process; where
 // loopback is down (a network namespace without it) the warm-up is
@@ -100,9 +98,9 @@ func answerWarmUp(ln net.Listener) {
 			buf := make([]byte, 4096)
 			if _, err := c.Read(buf); err == nil {
 				// A copy per connection on purpose: it grows the heap by
-				// one body per worker, pages the run's responses then
-				// reuse instead of faulting in fresh ones (most of a cold
-				// run's extra time on this machine).
+				// one body per worker, pages the run's buffers and stacks
+				// then reuse instead of faulting in fresh ones (most of a
+				// cold run's extra time on this machine).
 				_, _ = c.Write(append([]byte(nil), resp.Bytes()...))
 			}
 		}()

@@ -26,8 +26,10 @@ type tally struct {
 }
 
 // worker runs requests one after another on a connection it owns, writing
-// and reading it directly with fasthttp's request bytes and Response.Read:
-// no pool, no per-host cap, no goroutine or allocation per request.
+// fasthttp's request bytes and reading the answer with readResponse (the
+// header parsed by fasthttp, the body counted through the read buffer, never
+// kept): no pool, no per-host cap, no goroutine or allocation per request,
+// and memory that does not grow with what the target sends.
 type worker struct {
 	e     *engine
 	shard *shard
@@ -37,8 +39,9 @@ type worker struct {
 	conn    net.Conn // current connection; nil when none
 	connTo  int      // index of the target conn is connected to
 	br      *bufio.Reader
-	resp    *fasthttp.Response
-	armedAt time.Time // when the current deadline was set
+	hdr     fasthttp.ResponseHeader // the last response's header
+	body    int64                   // the last response's body length
+	armedAt time.Time               // when the current deadline was set
 
 	mu   sync.Mutex // guards live against the stopper
 	live net.Conn
@@ -79,8 +82,6 @@ var errStopped = errors.New("loadgen: run stopped")
 // prepare allocates what the worker's requests reuse.
 func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
-	w.resp = fasthttp.AcquireResponse()
-	w.resp.KeepBodyBuffer = true // reuse the body's memory from request to request
 	w.batch = make([]record, 0, batchSize)
 }
 
@@ -96,9 +97,7 @@ func (w *worker) run() {
 func (w *worker) finish() {
 	w.closeConn()
 	w.flush()
-	w.resp.KeepBodyBuffer = false
-	fasthttp.ReleaseResponse(w.resp)
-	w.resp, w.br = nil, nil
+	w.br = nil
 }
 
 // runClosed is ab's model: the next request starts when the previous ends,
@@ -145,7 +144,7 @@ func (w *worker) do(intended, start time.Time) time.Time {
 }
 
 // attempt sends the request to target ti on the current connection or a
-// new one and reads the whole response.
+// new one and reads the whole response, its body counted in w.body.
 func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err error) {
 	t := &w.e.targets[ti]
 	tm.reused = w.conn != nil && w.connTo == ti
@@ -170,15 +169,15 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	// through the poller (a third fewer reads without keep-alive). When no
 	// other worker is ready, the yield returns at once.
 	runtime.Gosched()
-	w.resp.SkipBody = t.head
-	if err = w.resp.Read(w.br); err != nil {
-		if w.tc.err != nil {
+	body, closing, err := readResponse(w.br, &w.hdr, t.head, w.e.plan.MaxBody)
+	if err != nil {
+		if w.tc.err != nil && !errors.Is(err, ErrBodyTooLarge) && !errors.Is(err, ErrHeaderTooLarge) {
 			err = w.tc.err // fasthttp reports a failed first read as io.EOF
 		}
 		return tm, stageRead, err
 	}
-	closing := w.resp.ConnectionClose()
-	if closing {
+	w.body = body
+	if closing && w.tc.err == nil { // a body read to the close has seen it
 		// Wait for the server's close, as ab does without -k: Total ends
 		// there, and the TIME_WAIT stays with the server, whose active close
 		// it is, instead of eating this machine's ephemeral ports.
@@ -298,10 +297,9 @@ func (w *worker) fail(st stage, err error) {
 // complete counts a completed request to target ti and queues its timings
 // for the shard.
 func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Time {
-	e, resp := w.e, w.resp
-	body := int64(len(resp.Body()))
-	status := resp.StatusCode()
-	if doc := e.first(ti, resp, body); body != doc && !e.plan.AcceptVariableLength {
+	e, body := w.e, w.body
+	status := w.hdr.StatusCode()
+	if doc := e.first(ti, &w.hdr, body); body != doc && !e.plan.AcceptVariableLength {
 		w.local.failures.Length++
 		w.pub.failed.Add(1)
 	}
