@@ -94,6 +94,8 @@ func whatHappened(r *abreport.Report) string {
 	add(f.PortExhaustion, "found no free local port")
 	add(f.Receive, "were closed or reset before the response ended")
 	add(f.Exceptions, "were not written or not answered with valid HTTP")
+	add(f.BodyTooLarge, "sent a body past the body size cap (max_body)")
+	add(f.HeaderTooLarge, "sent a header larger than 8 KiB")
 	add(f.Timeout, "timed out")
 	add(f.Length, "had a body length unlike the first response's")
 	add(r.Non2xxResponses, "were answered with a non-2xx status")
