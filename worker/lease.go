@@ -182,9 +182,9 @@ func (h *hold) renew() {
 func (h *hold) release(ctx context.Context) {
 	h.stop()
 	<-h.done
-	ctx, cancel := detached(ctx)
-	defer cancel()
-	if err := h.st.ReleaseLease(ctx, h.id, h.holder); err != nil {
+	if err := throughOutage(ctx, h.ttl, func(ctx context.Context) error {
+		return h.st.ReleaseLease(ctx, h.id, h.holder)
+	}); err != nil {
 		h.log.Warn("worker: release job lease", "job", h.id, "err", err)
 	}
 }

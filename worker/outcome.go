@@ -108,18 +108,22 @@ func unreachable(res *abreport.Report) string {
 // that no longer holds the job records nothing: the attempt holding it
 // finishes it.
 func (sw *sweep) finish(status job.Status, why, verdict string) error {
-	ctx, cancel := detached(sw.ctx)
-	defer cancel()
 	final := sw.idleProgress()
 	var from job.Status
-	j, err := sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
-		from = j.Status
-		if err := j.TransitionAs(sw.hold.attempt, status, time.Now().UTC()); err != nil {
-			return err
-		}
-		j.Progress, j.Error, j.Verdict = final, why, verdict
-		return nil
+	var j *job.Job
+	err := throughOutage(sw.ctx, sw.r.lease, func(ctx context.Context) (err error) {
+		j, err = sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
+			from = j.Status
+			if err := j.TransitionAs(sw.hold.attempt, status, time.Now().UTC()); err != nil {
+				return err
+			}
+			j.Progress, j.Error, j.Verdict = final, why, verdict
+			return nil
+		})
+		return err
 	})
+	ctx, cancel := detached(sw.ctx)
+	defer cancel()
 	if err != nil {
 		sw.r.refused(sw.hold, from, status, err)
 		if errors.Is(err, job.ErrStaleAttempt) {
@@ -153,16 +157,17 @@ func (sw *sweep) handBack() error {
 // longer holds the job gives nothing back, and returns nil: its task is
 // done, the job is another attempt's.
 func (r *Runner) handBack(ctx context.Context, h *hold, final job.Progress, cause error) error {
-	ctx, cancel := detached(ctx)
-	defer cancel()
 	var from job.Status
-	_, err := r.st.UpdateJob(ctx, h.id, func(j *job.Job) error {
-		from = j.Status
-		if j.Attempt == h.attempt && j.Status != job.StatusRunning {
-			return nil // nothing to give back
-		}
-		j.Progress = final
-		return j.TransitionAs(h.attempt, job.StatusQueued, time.Now().UTC())
+	err := throughOutage(ctx, r.lease, func(ctx context.Context) error {
+		_, err := r.st.UpdateJob(ctx, h.id, func(j *job.Job) error {
+			from = j.Status
+			if j.Attempt == h.attempt && j.Status != job.StatusRunning {
+				return nil // nothing to give back
+			}
+			j.Progress = final
+			return j.TransitionAs(h.attempt, job.StatusQueued, time.Now().UTC())
+		})
+		return err
 	})
 	switch {
 	case errors.Is(err, job.ErrStaleAttempt):

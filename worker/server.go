@@ -26,6 +26,9 @@ const (
 	cleanupTimeout = 5 * time.Second
 	// handBackDelay is how soon a handed-back job may be picked up again.
 	handBackDelay = time.Second
+	// outageRetryCap bounds the wait before retrying a task that a Redis
+	// outage cut short.
+	outageRetryCap = 10 * time.Second
 	// taskCheckInterval is how often an idle worker polls for a job: asynq
 	// has no blocking pop and sleeps 0.5-1.5x this on empty queues, so its
 	// 1 s default made the time from POST to first request about a second.
@@ -153,10 +156,18 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 // a minute or more already, and the job's own lease has usually had it
 // resumed by another task (janitor.go), so the retry has nothing to do or
 // little left. Crashes are bounded by Config.CrashRetries, not by growing
-// waits. Real failures back off as asynq does by default.
+// waits. An attempt cut short by a Redis outage handed its job back once
+// Redis answered again (throughOutage), so Redis is likely back: it is
+// retried within seconds, a second more for each retry up to
+// outageRetryCap, still counted against the task's retries so that a
+// Redis that keeps refusing writes cannot have the target loaded forever.
+// Other failures back off as asynq does by default.
 func retryDelay(n int, err error, t *asynq.Task) time.Duration {
-	if errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || errors.Is(err, asynq.ErrLeaseExpired) {
+	switch {
+	case errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || errors.Is(err, asynq.ErrLeaseExpired):
 		return handBackDelay
+	case errors.Is(err, store.ErrUnavailable):
+		return min(time.Duration(n+1)*handBackDelay, outageRetryCap)
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }

@@ -22,6 +22,7 @@ type Server struct {
 	bin  string
 	port int
 	dir  string
+	aof  bool // append-only file, synced on every write
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // the running process, nil once stopped
@@ -46,10 +47,23 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // redis-server, means a lost race, and Start tries again on a new port.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return startWith(t, false)
+}
+
+// StartPersistent is Start with an append-only file synced on every
+// write (appendfsync always), so that Kill and Restart lose nothing that
+// was acknowledged: the fault tests' Redis that crashes and comes back.
+func StartPersistent(t testing.TB) *Server {
+	t.Helper()
+	return startWith(t, true)
+}
+
+func startWith(t testing.TB, aof bool) *Server {
+	t.Helper()
 	bin := Binary(t)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		s, err := start(t, bin)
+		s, err := start(t, bin, aof)
 		if err == nil {
 			return s
 		}
@@ -74,12 +88,12 @@ func Binary(t testing.TB) string {
 	return bin
 }
 
-func start(t testing.TB, bin string) (*Server, error) {
+func start(t testing.TB, bin string, aof bool) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: t.TempDir()}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: t.TempDir(), aof: aof}
 	if err := s.launch(); err != nil {
 		return nil, err
 	}
@@ -89,12 +103,16 @@ func start(t testing.TB, bin string) (*Server, error) {
 
 // launch starts the process on s.port and waits until it is ready.
 func (s *Server) launch() error {
-	cmd := exec.Command(s.bin,
+	persistence := []string{"--appendonly", "no"}
+	if s.aof {
+		persistence = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	cmd := exec.Command(s.bin, append([]string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no",
+		"--save", "",
 		"--maxmemory-policy", "noeviction",
 		"--dir", s.dir,
-	)
+	}, persistence...)...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
@@ -115,7 +133,7 @@ func (s *Server) launch() error {
 
 // Kill stops the server as a crash would (SIGKILL), and waits until it
 // exited: its connections drop and its port refuses connections. The
-// data is gone (persistence is off). Killing a stopped server is a no-op.
+// data is gone, unless the server is persistent (StartPersistent). Killing a stopped server is a no-op.
 func (s *Server) Kill() {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
@@ -149,7 +167,8 @@ func (s *Server) signal(t testing.TB, sig syscall.Signal) {
 	}
 }
 
-// Restart starts a killed server again on the same address, empty, so
+// Restart starts a killed server again on the same address (empty, or
+// with its append-only file replayed when persistent), so
 // clients that kept their address reconnect to it. It fails the test if
 // the port was taken meanwhile or the server does not come up.
 func (s *Server) Restart(t testing.TB) {

@@ -102,3 +102,22 @@ func TestPauseResume(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestPersistentRestartKeepsWrites: a persistent server killed with
+// SIGKILL comes back with every acknowledged write.
+func TestPersistentRestartKeepsWrites(t *testing.T) {
+	s := StartPersistent(t)
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := context.Background()
+	for i := range 100 {
+		if err := c.RPush(ctx, "l", i).Err(); err != nil {
+			t.Fatalf("RPUSH: %v", err)
+		}
+	}
+	s.Kill()
+	s.Restart(t)
+	if n, err := c.LLen(ctx, "l").Result(); err != nil || n != 100 {
+		t.Errorf("LLEN after kill and restart = %d, %v; want 100", n, err)
+	}
+}
