@@ -108,6 +108,8 @@ func (m *Main) startAPI(st *store.Store) error {
 		WriteTimeout:      c.WriteTimeout,
 		IdleTimeout:       c.IdleTimeout,
 
+		UnavailableRetryAfter: c.UnavailableRetryAfter,
+
 		// Only the all-in-one development command may be open; serve
 		// always needs keys.
 		OpenUntilFirstKey:    c.Command == config.CommandAll && c.Auth == "auto",

@@ -97,6 +97,9 @@ type Config struct {
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
+	// UnavailableRetryAfter is the Retry-After the API sends with a 503
+	// while Redis is unreachable or refusing writes.
+	UnavailableRetryAfter time.Duration
 
 	// Webhook delivery (worker processes). WebhookBackoff is the wait
 	// before each retry (its length is the number of retries); nil means
@@ -141,6 +144,8 @@ func Defaults() Config {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       120 * time.Second,
+
+		UnavailableRetryAfter: 5 * time.Second,
 
 		Auth:                 "auto",
 		MaxActiveJobs:        10,
@@ -277,7 +282,7 @@ func (c Config) validate() error {
 		{"retention", c.Retention}, {"shutdown-timeout", c.ShutdownTimeout},
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout},
 		{"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout},
-		{"webhook-timeout", c.WebhookTimeout},
+		{"webhook-timeout", c.WebhookTimeout}, {"unavailable-retry-after", c.UnavailableRetryAfter},
 	} {
 		if d.d <= 0 {
 			problems = append(problems, fmt.Sprintf("%s must be positive, got %s", d.name, d.d))

@@ -201,6 +201,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--public-url", "BENCHQ_PUBLIC_URL",
 		"--data-dir", "BENCHQ_DATA_DIR", "$XDG_DATA_HOME/benchq/redis", "~/.local/share/benchq/redis",
 		"--ephemeral", "BENCHQ_EPHEMERAL",
+		"--unavailable-retry-after", "BENCHQ_UNAVAILABLE_RETRY_AFTER", "default 5s",
 		"--job-lease", "BENCHQ_JOB_LEASE", "default 10s", "--crash-retries", "BENCHQ_CRASH_RETRIES", "default 3",
 	} {
 		if !strings.Contains(out, want) {

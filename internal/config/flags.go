@@ -53,6 +53,7 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.duration(&cfg.ReadTimeout, "read-timeout", "BENCHQ_READ_TIMEOUT", "time allowed to read a whole request")
 		fs.duration(&cfg.WriteTimeout, "write-timeout", "BENCHQ_WRITE_TIMEOUT", "time allowed to write a response (event streams excepted)")
 		fs.duration(&cfg.IdleTimeout, "idle-timeout", "BENCHQ_IDLE_TIMEOUT", "keep-alive idle connection timeout")
+		fs.duration(&cfg.UnavailableRetryAfter, "unavailable-retry-after", "BENCHQ_UNAVAILABLE_RETRY_AFTER", "Retry-After of the 503 the API answers while Redis is unreachable or refusing writes")
 		fs.integer(&cfg.MaxConcurrency, "max-concurrency", "BENCHQ_MAX_CONCURRENCY", "largest concurrency a job may ask for (0: built-in 10000)")
 		fs.integer(&cfg.MaxRequests, "max-requests", "BENCHQ_MAX_REQUESTS", "largest request count of one run (0: built-in 10000000)")
 		fs.integer(&cfg.MaxRuns, "max-runs", "BENCHQ_MAX_RUNS", "most runs (points x repeats) in one job (0: built-in 1000)")
