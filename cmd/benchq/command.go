@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/benchq/benchq/internal/config"
 )
 
@@ -57,6 +59,9 @@ func runService(ctx context.Context, args []string, getenv func(string) string, 
 		return 2
 	}
 	logger := newLogger(cfg, stderr)
+	// go-redis logs through a process-wide logger; a service process has
+	// one logger, so this is set once, here.
+	redis.SetLogger(redisClientLog{logger})
 	m := NewMain(cfg, logger)
 	if err := m.Run(ctx); err != nil {
 		logger.Error("benchq: start failed", "err", err)

@@ -102,6 +102,39 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	api.stop(t)
 }
 
+// TestRedisDownLogsNoClientNoise: a worker whose Redis refuses
+// connections logs benchq's own warnings, not go-redis's line per failed
+// dial (they go to debug).
+func TestRedisDownLogsNoClientNoise(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // nothing listens there: every dial is refused
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BENCHQ_") {
+			env = append(env, kv)
+		}
+	}
+	w := startProcess(t, buildBenchq(t), append(env, "BENCHQ_REDIS_URL=redis://"+addr+"/0"), "worker")
+	time.Sleep(3 * time.Second)
+	_ = w.cmd.Process.Kill()
+	<-w.done
+	lines := 0
+	for n := len(w.lines); n > 0; n-- {
+		line := <-w.lines
+		lines++
+		if strings.Contains(line, "pool.go") || strings.HasPrefix(line, "redis: ") {
+			t.Errorf("worker logged go-redis's own line at the default level: %q", line)
+		}
+	}
+	if lines == 0 {
+		t.Error("worker logged nothing in 3 s with its Redis down")
+	}
+}
+
 // TestFaultHostileTargets runs one job per misbehaving target on the
 // all-in-one binary (its Redis a child process, so the all-in-one's own
 // memory is what is measured): 256 MiB bodies, an endless chunked body,

@@ -169,3 +169,13 @@ func evictionPolicy(ctx context.Context, rdb redis.UniversalClient) string {
 	}
 	return got["maxmemory-policy"]
 }
+
+// redisClientLog takes go-redis's own log lines (a failed dial, once per
+// pool connection attempt, so dozens a second while Redis is down) to the
+// service's logger at debug level: the store classifies the same failures
+// and the components log them once, at warn, with the job they hit.
+type redisClientLog struct{ log *slog.Logger }
+
+func (l redisClientLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, "redis client: "+fmt.Sprintf(format, v...))
+}
