@@ -2,7 +2,6 @@ package api
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,10 +10,11 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/logbuf"
 )
 
 // countingListener counts every byte the server reads from its
@@ -43,35 +43,17 @@ func (c *countingConn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // servedEnv is the API on a real http.Server (its timeouts and limits are
 // what these tests check; httptest with Handler() would bypass them).
 type servedEnv struct {
 	addr string
 	ln   *countingListener
-	logs *syncBuffer
+	logs *logbuf.Buffer
 }
 
 func serveAPI(t *testing.T, tune func(*Config)) *servedEnv {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if tune != nil {
 		tune(&cfg)

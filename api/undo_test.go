@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -31,7 +32,7 @@ func TestUndoer(t *testing.T) {
 		{"abandoned at shutdown", -1, nil, time.Minute, true, func(n int) bool { return n >= 1 }, "shutting down"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs logbuf.Buffer
 			closing, stop := context.WithCancel(context.Background())
 			defer stop()
 			u := newUndoer(closing, slog.New(slog.NewTextHandler(&logs, nil)))

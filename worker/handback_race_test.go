@@ -1,33 +1,14 @@
 package worker_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/logbuf"
 )
-
-// syncBuffer is a log sink safe for the worker's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestShutdownRaceKeepsStatusWithRunner: a worker stopped with a shutdown
 // timeout shorter than its run in flight has its task re-queued by asynq
@@ -52,7 +33,7 @@ func TestShutdownRaceKeepsStatusWithRunner(t *testing.T) {
 			e.waitJob(t, j.ID, 20*time.Second, "the second run under way", func(j *job.Job) bool {
 				return j.Progress.RunsDone == 1 && j.Progress.RequestsDone > 0
 			})
-			logs := &syncBuffer{}
+			logs := &logbuf.Buffer{}
 			e.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			e.runWorker(t, 10*time.Second) // idle until the first lets go
 			stopped := time.Now()

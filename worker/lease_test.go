@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -39,7 +40,7 @@ func TestLostLeaseStopsStaleAttempt(t *testing.T) {
 	e := newEnv(t)
 	tg := startTarget(t, time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{1_000_000}, 1, tg))
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	r := worker.NewRunner(e.st, worker.Config{JobLease: time.Second,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelError}))})
 	done := make(chan error, 1)

@@ -1,34 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/redistest"
 )
-
-// lockedBuffer collects log output written from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestServeWarnsOnEvictingRedis: a Redis that may evict keys would drop
 // queued jobs and results silently, so serve says so when it starts, and
@@ -49,7 +30,7 @@ func TestServeWarnsOnEvictingRedis(t *testing.T) {
 			cfg := config.Defaults()
 			cfg.Command, cfg.Addr, cfg.RedisURL = config.CommandServe, "127.0.0.1:0", srv.URL()
 			cfg.ShutdownTimeout = 5 * time.Second
-			var logs lockedBuffer
+			var logs logbuf.Buffer
 			m := NewMain(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 			if err := m.Run(t.Context()); err != nil {
 				t.Fatalf("Main.Run: %v", err)
