@@ -2,6 +2,7 @@ package job
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -189,6 +190,32 @@ func TestBadABLineMessageHidesSecrets(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), "s3cr3t") {
 			t.Errorf("Validate(ab %q) = %q shows the secret", line, err)
+		}
+	}
+}
+
+// TestSecretHeaderWordsDocumented: the README and the API's description
+// of a job list secretHeaderWords as they are; a word added to the table
+// must be added there.
+func TestSecretHeaderWordsDocumented(t *testing.T) {
+	list := func(quote string) string {
+		var ws []string
+		for _, w := range secretHeaderWords {
+			ws = append(ws, quote+w+quote)
+		}
+		return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
+	}
+	for _, doc := range []struct{ path, want string }{
+		{"../../README.md", list("`")},
+		{"../../api/types.go", list("")},
+	} {
+		b, err := os.ReadFile(doc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(strings.ReplaceAll(string(b), "//", "")), " ")
+		if !strings.Contains(text, doc.want) {
+			t.Errorf("%s does not list the secret header words as %q", doc.path, doc.want)
 		}
 	}
 }
