@@ -76,7 +76,7 @@ type AttemptResponse struct {
 
 func newDeliveryResponse(d webhook.Delivery, attempts []webhook.Attempt) DeliveryResponse {
 	r := DeliveryResponse{
-		N: d.N, WebhookID: d.ID, Event: d.Event, URL: d.URL, Status: d.Status,
+		N: d.N, WebhookID: d.ID, Event: d.Event, URL: job.RedactURL(d.URL), Status: d.Status,
 		MaxRetries: d.MaxRetry, Redeliveries: d.Redeliveries,
 		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt, Payload: d.Payload,
 		Attempts: make([]AttemptResponse, 0, len(attempts)),

@@ -10,8 +10,15 @@ import (
 // JobResponse is a job as the API shows it: the spec with its defaults
 // filled in, where it is in its lifecycle, and links to its sub-resources.
 type JobResponse struct {
-	ID              string       `json:"id" example:"01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
-	Status          job.Status   `json:"status" enums:"queued,running,succeeded,failed,canceled" example:"running"`
+	ID     string     `json:"id" example:"01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	Status job.Status `json:"status" enums:"queued,running,succeeded,failed,canceled" example:"running"`
+	// Spec is the job as submitted, with its secrets shown as
+	// "[redacted]": the values of request headers whose name contains
+	// auth, cookie, credential, key, passwd, password, secret, session,
+	// signature or token (any case), in the job's and each target's
+	// request; in ab lines the values of -A, -P, -C and of such -H
+	// headers; and the user info of target and webhook URLs ("xxxxx@").
+	// The worker sends the real values.
 	Spec            job.Spec     `json:"spec"`
 	CreatedAt       time.Time    `json:"created_at"`
 	StartedAt       *time.Time   `json:"started_at,omitempty"`
@@ -70,7 +77,7 @@ func newJobResponse(j *job.Job) JobResponse {
 	return JobResponse{
 		ID:              j.ID,
 		Status:          j.Status,
-		Spec:            j.Spec,
+		Spec:            j.Spec.Redacted(),
 		CreatedAt:       j.CreatedAt,
 		StartedAt:       j.StartedAt,
 		FinishedAt:      j.FinishedAt,

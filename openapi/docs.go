@@ -1215,7 +1215,12 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "spec": {
-                    "$ref": "#/definitions/job.Spec"
+                    "description": "Spec is the job as submitted, with its secrets shown as\n\"[redacted]\": the values of request headers whose name contains\nauth, cookie, credential, key, passwd, password, secret, session,\nsignature or token (any case), in the job's and each target's\nrequest; in ab lines the values of -A, -P, -C and of such -H\nheaders; and the user info of target and webhook URLs (\"xxxxx@\").\nThe worker sends the real values.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Spec"
+                        }
+                    ]
                 },
                 "started_at": {
                     "type": "string"
@@ -1381,7 +1386,12 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "spec": {
-                    "$ref": "#/definitions/job.Spec"
+                    "description": "Spec is the job as submitted, with its secrets shown as\n\"[redacted]\": the values of request headers whose name contains\nauth, cookie, credential, key, passwd, password, secret, session,\nsignature or token (any case), in the job's and each target's\nrequest; in ab lines the values of -A, -P, -C and of such -H\nheaders; and the user info of target and webhook URLs (\"xxxxx@\").\nThe worker sends the real values.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Spec"
+                        }
+                    ]
                 },
                 "started_at": {
                     "type": "string"

@@ -127,12 +127,13 @@ type hookRecorder struct {
 	URL     string
 	mu      sync.Mutex
 	got     map[string]hookPayload
+	raw     map[string][]byte // the last body for each job, as sent
 	arrived chan struct{}
 }
 
 func startHookRecorder(t *testing.T) *hookRecorder {
 	t.Helper()
-	h := &hookRecorder{got: map[string]hookPayload{}, arrived: make(chan struct{}, 1)}
+	h := &hookRecorder{got: map[string]hookPayload{}, raw: map[string][]byte{}, arrived: make(chan struct{}, 1)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var p hookPayload
@@ -142,6 +143,7 @@ func startHookRecorder(t *testing.T) *hookRecorder {
 		}
 		h.mu.Lock()
 		h.got[p.Data.JobID] = p
+		h.raw[p.Data.JobID] = body
 		h.mu.Unlock()
 		select {
 		case h.arrived <- struct{}{}:
@@ -152,6 +154,13 @@ func startHookRecorder(t *testing.T) *hookRecorder {
 	t.Cleanup(srv.Close)
 	h.URL = srv.URL + "/hooks"
 	return h
+}
+
+// body returns the last webhook body for job id as it arrived.
+func (h *hookRecorder) body(id string) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.raw[id]
 }
 
 // waitFor returns the webhook body for job id, failing the test when none

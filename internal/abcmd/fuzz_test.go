@@ -11,8 +11,9 @@ import (
 )
 
 // FuzzSplitCommandLine checks that splitting never panics, that joining the
-// words and splitting again gives them back, and that a line without quotes
-// or backslashes splits like strings.Fields.
+// words and splitting again gives them back, that each word's span, split
+// alone, is that word, and that a line without quotes or backslashes splits
+// like strings.Fields.
 func FuzzSplitCommandLine(f *testing.F) {
 	for _, s := range []string{"-n 10 -H 'Accept: */*' http://127.0.0.1/", `a"b\"c"d`, `'x`, "ab ab", `\`} {
 		f.Add(s)
@@ -24,6 +25,19 @@ func FuzzSplitCommandLine(f *testing.F) {
 				t.Fatalf("SplitCommandLine(%q) error = %v, want ErrSyntax", s, err)
 			}
 			return
+		}
+		spans, err := SplitCommandLineWords(s)
+		if err != nil || len(spans) != len(words) {
+			t.Fatalf("SplitCommandLineWords(%q) = %d words, %v; SplitCommandLine gave %d", s, len(spans), err, len(words))
+		}
+		for i, w := range spans {
+			if i > 0 && w.Start < spans[i-1].End {
+				t.Fatalf("SplitCommandLineWords(%q): word %d starts at %d, inside word %d", s, i, w.Start, i-1)
+			}
+			sp := splitter{s: s[w.Start:w.End]}
+			if err := sp.run(); err != nil || len(sp.words) != 1 || sp.words[0].Text != w.Text {
+				t.Fatalf("SplitCommandLineWords(%q): span %q of word %q splits to %v, %v", s, s[w.Start:w.End], w.Text, sp.words, err)
+			}
 		}
 		joined := JoinCommandLine(words)
 		back, err := SplitCommandLine(joined)

@@ -17,12 +17,34 @@ var programNames = [...]string{"ab", "http_load"}
 // "http_load" is the program name and is dropped, so a line pasted from a
 // shell history works. Errors wrap ErrSyntax.
 func SplitCommandLine(s string) ([]string, error) {
+	words, err := SplitCommandLineWords(s)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range words {
+		out = append(out, w.Text)
+	}
+	return out, nil
+}
+
+// Word is one word of a command line with where it was written:
+// line[Start:End] is the word as typed, quotes and escapes included.
+type Word struct {
+	Text       string
+	Start, End int
+}
+
+// SplitCommandLineWords is SplitCommandLine with each word's place in s,
+// so a caller can rewrite one word (a secret to hide, say) and keep the
+// rest of the line byte for byte.
+func SplitCommandLineWords(s string) ([]Word, error) {
 	sp := splitter{s: s}
 	if err := sp.run(); err != nil {
 		return nil, err
 	}
 	words := sp.words
-	if len(words) > 0 && !sp.firstQuoted && isProgramName(words[0]) {
+	if len(words) > 0 && !sp.firstQuoted && isProgramName(words[0].Text) {
 		words = words[1:]
 	}
 	return words, nil
@@ -41,15 +63,17 @@ func isProgramName(w string) bool {
 type splitter struct {
 	s           string
 	i           int
-	words       []string
+	words       []Word
 	cur         strings.Builder
 	inWord      bool
+	start       int  // where the current word began in s
 	firstQuoted bool // the first word had a quote or escape in it
 }
 
 func (sp *splitter) run() error {
 	for sp.i < len(sp.s) {
 		c := sp.s[sp.i]
+		at, wasInWord := sp.i, sp.inWord
 		var err error
 		switch c {
 		case ' ', '\t', '\n', '\r':
@@ -69,6 +93,9 @@ func (sp *splitter) run() error {
 		if err != nil {
 			return err
 		}
+		if !wasInWord && sp.inWord {
+			sp.start = at
+		}
 	}
 	sp.endWord()
 	return nil
@@ -78,7 +105,7 @@ func (sp *splitter) endWord() {
 	if !sp.inWord {
 		return
 	}
-	sp.words = append(sp.words, sp.cur.String())
+	sp.words = append(sp.words, Word{Text: sp.cur.String(), Start: sp.start, End: sp.i})
 	sp.cur.Reset()
 	sp.inWord = false
 }

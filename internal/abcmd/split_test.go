@@ -47,6 +47,34 @@ func TestSplitCommandLine(t *testing.T) {
 	}
 }
 
+func TestSplitCommandLineWords(t *testing.T) {
+	tests := []struct {
+		in    string
+		spans []string // in[Start:End] of each word
+	}{
+		{"", nil},
+		{"ab -n 10 http://127.0.0.1:8081/", []string{"-n", "10", "http://127.0.0.1:8081/"}},
+		{`  -H 'Authorization: Bearer x'  -kA\ u:p\\ URL`, []string{"-H", "'Authorization: Bearer x'", `-kA\ u:p\\`, "URL"}},
+		{`-H "X: \"q\"" a'b c'd ''`, []string{"-H", `"X: \"q\""`, "a'b c'd", "''"}},
+		{"\\\n-C x\\\n", []string{"-C", "x\\\n"}}, // a continuation joins, so it is inside the word
+		{"'ab' -C\tc=1", []string{"'ab'", "-C", "c=1"}},
+	}
+	for _, tt := range tests {
+		words, err := SplitCommandLineWords(tt.in)
+		if err != nil {
+			t.Errorf("SplitCommandLineWords(%q) error = %v", tt.in, err)
+			continue
+		}
+		var spans []string
+		for _, w := range words {
+			spans = append(spans, tt.in[w.Start:w.End])
+		}
+		if diff := cmp.Diff(tt.spans, spans); diff != "" {
+			t.Errorf("SplitCommandLineWords(%q) spans mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
 func TestSplitCommandLineErrors(t *testing.T) {
 	for _, in := range []string{`'abc`, `"abc`, `-H "a\"`, `abc\`, `x 'y" z`} {
 		got, err := SplitCommandLine(in)

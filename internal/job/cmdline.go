@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/benchq/benchq/internal/abcmd"
@@ -55,37 +56,78 @@ func parseHTTPLoadTarget(line string) (loadgen.Plan, error) {
 	return hl.Plan, nil
 }
 
-// serverSideEffects scans ab arguments as getopt does and returns why the
-// first forbidden flag is refused, or "".
+// serverSideEffects returns why the first forbidden flag of ab arguments
+// is refused, or "".
 func serverSideEffects(args []string) string {
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || len(arg) < 2 || arg[0] != '-' {
-			return "" // ab stops reading options at the URL
+	for o := range abOptionsOf(args) {
+		if o.long == "--urls" {
+			return "--urls reads a file on the server: list the URLs in the target's urls with http_load, or one url per target"
 		}
-		if name, _, hasValue := strings.Cut(arg, "="); strings.HasPrefix(arg, "--") {
-			if name == "--urls" {
-				return "--urls reads a file on the server: list the URLs in the target's urls with http_load, or one url per target"
-			}
-			if !hasValue && abcmd.LongTakesValue(name) {
-				i++ // its value is the next word, not the URL
-			}
-			continue
-		}
-		for j := 1; j < len(arg); j++ {
-			c := arg[j]
-			if msg, bad := forbiddenAB[c]; bad {
-				return msg
-			}
-			k := strings.IndexByte(abOptions, c)
-			if k < 0 || k+1 >= len(abOptions) || abOptions[k+1] != ':' {
-				continue // a switch such as -k; more may follow in the same word
-			}
-			if j == len(arg)-1 {
-				i++ // the value is the next word
-			}
-			break
+		if msg, bad := forbiddenAB[o.letter]; bad && o.long == "" {
+			return msg
 		}
 	}
 	return ""
+}
+
+// abOption is one option of an ab line as getopt reads it.
+type abOption struct {
+	letter byte   // the short option's letter; 0 for a long option
+	long   string // a long option's name ("--rate"); "" for a short one
+	value  string // its value: "" for a switch, or when it is missing
+	// word is the index of the argument holding the value (-1 for none)
+	// and at the byte where the value starts in it: 0 when the value is
+	// a word of its own, past the letters when joined to them ("-kAu:p").
+	word, at int
+}
+
+// abOptionsOf yields the options of ab arguments in order, stepping over
+// values exactly as ab's getopt does, so "-H '-p: x'" holds no -p and a
+// secret is found whether it follows its flag or is joined to it. It ends
+// at the URL, at "--", or at the end of args.
+func abOptionsOf(args []string) iter.Seq[abOption] {
+	return func(yield func(abOption) bool) {
+		for i := 0; i < len(args); i++ {
+			arg := args[i]
+			if arg == "--" || len(arg) < 2 || arg[0] != '-' {
+				return // ab stops reading options at the URL
+			}
+			if strings.HasPrefix(arg, "--") {
+				name, value, hasValue := strings.Cut(arg, "=")
+				o := abOption{long: name, value: value, word: -1}
+				switch {
+				case hasValue:
+					o.word, o.at = i, len(name)+1
+				case abcmd.LongTakesValue(name) && i+1 < len(args):
+					i++ // its value is the next word, not the URL
+					o.value, o.word = args[i], i
+				}
+				if !yield(o) {
+					return
+				}
+				continue
+			}
+			for j := 1; j < len(arg); j++ {
+				o := abOption{letter: arg[j], word: -1}
+				k := strings.IndexByte(abOptions, o.letter)
+				if k < 0 || k+1 >= len(abOptions) || abOptions[k+1] != ':' {
+					if !yield(o) { // a switch such as -k; more may follow in the same word
+						return
+					}
+					continue
+				}
+				switch {
+				case j+1 < len(arg):
+					o.value, o.word, o.at = arg[j+1:], i, j+1
+				case i+1 < len(args):
+					i++ // the value is the next word
+					o.value, o.word = args[i], i
+				}
+				if !yield(o) {
+					return
+				}
+				break
+			}
+		}
+	}
 }

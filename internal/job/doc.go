@@ -10,7 +10,9 @@
 // schemes, the address policy, limits, ab's rules), then stores the
 // defaulted spec and enqueues the job with its Estimate. The worker walks
 // Schedule, and for each run turns its Point into a loadgen.Plan with Plan;
-// when the job ends it stores Analyze's verdict.
+// when the job ends it stores Analyze's verdict. What is shown of a job
+// (API answers, reports) is its spec's Redacted copy: the stored spec keeps
+// the credentials the worker must send.
 //
 // A target is a URL, an ab command line or http_load flags with a URL
 // list. Concurrency, and the requests/duration/rate group, each come from

@@ -70,7 +70,7 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	var p problems
 	plan, err := parseABTarget(t.AB)
 	if err != nil {
-		p.add(field+".ab", "%v", err)
+		p.add(field+".ab", "%s", redactABMessage(t.AB, err.Error()))
 		return source{}, p.list
 	}
 	// ab reads the body from a file (-p), which a job cannot name, so the

@@ -12,11 +12,14 @@ import (
 // Write renders a job's report in format f. runs are the job's stored runs
 // in any order; a is the job's analysis (job.Analyze), from which the
 // tables, charts and comparisons are drawn. A job still running renders
-// what is stored so far.
+// what is stored so far. Every format renders the job's redacted spec
+// (job.Spec.Redacted): a report is an artifact, kept and passed around
+// where a target's token must not travel.
 func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) error {
 	if j == nil {
 		return fmt.Errorf("report: write %s: no job", f)
 	}
+	j = j.Redacted()
 	var err error
 	switch f {
 	case FormatAB:
