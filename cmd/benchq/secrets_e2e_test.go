@@ -89,13 +89,13 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 
 	answers := []string{cli.String()}
 	refused := []map[string]any{
-		{"targets": []map[string]any{{"url": "http://10.0.0.1/", "request": map[string]any{"headers": map[string]string{"Authorization": "Bearer " + urlToken}}}}},
+		{"targets": []map[string]any{{"url": "http://127.0.0.1:99999/", "request": map[string]any{"headers": map[string]string{"Authorization": "Bearer " + urlToken}}}}},
 		{"targets": []map[string]any{{"url": tg.URL + "/", "request": map[string]any{"headers": map[string]string{"Authorization": "Bearer " + urlToken + "\r\nX-Injected: 1"}}}}},
 		{"targets": []map[string]any{{"ab": "-p /etc/passwd -H 'Authorization: Bearer " + abToken + "' " + tg.URL + "/"}}},
 		{"targets": []map[string]any{{"ab": "-H 'Authorization: Bearer " + abToken + " -n 10 " + tg.URL + "/"}}}, // unbalanced quote
 		{"targets": []map[string]any{{"ab": "-H 'Authorization Bearer " + abToken + "' " + tg.URL + "/"}}},       // ab quotes a bad header line
 		{"targets": []map[string]any{{"ab": "-C \"sid=" + abToken + "\nx=1\" " + tg.URL + "/"}}},                 // the plan quotes a bad cookie
-		{"targets": []map[string]any{{"url": "http://user:" + urlToken + "@10.0.0.1/"}}},
+		{"targets": []map[string]any{{"url": "http://user:" + urlToken + "@127.0.0.1:99999/"}}},
 	}
 	for _, s := range refused {
 		body, _ := json.Marshal(s)
