@@ -50,11 +50,9 @@ done
 for tool in go redis-server redis-cli taskset curl; do
 	command -v "$tool" >/dev/null || { echo "api.sh: $tool is needed (apt-get install -y redis-server util-linux curl)" >&2; exit 1; }
 done
-server_cpu=0 client_cpu=1
-if [ "$(nproc)" -lt 2 ]; then
-	echo "api.sh: fewer than 2 CPUs: server and client share CPU 0" >&2
-	client_cpu=0
-fi
+# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+tools_pin api.sh "server and client"
 
 work=$(mktemp -d /tmp/benchq-api.XXXXXX)
 pids=()

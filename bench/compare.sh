@@ -59,27 +59,19 @@ url_base="http://127.0.0.1:${port}"
 
 # --- tools -------------------------------------------------------------------
 
-need_install=()
-command -v nginx >/dev/null || need_install+=(nginx)
-command -v ab >/dev/null || need_install+=(apache2-utils)
-command -v wrk >/dev/null || need_install+=(wrk)
-command -v hey >/dev/null || need_install+=(hey)
-[ -x /usr/bin/time ] || need_install+=(time)
-command -v taskset >/dev/null || need_install+=(util-linux)
-command -v curl >/dev/null || need_install+=(curl)
-if [ ${#need_install[@]} -gt 0 ]; then
-	echo "compare.sh: installing ${need_install[*]}" >&2
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo="sudo"
-	$sudo apt-get install -y "${need_install[@]}" >&2
-fi
+# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+tools_need nginx nginx
+tools_need ab apache2-utils
+tools_need wrk wrk
+tools_need hey hey
+tools_need /usr/bin/time time
+tools_need taskset util-linux
+tools_need curl curl
+tools_install compare.sh
 command -v go >/dev/null || { echo "compare.sh: go is needed to build benchq" >&2; exit 1; }
 
-server_cpu=0 client_cpu=1
-if [ "$(nproc)" -lt 2 ]; then
-	echo "compare.sh: fewer than 2 CPUs: nginx and the clients share CPU 0" >&2
-	client_cpu=0
-fi
+tools_pin compare.sh "nginx and the clients"
 
 # --- nginx -------------------------------------------------------------------
 

@@ -62,26 +62,18 @@ done
 
 # --- tools -------------------------------------------------------------------
 
-need_install=()
-command -v ab >/dev/null || need_install+=(apache2-utils)
-[ -x /usr/sbin/nginx ] || need_install+=(nginx)
-command -v jq >/dev/null || need_install+=(jq)
-command -v curl >/dev/null || need_install+=(curl)
-command -v taskset >/dev/null || need_install+=(util-linux)
-[ -x /usr/bin/time ] || need_install+=(time)
-if [ ${#need_install[@]} -gt 0 ]; then
-	echo "membound.sh: installing ${need_install[*]}" >&2
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo="sudo"
-	$sudo apt-get install -y "${need_install[@]}" >&2
-fi
+# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+tools_need ab apache2-utils
+tools_need /usr/sbin/nginx nginx
+tools_need jq jq
+tools_need curl curl
+tools_need taskset util-linux
+tools_need /usr/bin/time time
+tools_install membound.sh
 command -v go >/dev/null || die "go is needed to build benchq"
 
-server_cpu=0 client_cpu=1
-if [ "$(nproc)" -lt 2 ]; then
-	echo "membound.sh: fewer than 2 CPUs: servers and clients share CPU 0" >&2
-	client_cpu=0
-fi
+tools_pin membound.sh "servers and clients"
 
 # --- processes ---------------------------------------------------------------
 

@@ -63,26 +63,18 @@ is_count "$job_timeout" || die "--job-timeout: not a positive whole number: $job
 
 # --- tools -------------------------------------------------------------------
 
-need_install=()
-command -v ab >/dev/null || need_install+=(apache2-utils)
-[ -x /usr/sbin/apache2 ] || need_install+=(apache2)
-[ -x /usr/sbin/lighttpd ] || need_install+=(lighttpd)
-command -v jq >/dev/null || need_install+=(jq)
-command -v curl >/dev/null || need_install+=(curl)
-command -v taskset >/dev/null || need_install+=(util-linux)
-if [ ${#need_install[@]} -gt 0 ]; then
-	echo "seed000.sh: installing ${need_install[*]}" >&2
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo="sudo"
-	$sudo apt-get install -y "${need_install[@]}" >&2
-fi
+# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
+. "$(dirname "$0")/lib/tools.sh"
+tools_need ab apache2-utils
+tools_need /usr/sbin/apache2 apache2
+tools_need /usr/sbin/lighttpd lighttpd
+tools_need jq jq
+tools_need curl curl
+tools_need taskset util-linux
+tools_install seed000.sh
 command -v go >/dev/null || die "go is needed to build benchq"
 
-server_cpu=0 client_cpu=1
-if [ "$(nproc)" -lt 2 ]; then
-	echo "seed000.sh: fewer than 2 CPUs: servers and clients share CPU 0" >&2
-	client_cpu=0
-fi
+tools_pin seed000.sh "servers and clients"
 
 # The seed's cells, unless overridden: the spec is the one place they live.
 seed_spec="$repo/examples/seed000-image.json"
