@@ -110,3 +110,28 @@ func (j *Job) CurrentTask() string {
 	}
 	return j.Task
 }
+
+// Finish ends j in status to with the analysis a of its runs, kept with
+// it: a finished job's verdict and analysis are those of its end, not
+// recomputed when they are read. The verdict is a's for a succeeded job
+// and none otherwise (a failed or canceled job was not judged); why is
+// kept for a failed job. The progress no longer shows a current run.
+func (j *Job) Finish(to Status, why string, a Analysis, now time.Time) error {
+	if !to.Terminal() {
+		return fmt.Errorf("%w: %s is not an end", ErrBadTransition, to)
+	}
+	if err := j.Transition(to, now); err != nil {
+		return err
+	}
+	j.Error, j.Verdict = "", ""
+	switch to {
+	case StatusFailed:
+		j.Error = why
+	case StatusSucceeded:
+		j.Verdict = a.Verdict.Result
+	}
+	j.Analysis = &a
+	j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
+	return nil
+}
+
