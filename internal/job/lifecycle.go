@@ -134,4 +134,3 @@ func (j *Job) Finish(to Status, why string, a Analysis, now time.Time) error {
 	j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
 	return nil
 }
-
