@@ -281,8 +281,9 @@ func (s *Server) handleGetResults(c echo.Context) error {
 }
 
 // jobResults loads a job the caller may see, its stored runs and their
-// analysis (against the compare_to job's runs), which the results and the
-// report endpoints both show.
+// analysis, which the results and the report endpoints both show: for a
+// finished job the one stored as it ended, for another computed now
+// (against the compare_to job's runs).
 func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job.Analysis, error) {
 	j, err := s.ownedJob(c, id)
 	if err != nil {
@@ -292,6 +293,11 @@ func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job
 	runs, err := s.store.Runs(ctx, id)
 	if err != nil {
 		return nil, nil, job.Analysis{}, fmt.Errorf("api: get runs: %w", err)
+	}
+	if j.Status.Terminal() && j.Analysis != nil {
+		// What the job ended with: its verdict was decided on it, and the
+		// compare_to job it was judged against may have expired since.
+		return j, runs, *j.Analysis, nil
 	}
 	a, err := s.analyze(ctx, j, runs) // compare.go
 	if err != nil {

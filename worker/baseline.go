@@ -15,11 +15,6 @@ type baselineSource interface {
 	Runs(ctx context.Context, id string) ([]job.Run, error)
 }
 
-// baseline loads the compare_to job of the sweep's spec (see loadBaseline).
-func (sw *sweep) baseline(ctx context.Context) (*job.Baseline, error) {
-	return loadBaseline(ctx, sw.r.st, sw.job.Spec)
-}
-
 // loadBaseline loads the job spec's compare_to was resolved to at
 // submission, with its runs, for job.AnalyzeAgainst; nil when the spec has
 // none. A baseline job that expired meanwhile is not an error to retry:

@@ -117,7 +117,15 @@ func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) 
 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
 	var a *job.Analysis
-	if event != webhook.EventStarted {
+	switch {
+	case event == webhook.EventStarted:
+	case j.Analysis != nil:
+		// The analysis the job ended with (Runner.end), so the payload
+		// says what the API says.
+		if j.Analysis.HasRuns() {
+			a = j.Analysis
+		}
+	default: // ended before it kept an analysis (canceled while queued)
 		runs, err := n.st.Runs(ctx, j.ID)
 		if err != nil {
 			return err
