@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -299,9 +300,9 @@ func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job
 		// compare_to job it was judged against may have expired since.
 		return j, runs, *j.Analysis, nil
 	}
-	a, err := s.analyze(ctx, j, runs) // compare.go
+	a, err := jobend.Analyze(ctx, s.store, j, runs)
 	if err != nil {
-		return nil, nil, job.Analysis{}, err
+		return nil, nil, job.Analysis{}, fmt.Errorf("api: analyze job %s: %w", id, err)
 	}
 	return j, runs, a, nil
 }
