@@ -15,11 +15,20 @@ import (
 
 	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
 )
+
+// serveAPI serves the API on the test's store, in the open mode (the
+// owner of its jobs is "anonymous"), and returns its URL.
+func (e *env) serveAPI(t *testing.T) string {
+	t.Helper()
+	srv := api.New(api.Config{OpenUntilFirstKey: true, CheckURL: func(*url.URL) error { return nil }}, api.Deps{Store: e.st, Queue: e.queue})
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
 
 // closedPort is a loopback URL nothing listens on.
 func closedPort(t *testing.T) string {
@@ -56,6 +65,9 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, job.StatusCanceled},
+		{"canceled while queued, by the API", func(t *testing.T, e *env) job.Spec {
+			return closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+		}, nil, job.StatusCanceled},
 		{"abandoned", func(t *testing.T, e *env) job.Spec {
 			return closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
 		}, nil, job.StatusFailed},
@@ -63,7 +75,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			j, task := e.create(t, tt.setup(t, e))
+			j, task := e.createAs(t, "anonymous", tt.setup(t, e))
 			if tt.name == "abandoned" {
 				// Every read of the runs fails as a Redis error does: the
 				// only attempt gives up and the job is abandoned.
@@ -74,6 +86,20 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			if _, err := e.queue.EnqueueContext(t.Context(), task, asynq.MaxRetry(0)); err != nil {
 				t.Fatal(err)
 			}
+			if tt.name == "canceled while queued, by the API" {
+				req, err := http.NewRequest(http.MethodDelete, e.serveAPI(t)+"/v1/jobs/"+j.ID, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = resp.Body.Close()
+				if resp.StatusCode != http.StatusAccepted {
+					t.Fatalf("DELETE = %d, want 202", resp.StatusCode)
+				}
+			}
 			told := &notices{}
 			stop := e.runWorker(t, worker.Config{ShutdownTimeout: 2 * time.Second, Notifier: told})
 			if tt.act != nil {
@@ -82,24 +108,28 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			got := e.waitJob(t, j.ID, 15*time.Second, "an end", terminal)
 			// Give the attempt time to notify, then stop the worker: every
 			// attempt has returned, so nothing more is told.
+			endNotices := func() (n int) {
+				for _, ev := range told.got() {
+					if ev != job.EventStarted {
+						n++
+					}
+				}
+				return n
+			}
 			deadline := time.Now().Add(5 * time.Second)
-			for len(told.got()) < 2 && time.Now().Before(deadline) {
+			for endNotices() == 0 && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			stop()
 			if got.Status != tt.want {
 				t.Errorf("job is %s (%q), want %s", got.Status, got.Error, tt.want)
 			}
-			ends := 0
 			for _, ev := range told.got() {
-				if ev != job.EventStarted {
-					ends++
-					if want := webhook.EventFor(tt.want); ev != want {
-						t.Errorf("notified %s, want %s", ev, want)
-					}
+				if want := webhook.EventFor(tt.want); ev != job.EventStarted && ev != want {
+					t.Errorf("notified %s, want %s", ev, want)
 				}
 			}
-			if ends != 1 {
+			if ends := endNotices(); ends != 1 {
 				t.Errorf("end notices = %d (%v), want 1", ends, told.got())
 			}
 			events, err := e.st.ReadEvents(t.Context(), j.ID, "0", 0)
@@ -138,14 +168,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 	spec := closedSpec([]int{1}, []int{50}, 1, tg)
 	spec.CompareTo = &job.CompareTo{JobID: base.ID}
 	spec.Thresholds = []string{"rps >= 0.01 * baseline.rps"}
-	cur := job.New(job.NewID(), "anonymous", spec.WithDefaults(), time.Now().UTC()) // the open mode's owner, for the API to show it
-	if err := e.st.CreateJob(t.Context(), cur); err != nil {
-		t.Fatal(err)
-	}
-	task, err := queue.NewJobRunTask(cur.ID, cur.Spec.Estimate())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cur, task := e.createAs(t, "anonymous", spec)
 	e.enqueue(t, task)
 	ended := e.waitJob(t, cur.ID, 15*time.Second, "an end", terminal)
 	stop()
@@ -161,12 +184,10 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv := api.New(api.Config{OpenUntilFirstKey: true, CheckURL: func(*url.URL) error { return nil }}, api.Deps{Store: e.st, Queue: e.queue})
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
+	apiURL := e.serveAPI(t)
 	get := func(path string, into any) []byte {
 		t.Helper()
-		resp, err := http.Get(hs.URL + "/v1/jobs/" + cur.ID + path)
+		resp, err := http.Get(apiURL + "/v1/jobs/" + cur.ID + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -73,8 +73,14 @@ func newEnv(t *testing.T) *env {
 // create stores a queued job for spec and returns it with its task.
 func (e *env) create(t *testing.T, spec job.Spec) (*job.Job, *asynq.Task) {
 	t.Helper()
+	return e.createAs(t, "", spec)
+}
+
+// createAs is create for a job of owner.
+func (e *env) createAs(t *testing.T, owner string, spec job.Spec) (*job.Job, *asynq.Task) {
+	t.Helper()
 	spec = spec.WithDefaults()
-	j := job.New(job.NewID(), "", spec, time.Now().UTC())
+	j := job.New(job.NewID(), owner, spec, time.Now().UTC())
 	if err := e.st.CreateJob(t.Context(), j); err != nil {
 		t.Fatalf("CreateJob = %v", err)
 	}
