@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -333,25 +332,12 @@ func (s *Server) handleCancelJob(c echo.Context) error {
 	if j.Status.Terminal() {
 		return fmt.Errorf("%w: job %s is %s", errJobFinished, id, j.Status)
 	}
-	res, err := s.ender.End(ctx, id, jobend.How{Decide: cancelJob, Level: slog.LevelInfo, Msg: "api: queued job canceled"})
+	j, err = s.ender.Cancel(ctx, id)
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("%w: job %s finished meanwhile", errJobFinished, id)
 	}
 	if err != nil {
 		return fmt.Errorf("api: cancel job: %w", err)
 	}
-	return c.JSON(http.StatusAccepted, newJobResponse(res.Job))
-}
-
-// cancelJob raises a job's cancel flag, which the worker running it polls,
-// and ends it canceled when it is still queued, so it never starts.
-func cancelJob(j *job.Job, _ []job.Run) (job.Status, string, error) {
-	if j.Status.Terminal() {
-		return "", "", fmt.Errorf("%w: job is %s", store.ErrConflict, j.Status)
-	}
-	j.CancelRequested = true
-	if j.Status == job.StatusQueued {
-		return job.StatusCanceled, "", nil
-	}
-	return "", "", nil
+	return c.JSON(http.StatusAccepted, newJobResponse(j))
 }

@@ -61,7 +61,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			return closedSpec([]int{1}, []int{1000}, 1, startTarget(t, 20*time.Millisecond))
 		}, func(t *testing.T, e *env, id string) {
 			e.waitJob(t, id, 10*time.Second, "running", func(j *job.Job) bool { return j.Status == job.StatusRunning })
-			if _, err := e.st.RequestCancel(t.Context(), id); err != nil {
+			if _, err := e.requestCancel(t.Context(), id); err != nil {
 				t.Fatal(err)
 			}
 		}, job.StatusCanceled},

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
@@ -74,6 +75,11 @@ func newEnv(t *testing.T) *env {
 func (e *env) create(t *testing.T, spec job.Spec) (*job.Job, *asynq.Task) {
 	t.Helper()
 	return e.createAs(t, "", spec)
+}
+
+// requestCancel cancels job id as DELETE /v1/jobs/{id} does.
+func (e *env) requestCancel(ctx context.Context, id string) (*job.Job, error) {
+	return jobend.New(e.st, nil, e.log).Cancel(ctx, id)
 }
 
 // createAs is create for a job of owner.
