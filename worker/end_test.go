@@ -168,6 +168,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 	spec := closedSpec([]int{1}, []int{50}, 1, tg)
 	spec.CompareTo = &job.CompareTo{JobID: base.ID}
 	spec.Thresholds = []string{"rps >= 0.01 * baseline.rps"}
+	spec.Webhook = &job.Webhook{URL: "http://127.0.0.1:1/hook"}
 	cur, task := e.createAs(t, "anonymous", spec)
 	e.enqueue(t, task)
 	ended := e.waitJob(t, cur.ID, 15*time.Second, "an end", terminal)
@@ -227,5 +228,22 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 	}
 	if r1.String() != r2.String() {
 		t.Errorf("/results analysis\n%s\n/report analysis\n%s\nwant the same document", r1.String(), r2.String())
+	}
+
+	// The webhook of the end, queued now, says the same.
+	n := worker.NewWebhookNotifier(e.st, e.queue, worker.NotifierConfig{Logger: e.log})
+	if err := n.Notify(t.Context(), ended, webhook.EventFor(job.StatusSucceeded)); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := e.st.Deliveries(t.Context(), cur.ID)
+	if err != nil || len(ds) != 1 {
+		t.Fatalf("Deliveries = %d, %v; want 1", len(ds), err)
+	}
+	var p webhook.Payload
+	if err := json.Unmarshal(ds[0].Payload, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Data.Verdict != job.VerdictPass || len(p.Data.Failures) != 0 || p.Data.CompareTo != base.ID {
+		t.Errorf("webhook: verdict %q, failures %+v, compare_to %q; want pass, none, %s", p.Data.Verdict, p.Data.Failures, p.Data.CompareTo, base.ID)
 	}
 }
