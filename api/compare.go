@@ -79,34 +79,3 @@ func describeSelector(ct *job.CompareTo) string {
 	}
 	return s + " and labels " + strings.Join(pairs, ", ")
 }
-
-// analyze is job.AnalyzeAgainst with the job's compare_to job loaded.
-func (s *Server) analyze(ctx context.Context, j *job.Job, runs []job.Run) (job.Analysis, error) {
-	base, err := s.baselineOf(ctx, j)
-	if err != nil {
-		return job.Analysis{}, err
-	}
-	return job.AnalyzeAgainst(j.Spec, runs, base), nil
-}
-
-// baselineOf loads the job j's compare_to resolved to, with its runs; nil
-// when it has none. A baseline job that expired is no error: the verdict
-// fails, saying so.
-func (s *Server) baselineOf(ctx context.Context, j *job.Job) (*job.Baseline, error) {
-	ct := j.Spec.CompareTo
-	if ct == nil || ct.JobID == "" {
-		return nil, nil
-	}
-	b, err := s.store.GetJob(ctx, ct.JobID)
-	if errors.Is(err, store.ErrNotFound) {
-		return job.MissingBaseline(ct.JobID), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("api: get baseline job: %w", err)
-	}
-	runs, err := s.store.Runs(ctx, b.ID)
-	if err != nil {
-		return nil, fmt.Errorf("api: get baseline runs: %w", err)
-	}
-	return &job.Baseline{JobID: b.ID, Spec: b.Spec, Runs: runs}, nil
-}

@@ -91,20 +91,7 @@ func (f *fakeStore) UpdateJob(_ context.Context, id string, fn func(*job.Job) er
 	return &c, nil
 }
 
-func (f *fakeStore) RequestCancel(_ context.Context, id string) (*job.Job, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	j, ok := f.jobs[id]
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	if j.Status.Terminal() {
-		return nil, store.ErrConflict
-	}
-	j.CancelRequested = true
-	c := *j
-	return &c, nil
-}
+func (f *fakeStore) AppendEvent(context.Context, string, string, any) error { return nil }
 
 func (f *fakeStore) Runs(_ context.Context, id string) ([]job.Run, error) {
 	f.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -281,8 +282,9 @@ func (s *Server) handleGetResults(c echo.Context) error {
 }
 
 // jobResults loads a job the caller may see, its stored runs and their
-// analysis (against the compare_to job's runs), which the results and the
-// report endpoints both show.
+// analysis, which the results and the report endpoints both show: for a
+// finished job the one stored as it ended, for another computed now
+// (against the compare_to job's runs).
 func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job.Analysis, error) {
 	j, err := s.ownedJob(c, id)
 	if err != nil {
@@ -293,9 +295,14 @@ func (s *Server) jobResults(c echo.Context, id string) (*job.Job, []job.Run, job
 	if err != nil {
 		return nil, nil, job.Analysis{}, fmt.Errorf("api: get runs: %w", err)
 	}
-	a, err := s.analyze(ctx, j, runs) // compare.go
+	if j.Status.Terminal() && j.Analysis != nil {
+		// What the job ended with: its verdict was decided on it, and the
+		// compare_to job it was judged against may have expired since.
+		return j, runs, *j.Analysis, nil
+	}
+	a, err := jobend.Analyze(ctx, s.store, j, runs)
 	if err != nil {
-		return nil, nil, job.Analysis{}, err
+		return nil, nil, job.Analysis{}, fmt.Errorf("api: analyze job %s: %w", id, err)
 	}
 	return j, runs, a, nil
 }
@@ -325,7 +332,7 @@ func (s *Server) handleCancelJob(c echo.Context) error {
 	if j.Status.Terminal() {
 		return fmt.Errorf("%w: job %s is %s", errJobFinished, id, j.Status)
 	}
-	j, err = s.store.RequestCancel(ctx, id)
+	j, err = s.ender.Cancel(ctx, id)
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("%w: job %s finished meanwhile", errJobFinished, id)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 )
 
 //	@title						benchq API
@@ -146,6 +147,7 @@ type Deps struct {
 type Server struct {
 	cfg     Config
 	store   JobStore
+	ender   *jobend.Ender // the end of a job canceled while queued
 	queue   Enqueuer
 	log     *slog.Logger
 	echo    *echo.Echo
@@ -188,6 +190,9 @@ func New(cfg Config, deps Deps) *Server {
 		log:   cfg.Logger,
 		echo:  echo.New(),
 	}
+	// No notifier: the worker that takes the canceled job's task, which
+	// stays queued, finds the job over and sends its webhook.
+	s.ender = jobend.New(deps.Store, nil, cfg.Logger)
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets

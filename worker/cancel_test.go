@@ -39,8 +39,8 @@ func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 		return j.Progress.RunsDone == 1 && j.Progress.RequestsDone > 50
 	})
 	cancelAt := time.Now()
-	if _, err := e.st.RequestCancel(t.Context(), j.ID); err != nil {
-		t.Fatalf("RequestCancel = %v", err)
+	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
+		t.Fatalf("cancel = %v", err)
 	}
 	got := e.waitJob(t, j.ID, 10*time.Second, "canceled", terminal)
 	time.Sleep(time.Until(cancelAt.Add(1500 * time.Millisecond)))
@@ -66,8 +66,8 @@ func TestQueuedJobCanceledNeverStarts(t *testing.T) {
 	tg := startTarget(t, 0)
 	j, task := e.create(t, closedSpec([]int{1}, []int{100}, 3, tg))
 	e.enqueue(t, task)
-	if _, err := e.st.RequestCancel(t.Context(), j.ID); err != nil {
-		t.Fatalf("RequestCancel = %v", err)
+	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
+		t.Fatalf("cancel = %v", err)
 	}
 	e.startWorker(t)
 

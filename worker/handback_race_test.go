@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/logbuf"
+	"github.com/benchq/benchq/worker"
 )
 
 // TestShutdownRaceKeepsStatusWithRunner: a worker stopped with a shutdown
@@ -29,13 +30,13 @@ func TestShutdownRaceKeepsStatusWithRunner(t *testing.T) {
 			tg := startTarget(t, 100*time.Millisecond)
 			j, task := e.create(t, closedSpec([]int{64}, []int{640}, 3, tg))
 			e.enqueue(t, task)
-			stop := e.runWorker(t, 50*time.Millisecond)
+			stop := e.runWorker(t, worker.Config{ShutdownTimeout: 50 * time.Millisecond})
 			e.waitJob(t, j.ID, 20*time.Second, "the second run under way", func(j *job.Job) bool {
 				return j.Progress.RunsDone == 1 && j.Progress.RequestsDone > 0
 			})
 			logs := &logbuf.Buffer{}
 			e.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			e.runWorker(t, 10*time.Second) // idle until the first lets go
+			e.runWorker(t, worker.Config{ShutdownTimeout: 10 * time.Second}) // idle until the first lets go
 			stopped := time.Now()
 			stop()
 			var last *job.Job

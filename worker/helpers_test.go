@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
@@ -73,8 +74,19 @@ func newEnv(t *testing.T) *env {
 // create stores a queued job for spec and returns it with its task.
 func (e *env) create(t *testing.T, spec job.Spec) (*job.Job, *asynq.Task) {
 	t.Helper()
+	return e.createAs(t, "", spec)
+}
+
+// requestCancel cancels job id as DELETE /v1/jobs/{id} does.
+func (e *env) requestCancel(ctx context.Context, id string) (*job.Job, error) {
+	return jobend.New(e.st, nil, e.log).Cancel(ctx, id)
+}
+
+// createAs is create for a job of owner.
+func (e *env) createAs(t *testing.T, owner string, spec job.Spec) (*job.Job, *asynq.Task) {
+	t.Helper()
 	spec = spec.WithDefaults()
-	j := job.New(job.NewID(), "", spec, time.Now().UTC())
+	j := job.New(job.NewID(), owner, spec, time.Now().UTC())
 	if err := e.st.CreateJob(t.Context(), j); err != nil {
 		t.Fatalf("CreateJob = %v", err)
 	}

@@ -102,7 +102,7 @@ func TestJanitorEndsJobOfArchivedTask(t *testing.T) {
 		}, job.StatusFailed},
 		{"cancel requested", func(e *env) func(string) error {
 			return func(id string) error {
-				_, err := e.st.RequestCancel(context.Background(), id)
+				_, err := e.requestCancel(context.Background(), id)
 				return err
 			}
 		}, job.StatusCanceled},

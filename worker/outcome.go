@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -11,8 +12,6 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // end records how the attempt ended and returns what asynq must do.
@@ -20,15 +19,14 @@ func (sw *sweep) end(err error) error {
 	id := sw.job.ID
 	switch {
 	case err == nil:
-		status, why, verdict, oerr := sw.outcome()
-		if oerr != nil {
-			return fmt.Errorf("worker: job %s: %w", id, oerr)
-		}
-		return sw.finish(status, why, verdict)
+		return sw.finish(func(_ *job.Job, runs []job.Run) (job.Status, string, error) {
+			to, why := sw.outcome(runs)
+			return to, why, nil
+		})
 	case errors.Is(err, errCanceled):
-		return sw.finish(job.StatusCanceled, "", "")
+		return sw.finish(endAs(job.StatusCanceled, ""))
 	case errors.Is(err, errNeverRuns):
-		if ferr := sw.finish(job.StatusFailed, err.Error(), ""); ferr != nil {
+		if ferr := sw.finish(endAs(job.StatusFailed, err.Error())); ferr != nil {
 			return ferr // retried: the next attempt fails it again
 		}
 		return fmt.Errorf("worker: job %s: %w: %w", id, err, asynq.SkipRetry)
@@ -42,16 +40,10 @@ func (sw *sweep) end(err error) error {
 // outcome decides a completed sweep's status from every stored run, this
 // attempt's and earlier ones': failed when no run of some target got a
 // single connection through (it could not be benchmarked at all),
-// succeeded otherwise. Errors under load are results, not failures. A
-// succeeded job also gets the verdict of its thresholds over every run; a
-// failed one has none (there was nothing to judge).
-func (sw *sweep) outcome() (status job.Status, why, verdict string, err error) {
-	ctx, cancel := detached(sw.ctx)
-	defer cancel()
-	runs, err := sw.r.st.Runs(ctx, sw.job.ID)
-	if err != nil {
-		return "", "", "", err
-	}
+// succeeded otherwise. Errors under load are results, not failures. Only
+// a succeeded job gets the verdict of its thresholds (job.Finish): a
+// failed one had nothing to judge.
+func (sw *sweep) outcome(runs []job.Run) (job.Status, string) {
 	type tally struct {
 		runs, refused int
 		why           string
@@ -78,13 +70,9 @@ func (sw *sweep) outcome() (status job.Status, why, verdict string, err error) {
 		seen[p.Target] = true
 	}
 	if len(reasons) > 0 {
-		return job.StatusFailed, strings.Join(reasons, "; "), "", nil
+		return job.StatusFailed, strings.Join(reasons, "; ")
 	}
-	base, err := sw.baseline(ctx) // baseline.go: the compare_to job's runs
-	if err != nil {
-		return "", "", "", err
-	}
-	return job.StatusSucceeded, "", job.AnalyzeAgainst(sw.job.Spec, runs, base).Verdict.Result, nil
+	return job.StatusSucceeded, ""
 }
 
 // unreachable says why a run never got a connection through, or "" when
@@ -103,44 +91,23 @@ func unreachable(res *abreport.Report) string {
 	}
 }
 
-// finish moves the job to its terminal status with the final progress and
-// verdict ("" for none decided), and ends its event stream. An attempt
-// that no longer holds the job records nothing: the attempt holding it
-// finishes it.
-func (sw *sweep) finish(status job.Status, why, verdict string) error {
+// finish ends the job (end.go) with the final progress, as decide
+// says. An attempt that no longer holds the job records nothing: the
+// attempt holding it finishes it.
+func (sw *sweep) finish(decide func(*job.Job, []job.Run) (job.Status, string, error)) error {
 	final := sw.idleProgress()
-	var from job.Status
-	var j *job.Job
-	err := throughOutage(sw.ctx, sw.r.lease, func(ctx context.Context) (err error) {
-		j, err = sw.r.st.UpdateJob(ctx, sw.job.ID, func(j *job.Job) error {
-			from = j.Status
-			if err := j.TransitionAs(sw.hold.attempt, status, time.Now().UTC()); err != nil {
-				return err
-			}
-			j.Progress, j.Error, j.Verdict = final, why, verdict
-			return nil
-		})
-		return err
+	_, err := sw.r.end(sw.ctx, sw.job.ID, ending{
+		hold: sw.hold, final: &final, decide: decide, level: slog.LevelInfo, msg: "worker: job finished",
 	})
-	ctx, cancel := detached(sw.ctx)
-	defer cancel()
-	if err != nil {
-		sw.r.refused(sw.hold, from, status, err)
-		if errors.Is(err, job.ErrStaleAttempt) {
-			return nil
-		}
-		return fmt.Errorf("worker: finish job %s as %s: %w", sw.job.ID, status, err)
-	}
-	ev := store.Finished{Status: j.Status, Verdict: j.Verdict, Error: j.Error, RunsDone: final.RunsDone}
-	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventJobFinished, ev); err != nil {
-		sw.r.log.Warn("worker: append job.finished event", "job", sw.job.ID, "err", err)
-	}
-	sw.r.log.Info("worker: job finished", "job", sw.job.ID, "status", status, "verdict", verdict, "runs", final.RunsDone, "error", why)
-	if err := sw.r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+	switch {
+	case err == nil, errors.Is(err, job.ErrStaleAttempt):
+		return nil
+	case errors.Is(err, errNotifyLost):
 		// Retried: the next attempt finds the job over and notifies again.
-		return fmt.Errorf("worker: job %s: %w: %w", sw.job.ID, errNotifyLost, err)
+		return err
+	default:
+		return fmt.Errorf("worker: finish job %s: %w", sw.job.ID, err)
 	}
-	return nil
 }
 
 // handBack returns a running job to the queue; asynq retries the task (or
@@ -233,40 +200,22 @@ func (r *Runner) giveUp(ctx context.Context, id string, cause error) error {
 // exactly one ends it and notifies. An error wrapping errNotifyLost means
 // the job did end but its notice was not queued.
 func (r *Runner) abandon(ctx context.Context, id, why string) (*job.Job, error) {
-	now := time.Now().UTC()
-	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
-		to := job.StatusFailed
-		switch {
-		case j.Status.Terminal():
-			return fmt.Errorf("%w: %s", errFinished, j.Status)
-		case j.CancelRequested:
-			to = job.StatusCanceled
-		case j.Status == job.StatusQueued:
-			// Handed back: the lifecycle has no queued -> failed, and an
-			// attempt did take the job, so it passes through running.
-			if err := j.Transition(job.StatusRunning, now); err != nil {
-				return err
+	return r.end(ctx, id, ending{
+		decide: func(j *job.Job, _ []job.Run) (job.Status, string, error) {
+			switch {
+			case j.Status.Terminal():
+				return "", "", fmt.Errorf("%w: %s", errFinished, j.Status)
+			case j.CancelRequested:
+				return job.StatusCanceled, "", nil
+			case j.Status == job.StatusQueued:
+				// Handed back: the lifecycle has no queued -> failed, and an
+				// attempt did take the job, so it passes through running.
+				if err := j.Transition(job.StatusRunning, time.Now().UTC()); err != nil {
+					return "", "", err
+				}
 			}
-		}
-		if err := j.Transition(to, now); err != nil {
-			return err
-		}
-		if to == job.StatusFailed {
-			j.Error = why
-		}
-		j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
-		return nil
+			return job.StatusFailed, why, nil
+		},
+		level: slog.LevelWarn, msg: "worker: gave up on job",
 	})
-	if err != nil {
-		return nil, err
-	}
-	ev := store.Finished{Status: j.Status, Error: j.Error, RunsDone: j.Progress.RunsDone}
-	if err := r.st.AppendEvent(ctx, id, store.EventJobFinished, ev); err != nil {
-		r.log.Warn("worker: append job.finished event", "job", id, "err", err)
-	}
-	r.log.Warn("worker: gave up on job", "job", id, "status", j.Status, "error", why)
-	if err := r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
-		return j, fmt.Errorf("worker: job %s: %w: %w", id, errNotifyLost, err)
-	}
-	return j, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
@@ -33,7 +34,7 @@ var (
 	errFinished    = errors.New("worker: job already finished")
 	// errNotifyLost: the job ended but its webhook could not be queued;
 	// the task is retried soon, and the retry notifies again.
-	errNotifyLost = errors.New("worker: end notice not queued")
+	errNotifyLost = jobend.ErrNotifyLost
 )
 
 // jobStore is the persistence the runner needs; *store.Store implements it.
@@ -58,6 +59,7 @@ type Runner struct {
 	cancelPoll    time.Duration
 	progressEvery time.Duration
 	notifier      Notifier
+	ender         *jobend.Ender // end.go: every end of a job
 	targets       TargetChecker
 	lease         time.Duration
 	crashRetries  int
@@ -81,6 +83,7 @@ func newRunner(st jobStore, cfg Config) *Runner {
 		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
 		targets: cfg.Targets, lease: cfg.JobLease, crashRetries: cfg.CrashRetries, id: workerID(),
 		draining: make(chan struct{}),
+		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
 	}
 }
 

@@ -160,7 +160,7 @@ func TestHandlerSkipsFinishedAndMissingJobs(t *testing.T) {
 	tg := startTarget(t, 0)
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
 	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, tg))
-	if _, err := e.st.RequestCancel(t.Context(), j.ID); err != nil {
+	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.HandleJobRun(t.Context(), task); err != nil {

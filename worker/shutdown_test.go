@@ -9,11 +9,13 @@ import (
 	"github.com/benchq/benchq/worker"
 )
 
-// runWorker starts a Worker and returns the function that shuts it down
-// (as SIGTERM does in cmd/) and waits for it.
-func (e *env) runWorker(t *testing.T, shutdownTimeout time.Duration) (stop func()) {
+// runWorker starts a Worker on cfg (logging to the test's logger) and
+// returns the function that shuts it down (as SIGTERM does in cmd/) and
+// waits for it: every attempt in flight has returned then.
+func (e *env) runWorker(t *testing.T, cfg worker.Config) (stop func()) {
 	t.Helper()
-	w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: shutdownTimeout})
+	cfg.Logger = e.log
+	w := worker.New(e.rdb, e.st, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -40,7 +42,7 @@ func TestShutdownLetsRunFinishThenHandsBack(t *testing.T) {
 	tg := startTarget(t, time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{20, 2000}, 2, tg))
 	e.enqueue(t, task)
-	stop := e.runWorker(t, 10*time.Second)
+	stop := e.runWorker(t, worker.Config{ShutdownTimeout: 10 * time.Second})
 
 	e.waitJob(t, j.ID, 20*time.Second, "the second run under way", func(j *job.Job) bool {
 		return j.Progress.RunsDone == 1 && j.Progress.RequestsDone > 0
@@ -51,7 +53,7 @@ func TestShutdownLetsRunFinishThenHandsBack(t *testing.T) {
 	if got.Status != job.StatusQueued || len(runs) != 2 || runs[1].Result.CompleteRequests != 2000 {
 		t.Fatalf("after shutdown: %s with %d runs, want queued with 2 runs (the one under way finished with 2000 requests)", got.Status, len(runs))
 	}
-	e.runWorker(t, 10*time.Second)
+	e.runWorker(t, worker.Config{ShutdownTimeout: 10 * time.Second})
 	got = e.waitJob(t, j.ID, 30*time.Second, "a terminal status", terminal)
 	runs, _ = e.st.Runs(t.Context(), j.ID)
 	if got.Status != job.StatusSucceeded || len(runs) != 4 {
@@ -67,7 +69,7 @@ func TestShutdownTimeoutDiscardsPartialRun(t *testing.T) {
 	tg := startTarget(t, 2*time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{20, 1_000_000}, 1, tg))
 	e.enqueue(t, task)
-	stop := e.runWorker(t, 300*time.Millisecond)
+	stop := e.runWorker(t, worker.Config{ShutdownTimeout: 300 * time.Millisecond})
 
 	e.waitJob(t, j.ID, 20*time.Second, "the long run under way", func(j *job.Job) bool {
 		return j.Progress.RunsDone == 1 && j.Progress.RequestsDone > 0

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -52,7 +53,7 @@ func (r *Runner) notify(ctx context.Context, j *job.Job, event string) error {
 
 // notifyStore is what WebhookNotifier needs; *store.Store implements it.
 type notifyStore interface {
-	baselineSource // Runs, and GetJob for the compare_to job
+	jobend.BaselineSource // Runs, and GetJob for the compare_to job
 	CreateDelivery(ctx context.Context, d *webhook.Delivery) (created bool, err error)
 	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
 }
@@ -117,17 +118,24 @@ func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) 
 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
 	var a *job.Analysis
-	if event != webhook.EventStarted {
+	switch {
+	case event == webhook.EventStarted:
+	case j.Analysis != nil:
+		// The analysis the job ended with (Runner.end), so the payload
+		// says what the API says.
+		if j.Analysis.HasRuns() {
+			a = j.Analysis
+		}
+	default: // ended before it kept an analysis (canceled while queued)
 		runs, err := n.st.Runs(ctx, j.ID)
 		if err != nil {
 			return err
 		}
 		if len(runs) > 0 {
-			base, err := loadBaseline(ctx, n.st, j.Spec)
+			an, err := jobend.Analyze(ctx, n.st, j, runs)
 			if err != nil {
 				return err
 			}
-			an := job.AnalyzeAgainst(j.Spec, runs, base)
 			a = &an
 		}
 	}

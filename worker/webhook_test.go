@@ -318,7 +318,7 @@ func TestWebhookCanceledWhileQueued(t *testing.T) {
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.RequestCancel(t.Context(), j.ID); err != nil {
+	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.enqueue(t, task)
@@ -515,7 +515,7 @@ func TestWebhookOncePerEventAcrossAttempts(t *testing.T) {
 			events: []string{job.EventStarted, job.EventCanceled},
 			attempts: func(t *testing.T, e *env, r, _ *worker.Runner, task *asynq.Task, id string) {
 				e.handBackMidRun(t, r, task, id)
-				if _, err := e.st.RequestCancel(t.Context(), id); err != nil {
+				if _, err := e.requestCancel(t.Context(), id); err != nil {
 					t.Fatal(err)
 				}
 				mustHandle(t, r, task, 2) // the retry finds it canceled while queued

@@ -125,3 +125,13 @@ type ThresholdFailure struct {
 	// baseline job does not have, or a run without a successful request.
 	Reason string `json:"reason,omitempty"`
 }
+
+// HasRuns reports whether the analysis summarises at least one run.
+func (a *Analysis) HasRuns() bool {
+	for _, p := range a.Points {
+		if p.Runs > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -95,11 +95,29 @@ func (j *Job) Start(holder, task string, crashRetries int, now time.Time) (int, 
 // Start): when another attempt started since, it fails with an error
 // wrapping ErrStaleAttempt and leaves j unchanged.
 func (j *Job) TransitionAs(attempt int, to Status, now time.Time) error {
+	if err := j.heldBy(attempt, to); err != nil {
+		return err
+	}
+	return j.Transition(to, now)
+}
+
+// FinishAs is Finish on behalf of attempt number attempt, refused as
+// TransitionAs refuses.
+func (j *Job) FinishAs(attempt int, to Status, why string, a *Analysis, now time.Time) error {
+	if err := j.heldBy(attempt, to); err != nil {
+		return err
+	}
+	return j.Finish(to, why, a, now)
+}
+
+// heldBy fails with an error wrapping ErrStaleAttempt unless attempt is
+// the one holding j, which asks to move it to to.
+func (j *Job) heldBy(attempt int, to Status) error {
 	if j.Attempt != attempt {
 		return fmt.Errorf("%w: attempt %d asked for %s -> %s, but attempt %d (%s) holds it",
 			ErrStaleAttempt, attempt, j.Status, to, j.Attempt, j.Holder)
 	}
-	return j.Transition(to, now)
+	return nil
 }
 
 // CurrentTask is the ID of the asynq task whose attempt holds j, or last
@@ -109,4 +127,32 @@ func (j *Job) CurrentTask() string {
 		return j.ID
 	}
 	return j.Task
+}
+
+// Finish ends j in status to with the analysis a of its runs, kept with
+// it: a finished job's verdict and analysis are those of its end, not
+// recomputed when they are read. The verdict is a's for a succeeded job
+// and none otherwise (a failed or canceled job was not judged); why is
+// kept for a failed job. a is nil when the runs could not be read (a job
+// given up on must end all the same); the job then has no verdict. The
+// progress no longer shows a current run.
+func (j *Job) Finish(to Status, why string, a *Analysis, now time.Time) error {
+	if !to.Terminal() {
+		return fmt.Errorf("%w: %s is not an end", ErrBadTransition, to)
+	}
+	if err := j.Transition(to, now); err != nil {
+		return err
+	}
+	j.Error, j.Verdict = "", ""
+	switch to {
+	case StatusFailed:
+		j.Error = why
+	case StatusSucceeded:
+		if a != nil {
+			j.Verdict = a.Verdict.Result
+		}
+	}
+	j.Analysis = a
+	j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
+	return nil
 }

@@ -24,17 +24,21 @@ func (s Status) Terminal() bool {
 
 // Job is a submitted spec and everything known about its execution.
 type Job struct {
-	ID              string     `json:"id"`
-	Owner           string     `json:"-"` // API key id; empty in open dev mode
-	Spec            Spec       `json:"spec"`
-	Status          Status     `json:"status"`
-	CreatedAt       time.Time  `json:"created_at"`
-	StartedAt       *time.Time `json:"started_at,omitempty"`
-	FinishedAt      *time.Time `json:"finished_at,omitempty"`
-	Progress        Progress   `json:"progress"`
-	Verdict         string     `json:"verdict,omitempty"` // pass | fail | none
-	Error           string     `json:"error,omitempty"`   // why the job failed
-	CancelRequested bool       `json:"cancel_requested,omitempty"`
+	ID         string     `json:"id"`
+	Owner      string     `json:"-"` // API key id; empty in open dev mode
+	Spec       Spec       `json:"spec"`
+	Status     Status     `json:"status"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	Progress   Progress   `json:"progress"`
+	Verdict    string     `json:"verdict,omitempty"` // pass | fail | none
+	Error      string     `json:"error,omitempty"`   // why the job failed
+	// Analysis is the analysis of the runs as the job ended (Finish), kept
+	// so that what a finished job says does not change when its compare_to
+	// job expires; nil while the job runs.
+	Analysis        *Analysis `json:"analysis,omitempty"`
+	CancelRequested bool      `json:"cancel_requested,omitempty"`
 
 	// Who runs the job (see Start): worker state, not shown by the API.
 	// Attempt numbers the job's starts and is the fencing token of the

@@ -18,7 +18,9 @@ type jsonReport struct {
 
 func writeJSON(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	views := runViews(j, runs)
-	doc := jsonReport{Job: j, Runs: make([]job.Run, 0, len(views)), Analysis: a}
+	shown := *j
+	shown.Analysis = nil // the document's analysis, not twice
+	doc := jsonReport{Job: &shown, Runs: make([]job.Run, 0, len(views)), Analysis: a}
 	for _, v := range views {
 		doc.Runs = append(doc.Runs, v.Run)
 	}

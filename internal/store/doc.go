@@ -8,7 +8,7 @@
 // Options.Retention; the list indexes carry the same TTL, refreshed whenever
 // a job is created or updated, and forget expired jobs lazily.
 //
-// Concurrency is optimistic: UpdateJob and RequestCancel run under
+// Concurrency is optimistic: UpdateJob (through which a cancel goes too) runs under
 // WATCH/MULTI and retry on a conflicting write, so an API cancel and a
 // worker's status change never overwrite each other. Runs are saved with
 // HSETNX on their (point, repeat) key, so a retried worker attempt can never

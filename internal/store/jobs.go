@@ -148,35 +148,6 @@ func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func
 	return j, nil
 }
 
-// RequestCancel asks for job id to stop: it raises the cancel flag the
-// worker polls and, when the job is still queued, cancels it outright so
-// it never starts (the worker skips a canceled job) and ends its event
-// stream. A running job stays running until the worker sees the flag. A
-// job that already finished gives ErrConflict.
-func (s *Store) RequestCancel(ctx context.Context, id string) (*job.Job, error) {
-	var wasQueued bool
-	j, err := s.UpdateJob(ctx, id, func(j *job.Job) error {
-		if j.Status.Terminal() {
-			return fmt.Errorf("%w: job is %s", ErrConflict, j.Status)
-		}
-		wasQueued = j.Status == job.StatusQueued
-		j.CancelRequested = true
-		if wasQueued {
-			return j.Transition(job.StatusCanceled, s.now().UTC())
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: request cancel: %w", err)
-	}
-	if wasQueued {
-		if err := s.AppendEvent(ctx, id, EventJobFinished, Finished{Status: j.Status}); err != nil {
-			return nil, fmt.Errorf("store: request cancel: %w", err)
-		}
-	}
-	return j, nil
-}
-
 // CancelRequested reports whether a cancel was requested for job id: one
 // EXISTS, cheap enough for the worker to poll several times a second.
 func (s *Store) CancelRequested(ctx context.Context, id string) (bool, error) {

@@ -48,7 +48,6 @@ func TestMissingJobIsNotFound(t *testing.T) {
 	calls := map[string]error{}
 	_, calls["GetJob"] = s.GetJob(ctx, "nope")
 	_, calls["UpdateJob"] = s.UpdateJob(ctx, "nope", noop)
-	_, calls["RequestCancel"] = s.RequestCancel(ctx, "nope")
 	_, calls["SaveRun"] = s.SaveRun(ctx, "nope", &job.Run{})
 	_, calls["Runs"] = s.Runs(ctx, "nope")
 	calls["SetProgress"] = s.SetProgress(ctx, "nope", job.Progress{})
@@ -153,51 +152,5 @@ func TestSetProgressShowsInGetJob(t *testing.T) {
 	}
 	if diff := cmp.Diff(p, got.Progress); diff != "" {
 		t.Errorf("GetJob.Progress (-want +got):\n%s", diff)
-	}
-}
-
-func TestRequestCancel(t *testing.T) {
-	s, _ := newStore(t)
-	ctx := t.Context()
-	queued, running, done := newJob("q", "", 0, nil), newJob("r", "", 1, nil), newJob("d", "", 2, nil)
-	mustCreate(t, s, queued, running, done)
-	for id, to := range map[string][]job.Status{"r": {job.StatusRunning}, "d": {job.StatusRunning, job.StatusSucceeded}} {
-		for _, st := range to {
-			if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error { return j.Transition(st, base) }); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	tests := []struct {
-		id         string
-		wantStatus job.Status
-		wantErr    error
-	}{
-		{"q", job.StatusCanceled, nil}, // never starts
-		{"r", job.StatusRunning, nil},  // the worker stops it
-		{"d", "", store.ErrConflict},   // already finished
-		{"q", "", store.ErrConflict},   // canceled is final
-	}
-	for _, tt := range tests {
-		got, err := s.RequestCancel(ctx, tt.id)
-		if !errors.Is(err, tt.wantErr) {
-			t.Fatalf("RequestCancel(%s) = %v, want %v", tt.id, err, tt.wantErr)
-		}
-		if err != nil {
-			continue
-		}
-		if got.Status != tt.wantStatus || !got.CancelRequested {
-			t.Errorf("RequestCancel(%s) = %s cancel_requested=%v, want %s true", tt.id, got.Status, got.CancelRequested, tt.wantStatus)
-		}
-		if flag, err := s.CancelRequested(ctx, tt.id); !flag || err != nil {
-			t.Errorf("CancelRequested(%s) = %v, %v; want true, nil", tt.id, flag, err)
-		}
-	}
-	if flag, err := s.CancelRequested(ctx, "d"); flag || err != nil {
-		t.Errorf("CancelRequested(d) = %v, %v; want false, nil (finished jobs are not flagged)", flag, err)
-	}
-	events, err := s.ReadEvents(ctx, "q", "0", 0)
-	if err != nil || len(events) != 1 || events[0].Type != store.EventJobFinished {
-		t.Errorf("ReadEvents(q) = %+v, %v; want one job.finished event", events, err)
 	}
 }

@@ -130,7 +130,7 @@ func TestCountByStatus(t *testing.T) {
 		}
 		mustCreate(t, s, j)
 	}
-	if _, err := s.RequestCancel(ctx, jobID(2)); err != nil {
+	if _, err := s.UpdateJob(ctx, jobID(2), func(j *job.Job) error { return j.Transition(job.StatusCanceled, base) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.CountByStatus(ctx)

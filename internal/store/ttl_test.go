@@ -22,10 +22,10 @@ func TestEveryKeyHasRetentionTTL(t *testing.T) {
 	steps = append(steps, err)
 	_, err = s.UpdateJob(ctx, "j1", func(j *job.Job) error { return j.Transition(job.StatusRunning, base) })
 	steps = append(steps, err)
-	_, err = s.RequestCancel(ctx, "j1")
+	_, err = s.UpdateJob(ctx, "j1", func(j *job.Job) error { j.CancelRequested = true; return nil }) // the cancel flag's key
 	steps = append(steps, err)
-	_, err = s.RequestCancel(ctx, "j2")
-	steps = append(steps, err)
+	_, err = s.UpdateJob(ctx, "j2", func(j *job.Job) error { j.CancelRequested = true; return j.Transition(job.StatusCanceled, base) })
+	steps = append(steps, err, s.AppendEvent(ctx, "j2", store.EventJobFinished, store.Finished{Status: job.StatusCanceled}))
 	for i, err := range steps {
 		if err != nil {
 			t.Fatalf("step %d = %v", i, err)
