@@ -69,28 +69,19 @@ func (u *undoer) run(what string, within time.Duration, fn func(context.Context)
 // retry attempts fn with growing waits until it stops failing with
 // ErrUnavailable, the deadline passes or the server closes.
 func (u *undoer) retry(what string, deadline time.Time, fn func(context.Context) error, err error) {
-	wait := undoFirstWait
-	for errors.Is(err, store.ErrUnavailable) {
-		if time.Now().Add(wait).After(deadline) {
-			u.log.Error("api: redis stayed unavailable; undo abandoned, left half-done", "undo", what, "err", err)
-			return
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-u.closing.Done():
-			t.Stop()
-			u.log.Error("api: shutting down; undo abandoned, left half-done", "undo", what, "err", err)
-			return
-		case <-t.C:
-		}
-		wait = min(2*wait, undoMaxWait)
-		err = u.attempt(fn)
-	}
-	if err != nil {
+	ctx, cancel := context.WithDeadline(u.closing, deadline)
+	defer cancel()
+	err = store.RetryUnavailable(ctx, err, undoFirstWait, undoMaxWait, func(context.Context) error { return u.attempt(fn) })
+	switch {
+	case errors.Is(err, store.ErrUnavailable) && u.closing.Err() != nil:
+		u.log.Error("api: shutting down; undo abandoned, left half-done", "undo", what, "err", err)
+	case errors.Is(err, store.ErrUnavailable):
+		u.log.Error("api: redis stayed unavailable; undo abandoned, left half-done", "undo", what, "err", err)
+	case err != nil:
 		u.log.Error("api: undo failed; left half-done", "undo", what, "err", err)
-		return
+	default:
+		u.log.Info("api: undone once redis answered", "undo", what)
 	}
-	u.log.Info("api: undone once redis answered", "undo", what)
 }
 
 func (u *undoer) attempt(fn func(context.Context) error) error {

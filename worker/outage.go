@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/benchq/benchq/internal/store"
@@ -25,19 +24,5 @@ const (
 func throughOutage(ctx context.Context, bound time.Duration, write func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
-	wait := outageRetryFirst
-	for {
-		err := write(ctx)
-		if err == nil || !errors.Is(err, store.ErrUnavailable) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		case <-t.C:
-		}
-		wait = min(2*wait, outageRetryMax)
-	}
+	return store.RetryUnavailable(ctx, write(ctx), outageRetryFirst, outageRetryMax, write)
 }
