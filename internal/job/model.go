@@ -87,4 +87,7 @@ type Run struct {
 	StartedAt   time.Time        `json:"started_at"`
 	FinishedAt  time.Time        `json:"finished_at"`
 	Result      *abreport.Report `json:"result"`
+	// Shards lists the worker processes a sharded run (sweep.shards > 1)
+	// ran on, in shard order; Result is their merged measurement.
+	Shards []ShardRun `json:"shards,omitempty"`
 }
