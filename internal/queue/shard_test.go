@@ -9,7 +9,7 @@ import (
 )
 
 func TestShardPayloadRoundTrip(t *testing.T) {
-	want := ShardPayload{JobID: "j1", Point: 2, Repeat: 1, Round: "j1:2:1:ab12", Shard: 2, Shards: 3}
+	want := ShardPayload{JobID: "j1", Point: 2, Repeat: 1, Round: "2-1-ab12", Shard: 2, Shards: 3}
 	task, err := NewShardTask(want, time.Minute)
 	if err != nil {
 		t.Fatalf("NewShardTask = %v", err)

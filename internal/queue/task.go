@@ -146,7 +146,7 @@ func NewShardTask(p ShardPayload, timeout time.Duration) (*asynq.Task, error) {
 		return nil, fmt.Errorf("queue: encode job:shard payload: %w", err)
 	}
 	return asynq.NewTask(TypeJobShard, payload,
-		asynq.TaskID(ShardTaskID(p.Round, p.Shard)),
+		asynq.TaskID(p.TaskID()),
 		asynq.Queue(QueueShards),
 		asynq.Timeout(timeout),
 		asynq.MaxRetry(0),
@@ -154,8 +154,10 @@ func NewShardTask(p ShardPayload, timeout time.Duration) (*asynq.Task, error) {
 	), nil
 }
 
-// ShardTaskID is the asynq TaskID of shard i's task in round.
-func ShardTaskID(round string, i int) string { return fmt.Sprintf("%s:shard:%d", round, i) }
+// TaskID is the asynq TaskID of the shard's task: one per shard of a round.
+func (p ShardPayload) TaskID() string {
+	return fmt.Sprintf("%s:shard:%s:%d", p.JobID, p.Round, p.Shard)
+}
 
 // ParseShard reads a job:shard task's payload strictly; any error wraps
 // ErrBadPayload.
