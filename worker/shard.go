@@ -152,15 +152,19 @@ func (r *Runner) runShard(ctx context.Context, t shardTask) error {
 	}
 	w := r.watchRound(l.ctx, t)
 	defer w.stop()
-	if err := sleepUntil(w.ctx, clk.LocalAt(start)); err != nil {
-		return w.reason(l)
-	}
+	at := clk.LocalAt(start)
+	early := time.Until(at)
+	t.plan.StartAt = at // the engine prepares, then waits for it
 	if r.recordShard != nil {
 		t.plan.RecordSamples = true
 	}
 	m, err := loadgen.Run(w.ctx, t.plan)
 	if err == nil && !m.Canceled && r.recordShard != nil {
 		r.recordShard(t.index, m)
+	}
+	if err == nil {
+		r.log.Info("worker: shard measured", "job", t.jobID, "round", t.round, "shard", t.index,
+			"late", m.Started.Sub(at.Round(0)), "waited", early, "clock_offset", clk.Offset(), "rtt", clk.RTT)
 	}
 	switch {
 	case err != nil:
@@ -242,22 +246,6 @@ func lostShard(st store.ShardRound, k int) int {
 		}
 	}
 	return -1
-}
-
-// sleepUntil waits for the local instant at, or for ctx.
-func sleepUntil(ctx context.Context, at time.Time) error {
-	d := time.Until(at)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // roundWatch polls a started round while the shard's load runs and
