@@ -120,14 +120,19 @@ func shardedSpec(url string, concurrency, requests, shards int) job.Spec {
 // TestShardedRunMergesExactly runs one point on three Workers and checks
 // the merged run against every shard's raw samples: counts and bytes add,
 // the percentiles are the ones of all samples together (to HdrHistogram's
-// precision), the connection times' extremes exact.
+// precision), the connection times' extremes exact; the threshold judges
+// the merged run.
 func TestShardedRunMergesExactly(t *testing.T) {
 	e := newShardEnv(t)
 	url := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("hello shards") })
 	e.startWorkers(t, 3, Config{JobLease: 2 * time.Second})
-	j := e.submit(t, shardedSpec(url+"/", 6, 3000, 3))
-	if got := e.wait(t, j.ID, time.Minute); got.Status != job.StatusSucceeded {
-		t.Fatalf("job = %s (%s), want succeeded", got.Status, got.Error)
+	spec := shardedSpec(url+"/", 6, 3000, 3)
+	// Only the merged run has 3000 requests: a shard has 1000.
+	spec.Thresholds = []string{"complete >= 3000"}
+	j := e.submit(t, spec)
+	got := e.wait(t, j.ID, time.Minute)
+	if got.Status != job.StatusSucceeded || got.Verdict != "pass" {
+		t.Fatalf("job = %s (%s), verdict %q; want succeeded, pass", got.Status, got.Error, got.Verdict)
 	}
 	runs, err := e.st.Runs(t.Context(), j.ID)
 	if err != nil || len(runs) != 1 {
