@@ -15,6 +15,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -376,10 +377,10 @@ func (sw *sweep) warmup(p job.Point) error {
 
 // load runs a plan under the cancel watch. A canceled measurement is
 // reported as the stop reason, never returned.
-func (sw *sweep) load(plan loadgen.Plan) (*loadgen.Measurement, error) {
+func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	m, err := loadgen.Run(sw.watch.ctx, plan)
 	switch {
-	case errors.Is(err, loadgen.ErrInvalidPlan), errors.Is(err, loadgen.ErrUnreachable):
+	case errors.Is(err, measure.ErrInvalidPlan), errors.Is(err, measure.ErrUnreachable):
 		// A refused or unresolvable target: no request was sent, and
 		// trying again would only ask the same question.
 		return nil, fmt.Errorf("%w: %w", errNeverRuns, err)
