@@ -348,13 +348,12 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err != nil {
 		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
-	run := &job.Run{
-		RunKey: k, Target: p.Target, Concurrency: p.Concurrency,
-		StartedAt: started, FinishedAt: time.Now().UTC(),
-		Result: abreport.FromMeasurement(m, abreport.Options{
-			VariableLength: plan.AcceptVariableLength,
-			BodySent:       len(plan.Body) > 0,
-		}),
+	run, err := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
+		VariableLength: plan.AcceptVariableLength,
+		BodySent:       len(plan.Body) > 0,
+	})
+	if err != nil {
+		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
 	return sw.save(run)
 }
