@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
@@ -87,4 +88,11 @@ type Run struct {
 	StartedAt   time.Time        `json:"started_at"`
 	FinishedAt  time.Time        `json:"finished_at"`
 	Result      *abreport.Report `json:"result"`
+	// Measurement is the run's measurement as measure.EncodeMeasurement
+	// wrote it: every phase with its sums and histogram, what Result
+	// summarises, so runs merge exactly (MergeShards). It stays in the
+	// store: API responses and reports leave it out, as it is large and
+	// Result says the same to a reader. Runs stored before it existed have
+	// none (Run.DecodeMeasurement says ErrNoMeasurement).
+	Measurement json.RawMessage `json:"measurement,omitempty" swaggerignore:"true"`
 }

@@ -14,4 +14,7 @@
 // servers that misbehave in one named way on every connection (huge or
 // endless bodies, garbage status lines, resets, header floods, short
 // bodies, silence), for tests that a client survives what a target sends.
+//
+// StartFasthttp is the plain case: an in-process fasthttp server answering
+// with the test's handler.
 package testservers

@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 
 // Measurement is the outcome of one run: what ab would print, in raw units
 // (bytes, microseconds), before any formatting. Failures of the target are
-// counted here; only a broken engine returns an error from Run.
+// counted here; only a broken engine returns an error from its Run.
 type Measurement struct {
 	// From the first response, as ab reports them.
 	ServerSoftware string
@@ -98,8 +98,8 @@ type Measurement struct {
 // Failures classifies failed requests. Connect, Receive, Length and
 // Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
 // BodyTooLarge (a body above Plan.MaxBody) and HeaderTooLarge (a header
-// above HeaderCap) are their own classes (each with a hint for the user)
-// and are included in Measurement.Failed.
+// above the engine's header cap, ab's 8 KiB) are their own classes (each
+// with a hint for the user) and are included in Measurement.Failed.
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -166,7 +166,7 @@ func (m *Measurement) Merge(o *Measurement) {
 	m.Concurrency += o.Concurrency
 	m.Complete += o.Complete
 	m.Failed += o.Failed
-	m.Failures.merge(o.Failures)
+	m.Failures.Merge(o.Failures)
 	m.WriteErrors += o.WriteErrors
 	m.Non2xx += o.Non2xx
 	m.KeepAliveRequests += o.KeepAliveRequests
