@@ -160,6 +160,8 @@ func unavailableDetail(cond store.Condition) string {
 		return "the data store is refusing writes; retry after the Retry-After delay"
 	case store.NotReady:
 		return "the data store is not ready (starting up or busy); retry after the Retry-After delay"
+	case store.CredentialsRefused:
+		return "the service cannot log in to its data store; an operator must fix its Redis credentials"
 	}
 	return "the data store is unreachable; retry after the Retry-After delay"
 }

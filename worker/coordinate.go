@@ -12,7 +12,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/queue"
 )
 
@@ -36,7 +36,7 @@ func (s shardTasks) DeleteTask(q, id string) error { return s.ins.DeleteTask(q, 
 // the merged result once. A round whose shard was lost is redone in a new
 // round, up to Config.CrashRetries times; the job fails after that, or at
 // once when the run cannot get n free workers within the shard wait.
-func (sw *sweep) runSharded(k job.RunKey, p job.Point, plan loadgen.Plan, n int) error {
+func (sw *sweep) runSharded(k job.RunKey, p job.Point, plan measure.Plan, n int) error {
 	for try := 0; ; try++ {
 		run, err := sw.shardRound(k, p, plan, n)
 		switch {
@@ -55,7 +55,7 @@ func (sw *sweep) runSharded(k job.RunKey, p job.Point, plan loadgen.Plan, n int)
 // shardRound is one try at a sharded run: it enqueues shards 1..n-1, runs
 // shard 0 itself, starts them all together once all joined, and merges
 // their measurements when all stored one.
-func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan loadgen.Plan, n int) (*job.Run, error) {
+func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int) (*job.Run, error) {
 	r := sw.r
 	if r.shards == nil {
 		return nil, fmt.Errorf("%w: a sharded run needs a worker serving the shard queue", errNeverRuns)
@@ -63,7 +63,7 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan loadgen.Plan, n int)
 	bound := sw.job.Spec.RunEstimate(p)
 	t := shardTask{
 		jobID: sw.job.ID, round: fmt.Sprintf("%d-%d-%08x", k.Point, k.Repeat, rand.Uint32()),
-		index: 0, count: n, plan: job.ShardPlan(plan, 0, n),
+		index: 0, count: n, key: k, target: p.Target, opts: resultOptions(plan), plan: job.ShardPlan(plan, 0, n),
 		roundTTL: r.shardWait + 2*bound + time.Minute, joinBy: time.Now().Add(r.shardWait), runBound: bound,
 	}
 	if wp, ok, err := sw.job.Spec.WarmupPlan(p); err != nil {
@@ -95,18 +95,13 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan loadgen.Plan, n int)
 		sw.dropRound(t, tasks, abortStopped, err)
 		return nil, err
 	}
-	run.RunKey, run.Target, run.Concurrency = k, p.Target, p.Concurrency
-	run.Result = abreport.FromMeasurement(run.merged, abreport.Options{
-		VariableLength: plan.AcceptVariableLength, BodySent: len(plan.Body) > 0,
-	})
 	sw.dropRound(t, nil, "", nil)
-	return &run.Run, nil
+	return run, nil
 }
 
-// mergedRun is a run merged from its shards, before its result is built.
-type mergedRun struct {
-	job.Run
-	merged *loadgen.Measurement
+// resultOptions are how a run of plan has its ab result built.
+func resultOptions(plan measure.Plan) abreport.Options {
+	return abreport.Options{VariableLength: plan.AcceptVariableLength, BodySent: len(plan.Body) > 0}
 }
 
 // coordinate watches the round until every shard stored its result, and
@@ -115,7 +110,7 @@ type mergedRun struct {
 // was lost (errShardLost: the run is redone), failed, or outran the run's
 // bound, or when the attempt stops. It returns only after shard 0's
 // goroutine did, so no load of the round outlives it here.
-func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) (mergedRun, error) {
+func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) (*job.Run, error) {
 	r := sw.r
 	ownDone := false
 	var ownErr error
@@ -133,7 +128,7 @@ func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) 
 		case <-ctx.Done():
 			r.abortRound(t, abortStopped, "the run's coordinator stopped")
 			wait()
-			return mergedRun{}, sw.stopReason()
+			return nil, sw.stopReason()
 		case ownErr = <-own:
 			ownDone = true
 		case <-poll.C:
@@ -148,11 +143,11 @@ func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) 
 		}
 		if st.Abort != "" {
 			wait()
-			return mergedRun{}, abortError(parseAbort(st.Abort))
+			return nil, abortError(parseAbort(st.Abort))
 		}
 		if ownDone && ownErr != nil && !errors.Is(ownErr, errRoundOver) {
 			r.abortRound(t, abortStopped, ownErr.Error())
-			return mergedRun{}, ownErr
+			return nil, ownErr
 		}
 		if st.Start.IsZero() {
 			switch {
@@ -165,7 +160,7 @@ func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) 
 				why := fmt.Sprintf("sweep.shards needed %d free worker processes at once, found %d within %s", t.count, len(st.Joined), r.shardWait)
 				r.abortRound(t, abortTooFew, why)
 				wait()
-				return mergedRun{}, fmt.Errorf("%w: %s", errShards, why)
+				return nil, fmt.Errorf("%w: %s", errShards, why)
 			}
 			poll.Reset(shardBarrierPoll)
 			continue
@@ -177,7 +172,7 @@ func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) 
 			why := fmt.Sprintf("shard %d's worker %s stopped renewing its lease before it stored a result", i, st.Joined[i])
 			r.abortRound(t, abortLost, why)
 			wait()
-			return mergedRun{}, fmt.Errorf("%w: %s", errShardLost, why)
+			return nil, fmt.Errorf("%w: %s", errShardLost, why)
 		}
 		if len(st.Results) == t.count {
 			wait()
@@ -187,7 +182,7 @@ func (sw *sweep) coordinate(ctx context.Context, t shardTask, own <-chan error) 
 			why := fmt.Sprintf("the shards did not all finish within the run's bound of %s", t.runBound)
 			r.abortRound(t, abortLost, why)
 			wait()
-			return mergedRun{}, fmt.Errorf("%w: %s", errShardLost, why)
+			return nil, fmt.Errorf("%w: %s", errShardLost, why)
 		}
 		poll.Reset(shardRunPoll)
 	}
@@ -213,42 +208,36 @@ func (r *Runner) abortRound(t shardTask, kind abortKind, why string) {
 	_ = r.giveRoundUp(t, kind, errors.New(why))
 }
 
-// merge reads every shard's measurement and merges them exactly: counts,
-// bytes and status codes add, histograms merge bucket for bucket, and
-// the run spans from the first shard's start to the last one's end on
-// Redis's clock.
-func (sw *sweep) merge(ctx context.Context, t shardTask) (mergedRun, error) {
+// merge reads every shard's part and merges them exactly
+// (job.MergeShards): counts, bytes and status codes add, histograms merge
+// bucket for bucket, and the run spans from the first shard's start to
+// the last one's end on Redis's clock. The shards are listed beside it.
+func (sw *sweep) merge(ctx context.Context, t shardTask) (*job.Run, error) {
 	rctx, cancel := detached(ctx)
 	defer cancel()
 	raw, err := sw.r.st.ShardResults(rctx, t.jobID, t.round)
 	if err != nil {
-		return mergedRun{}, err
+		return nil, err
 	}
-	var out mergedRun
-	out.merged = &loadgen.Measurement{}
-	var end time.Time
+	parts := make([]job.Run, t.count)
+	shards := make([]job.ShardRun, t.count)
 	for i := range t.count {
 		var res shardResult
-		if err := json.Unmarshal(raw[i], &res); err != nil {
-			return mergedRun{}, fmt.Errorf("worker: result of shard %d: %w", i, err)
+		if err := json.Unmarshal(raw[i], &res); err != nil || res.Run == nil || res.Run.Result == nil {
+			return nil, fmt.Errorf("worker: result of shard %d: unreadable (%v)", i, err)
 		}
-		m, err := loadgen.DecodeMeasurement(res.Measurement)
-		if err != nil {
-			return mergedRun{}, fmt.Errorf("worker: result of shard %d: %w", i, err)
+		parts[i] = *res.Run
+		shards[i] = job.ShardRun{
+			Worker: res.Worker, StartedAt: res.Run.StartedAt, FinishedAt: res.Run.FinishedAt,
+			CompleteRequests: res.Run.Result.CompleteRequests, Concurrency: res.Run.Concurrency,
 		}
-		m.Started = res.StartedAt // on Redis's clock, as every shard's
-		out.merged.Merge(m)
-		if res.FinishedAt.After(end) {
-			end = res.FinishedAt
-		}
-		out.Shards = append(out.Shards, job.ShardRun{
-			Worker: res.Worker, StartedAt: res.StartedAt.UTC(), FinishedAt: res.FinishedAt.UTC(),
-			CompleteRequests: m.Complete, Concurrency: m.Concurrency,
-		})
 	}
-	out.merged.Elapsed = end.Sub(out.merged.Started)
-	out.StartedAt, out.FinishedAt = out.merged.Started.UTC(), end.UTC()
-	return out, nil
+	run, err := job.MergeShards(parts)
+	if err != nil {
+		return nil, fmt.Errorf("worker: merge the shards of run %v: %w", t.key, err)
+	}
+	run.Shards = shards
+	return run, nil
 }
 
 // dropRound ends a round: aborted with why when err is set, its tasks no

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -72,7 +72,7 @@ func (w *progressWriter) update(fn func(p *job.Progress)) {
 }
 
 // snapshot is loadgen's Plan.Progress callback.
-func (w *progressWriter) snapshot(s loadgen.Snapshot) {
+func (w *progressWriter) snapshot(s measure.Snapshot) {
 	w.update(func(p *job.Progress) {
 		p.RequestsDone = s.Completed + s.Failed
 		p.CurrentRPS = s.CurrentRPS

@@ -15,6 +15,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -68,7 +69,7 @@ type Runner struct {
 	shards        shardQueue // coordinate.go; nil: no sharded runs
 	// recordShard, set by tests, gets each shard's measurement with its
 	// raw samples, which the stored result does not keep.
-	recordShard func(shard int, m *loadgen.Measurement)
+	recordShard func(shard int, m *measure.Measurement)
 	id          string        // this process, in the holders of its leases
 	seq         atomic.Uint64 // numbers this process's attempts
 
@@ -356,13 +357,12 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err != nil {
 		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
-	run := &job.Run{
-		RunKey: k, Target: p.Target, Concurrency: p.Concurrency,
-		StartedAt: started, FinishedAt: time.Now().UTC(),
-		Result: abreport.FromMeasurement(m, abreport.Options{
-			VariableLength: plan.AcceptVariableLength,
-			BodySent:       len(plan.Body) > 0,
-		}),
+	run, err := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
+		VariableLength: plan.AcceptVariableLength,
+		BodySent:       len(plan.Body) > 0,
+	})
+	if err != nil {
+		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
 	return sw.save(run)
 }
@@ -385,10 +385,10 @@ func (sw *sweep) warmup(p job.Point) error {
 
 // load runs a plan under the cancel watch. A canceled measurement is
 // reported as the stop reason, never returned.
-func (sw *sweep) load(plan loadgen.Plan) (*loadgen.Measurement, error) {
+func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	m, err := loadgen.Run(sw.watch.ctx, plan)
 	switch {
-	case errors.Is(err, loadgen.ErrInvalidPlan), errors.Is(err, loadgen.ErrUnreachable):
+	case errors.Is(err, measure.ErrInvalidPlan), errors.Is(err, measure.ErrUnreachable):
 		// A refused or unresolvable target: no request was sent, and
 		// trying again would only ask the same question.
 		return nil, fmt.Errorf("%w: %w", errNeverRuns, err)

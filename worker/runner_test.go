@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/hibiken/asynq"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/worker"
@@ -50,6 +52,19 @@ func TestSweepSucceeds(t *testing.T) {
 		}
 		if r.Result.ConcurrencyLevel != p.Concurrency || r.Concurrency != p.Concurrency || r.Target != p.Target {
 			t.Errorf("run %v: concurrency_level = %d on %q, want %d on %q", r.RunKey, r.Result.ConcurrencyLevel, r.Target, p.Concurrency, p.Target)
+		}
+		// The stored measurement is the one the result was built from.
+		m, err := r.DecodeMeasurement()
+		if err != nil {
+			t.Errorf("run %v: stored measurement: %v", r.RunKey, err)
+			continue
+		}
+		if m.Complete != 200 || m.Connect.Count != 200 || m.Waiting.Count != 200 || m.Processing.Count != 200 || m.Total.Count != 200 {
+			t.Errorf("run %v: stored measurement has %d complete, phase counts %d/%d/%d/%d; want 200 each",
+				r.RunKey, m.Complete, m.Connect.Count, m.Processing.Count, m.Waiting.Count, m.Total.Count)
+		}
+		if diff := cmp.Diff(r.Result, abreport.FromMeasurement(m, abreport.Options{})); diff != "" {
+			t.Errorf("run %v: result differs from the one its stored measurement gives (-stored +rebuilt):\n%s", r.RunKey, diff)
 		}
 	}
 	for name, tg := range map[string]*target{"a": a, "b": b} {

@@ -10,8 +10,10 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -102,19 +104,21 @@ var (
 // shardResult is what a shard stores in its round.
 type shardResult struct {
 	Worker string `json:"worker"`
-	// StartedAt and FinishedAt bound the shard's load, on Redis's clock.
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	// Measurement is loadgen.EncodeMeasurement's, which merges exactly.
-	Measurement json.RawMessage `json:"measurement"`
+	// Run is the shard's part as a stored run (job.NewRun, with its
+	// measurement, so job.MergeShards merges the parts exactly), its
+	// times on Redis's clock.
+	Run *job.Run `json:"run"`
 }
 
 // shardTask is one shard's part of a round, wherever it runs.
 type shardTask struct {
 	jobID, round string
 	index, count int
-	plan         loadgen.Plan  // the shard's part (job.ShardPlan), guarded
-	warmup       *loadgen.Plan // its part of the warm-up, nil for none
+	key          job.RunKey
+	target       string           // the point's target name
+	opts         abreport.Options // how the run's result is built
+	plan         measure.Plan     // the shard's part (job.ShardPlan), guarded
+	warmup       *measure.Plan    // its part of the warm-up, nil for none
 	roundTTL     time.Duration
 	joinBy       time.Time     // no agreed start by then: the round is over
 	runBound     time.Duration // how long the load may take once started
@@ -172,14 +176,12 @@ func (r *Runner) runShard(ctx context.Context, t shardTask) error {
 	case m.Canceled:
 		return w.reason(l)
 	}
-	data, err := loadgen.EncodeMeasurement(m)
+	m.Started = clk.ServerAt(m.Started) // so the shards' parts line up on one clock
+	run, err := job.NewRun(t.key, t.target, m.Concurrency, m.Started.UTC(), m.Started.Add(m.Elapsed).UTC(), m, t.opts)
 	if err != nil {
 		return r.giveRoundUp(t, abortLost, err)
 	}
-	res, err := json.Marshal(shardResult{
-		Worker: r.id, StartedAt: clk.ServerAt(m.Started), FinishedAt: clk.ServerAt(m.Started.Add(m.Elapsed)),
-		Measurement: data,
-	})
+	res, err := json.Marshal(shardResult{Worker: r.id, Run: run})
 	if err != nil {
 		return r.giveRoundUp(t, abortLost, err)
 	}
@@ -190,7 +192,7 @@ func (r *Runner) runShard(ctx context.Context, t shardTask) error {
 
 // shardFailure tells a load that can never run from one that broke.
 func shardFailure(err error) abortKind {
-	if errors.Is(err, loadgen.ErrInvalidPlan) || errors.Is(err, loadgen.ErrUnreachable) {
+	if errors.Is(err, measure.ErrInvalidPlan) || errors.Is(err, measure.ErrUnreachable) {
 		return abortFailed
 	}
 	return abortLost
@@ -406,6 +408,7 @@ func (r *Runner) prepareShard(ctx context.Context, p queue.ShardPayload) (shardT
 	bound := j.Spec.RunEstimate(pt)
 	t := shardTask{
 		jobID: p.JobID, round: p.Round, index: p.Shard, count: p.Shards,
+		key: job.RunKey{Point: p.Point, Repeat: p.Repeat}, target: pt.Target,
 		roundTTL: r.shardWait + 2*bound + time.Minute, joinBy: time.Now().Add(r.shardWait), runBound: bound,
 	}
 	select {
@@ -431,6 +434,7 @@ func (r *Runner) prepareShard(ctx context.Context, p queue.ShardPayload) (shardT
 	}
 	t.plan = job.ShardPlan(plan, p.Shard, p.Shards)
 	t.plan.Guard = guard
+	t.opts = resultOptions(plan)
 	if wp, ok, err := j.Spec.WarmupPlan(pt); err == nil && ok {
 		wp = job.ShardPlan(wp, p.Shard, p.Shards)
 		wp.Guard = guard

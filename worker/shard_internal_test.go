@@ -15,7 +15,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
@@ -31,8 +31,8 @@ type shardEnv struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	samples map[int][]loadgen.Sample       // by shard, every measurement recorded
-	shards  map[int][]*loadgen.Measurement // by shard
+	samples map[int][]measure.Sample       // by shard, every measurement recorded
+	shards  map[int][]*measure.Measurement // by shard
 }
 
 func newShardEnv(t *testing.T) *shardEnv {
@@ -41,7 +41,7 @@ func newShardEnv(t *testing.T) *shardEnv {
 	return &shardEnv{
 		rs: rs, st: store.New(rs.Client(t), store.Options{}),
 		log:     slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		samples: map[int][]loadgen.Sample{}, shards: map[int][]*loadgen.Measurement{},
+		samples: map[int][]measure.Sample{}, shards: map[int][]*measure.Measurement{},
 	}
 }
 
@@ -53,7 +53,7 @@ func (e *shardEnv) startWorkers(t *testing.T, n int, cfg Config) {
 	for range n {
 		rdb := e.rs.Client(t)
 		w := New(rdb, store.New(rdb, store.Options{}), cfg)
-		w.runner.recordShard = func(shard int, m *loadgen.Measurement) {
+		w.runner.recordShard = func(shard int, m *measure.Measurement) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.samples[shard] = append(e.samples[shard], m.Samples...)
@@ -147,7 +147,7 @@ func TestShardedRunMergesExactly(t *testing.T) {
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var all []loadgen.Sample
+	var all []measure.Sample
 	var bytes int64
 	for i := range 3 {
 		if len(e.shards[i]) != 1 {
@@ -200,7 +200,7 @@ func checkShards(t *testing.T, run job.Run, n int, requests int64, concurrency i
 // ⌊n·p/100⌋, the longest for 100 %. A histogram bucket stands for its
 // samples to within 0.1 % (three significant digits), plus the µs of
 // rounding.
-func checkPercentiles(t *testing.T, res *abreport.Report, samples []loadgen.Sample) {
+func checkPercentiles(t *testing.T, res *abreport.Report, samples []measure.Sample) {
 	t.Helper()
 	us := make([]int64, len(samples))
 	for i, s := range samples {

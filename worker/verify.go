@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/targetverify"
 )
@@ -45,6 +45,6 @@ func (sw *sweep) checkTargets() error {
 // whoever controls its DNS point the verified name at someone else's
 // server. Pinning rather than refusing a changed answer also means no
 // second lookup an attacker could time.
-func (sw *sweep) guard() loadgen.Guard {
+func (sw *sweep) guard() measure.Guard {
 	return &netguard.LoadGuard{Policy: sw.r.policy, Resolver: sw.r.resolver, Pins: sw.pins}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/benchq/benchq/internal/abcmd"
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // abBench runs the plan and prints ab's progress and report. ab's split is
@@ -26,7 +27,7 @@ func abBench(ctx context.Context, a *abcmd.AB, stdout, stderr io.Writer) int {
 	_ = hb.Start()
 	// Progress is called from one goroutine, and never after Run returns,
 	// so the heartbeat needs no lock.
-	a.Plan.Progress = func(s loadgen.Snapshot) { _ = hb.Progress(s.Completed) }
+	a.Plan.Progress = func(s measure.Snapshot) { _ = hb.Progress(s.Completed) }
 	m, err := loadgen.Run(ctx, a.Plan)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq ab: %v\n", err)
@@ -55,7 +56,7 @@ func abBench(ctx context.Context, a *abcmd.AB, stdout, stderr io.Writer) int {
 
 // abAborted prints why the run stopped where ab would have stopped, in
 // ab's words when it has them, and returns ab's exit status.
-func abAborted(m *loadgen.Measurement, stderr io.Writer) int {
+func abAborted(m *measure.Measurement, stderr io.Writer) int {
 	if strings.Contains(strings.ToLower(m.Aborted), "connection refused") {
 		fmt.Fprintln(stderr, "apr_socket_recv: Connection refused (111)")
 		return abExitRefused
@@ -76,7 +77,7 @@ func abAborted(m *loadgen.Measurement, stderr io.Writer) int {
 
 // writeABOutputs prints the report in the chosen format and writes the
 // -e and -g files, which ab writes only when a request completed.
-func writeABOutputs(a *abcmd.AB, m *loadgen.Measurement, stdout io.Writer) error {
+func writeABOutputs(a *abcmd.AB, m *measure.Measurement, stdout io.Writer) error {
 	r := abreport.FromMeasurement(m, abreport.Options{
 		VariableLength: a.Plan.AcceptVariableLength,
 		BodySent:       a.BodyFile != "",

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // Format is the report format of `benchq ab`.
@@ -37,7 +37,7 @@ type AB struct {
 	// Plan is the run. Its Body is empty until SetBody: ab reads the body
 	// from BodyFile, and only the caller may read files. Plan.URLs is empty
 	// when the URLs come from URLsFile alone.
-	Plan loadgen.Plan
+	Plan measure.Plan
 
 	BodyFile string // -p or -u: the file whose bytes are the request body
 
@@ -95,7 +95,7 @@ func (a *AB) Args() []string {
 	if p.Rate > 0 {
 		add("--rate", strconv.FormatFloat(p.Rate, 'g', -1, 64))
 	}
-	if p.HTTPVersion != "" && p.HTTPVersion != loadgen.HTTP10 {
+	if p.HTTPVersion != "" && p.HTTPVersion != measure.HTTP10 {
 		add("--http-version", p.HTTPVersion)
 	}
 	if p.MaxBody > 0 {
@@ -110,7 +110,7 @@ func (a *AB) Args() []string {
 // headerArgs renders one header of the plan: as -C or -A when it is one of
 // the leading headers those flags make, so it keeps its place in ab's
 // request, else as -H.
-func headerArgs(h loadgen.Header, leading bool) []string {
+func headerArgs(h measure.Header, leading bool) []string {
 	if leading && h.Key == "Cookie" {
 		return []string{"-C", h.Value}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -13,7 +13,7 @@ const testURL = "http://127.0.0.1:8081/p"
 
 // want returns the AB of "ab URL" changed by mod.
 func want(mod func(*AB)) *AB {
-	a := &AB{Format: FormatAB, Plan: loadgen.Plan{
+	a := &AB{Format: FormatAB, Plan: measure.Plan{
 		URLs: []string{testURL}, Method: "GET", Concurrency: 1, Requests: 1,
 		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3",
 	}}
@@ -23,10 +23,10 @@ func want(mod func(*AB)) *AB {
 	return a
 }
 
-func hdr(kv ...string) []loadgen.Header {
-	var hs []loadgen.Header
+func hdr(kv ...string) []measure.Header {
+	var hs []measure.Header
 	for i := 0; i+1 < len(kv); i += 2 {
-		hs = append(hs, loadgen.Header{Key: kv[i], Value: kv[i+1]})
+		hs = append(hs, measure.Header{Key: kv[i], Value: kv[i+1]})
 	}
 	return hs
 }
@@ -231,7 +231,7 @@ func TestParseABErrors(t *testing.T) {
 					t.Errorf("ParseAB(%s) error = %v, want InputError %q", tt.line, err, tt.msg)
 				}
 			case help, version, plan:
-				target := map[kind]error{help: ErrHelp, version: ErrVersion, plan: loadgen.ErrInvalidPlan}[tt.kind]
+				target := map[kind]error{help: ErrHelp, version: ErrVersion, plan: measure.ErrInvalidPlan}[tt.kind]
 				if !errors.Is(err, target) {
 					t.Errorf("ParseAB(%s) error = %v, want %v", tt.line, err, target)
 				}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // abOptions is ab 2.4.x's getopt string: a letter followed by ':' takes a
@@ -30,7 +30,7 @@ type abParser struct {
 	method  method
 	cookie  string // -C: the last one wins, as ab
 	auth    string // -A
-	headers []loadgen.Header
+	headers []measure.Header
 }
 
 // ParseAB parses an ab command line (without the program name) with ab
@@ -43,12 +43,12 @@ type abParser struct {
 // byte counts match ab's, unless --http-version 1.1 asks for benchq's.
 //
 // Errors are *UsageError or *InputError with ab's message, ErrHelp (-h),
-// ErrVersion (-V), or a wrapped loadgen.ErrInvalidPlan for what ab would
+// ErrVersion (-V), or a wrapped measure.ErrInvalidPlan for what ab would
 // send but benchq cannot (a header line with no name).
 func ParseAB(args []string) (*AB, error) {
-	p := &abParser{a: AB{Format: FormatAB, Plan: loadgen.Plan{
+	p := &abParser{a: AB{Format: FormatAB, Plan: measure.Plan{
 		Method: "GET", Concurrency: 1, Requests: 1,
-		HTTPVersion: loadgen.HTTP10, UserAgent: UserAgent,
+		HTTPVersion: measure.HTTP10, UserAgent: UserAgent,
 	}}}
 	rest, err := p.options(args)
 	if err != nil {
@@ -164,7 +164,7 @@ func (p *abParser) applyLong(name, value string) error {
 		}
 		p.a.Plan.Rate = r
 	case "--http-version":
-		if value != loadgen.HTTP10 && value != loadgen.HTTP11 {
+		if value != measure.HTTP10 && value != measure.HTTP11 {
 			return usageErr(fmt.Sprintf("invalid --http-version %q: want 1.0 or 1.1", value))
 		}
 		p.a.Plan.HTTPVersion = value
@@ -241,8 +241,8 @@ func (p *abParser) number(c byte, v string) error {
 		}
 		plan.Requests = n
 	case 'c':
-		if err != nil || n < 1 || n > loadgen.MaxConcurrency {
-			return usageErr(fmt.Sprintf("Invalid Concurrency [Range 1..%d]", loadgen.MaxConcurrency))
+		if err != nil || n < 1 || n > measure.MaxConcurrency {
+			return usageErr(fmt.Sprintf("Invalid Concurrency [Range 1..%d]", measure.MaxConcurrency))
 		}
 		plan.Concurrency = n
 	case 't':
@@ -271,7 +271,7 @@ func (p *abParser) number(c byte, v string) error {
 func (p *abParser) setMethod(c byte, v string) error {
 	plan := &p.a.Plan
 	if c == 'm' {
-		if !loadgen.IsToken(v) {
+		if !measure.IsToken(v) {
 			return inputErr(fmt.Sprintf("Invalid method %q", v))
 		}
 		plan.Method, p.method = v, methodSet
@@ -292,10 +292,10 @@ func (p *abParser) setMethod(c byte, v string) error {
 func (p *abParser) header(v string) error {
 	key, value, ok := strings.Cut(v, ":")
 	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-	if !ok || !loadgen.IsToken(key) || strings.ContainsAny(value, "\r\n") {
+	if !ok || !measure.IsToken(key) || strings.ContainsAny(value, "\r\n") {
 		return inputErr(fmt.Sprintf("Invalid header line %q: want 'Name: value'", v))
 	}
-	p.headers = append(p.headers, loadgen.Header{Key: key, Value: value})
+	p.headers = append(p.headers, measure.Header{Key: key, Value: value})
 	return nil
 }
 
@@ -325,12 +325,12 @@ func (p *abParser) finish() (*AB, error) {
 	if a.BodyFile != "" && (a.Plan.Method == "GET" || a.Plan.Method == "HEAD") {
 		return nil, inputErr("Cannot send a request body with " + a.Plan.Method)
 	}
-	var hs []loadgen.Header
+	var hs []measure.Header
 	if p.cookie != "" {
-		hs = append(hs, loadgen.Header{Key: "Cookie", Value: p.cookie})
+		hs = append(hs, measure.Header{Key: "Cookie", Value: p.cookie})
 	}
 	if p.auth != "" {
-		hs = append(hs, loadgen.Header{Key: "Authorization", Value: p.auth})
+		hs = append(hs, measure.Header{Key: "Authorization", Value: p.auth})
 	}
 	a.Plan.Headers = append(hs, p.headers...)
 	a.Plan.LeadingHeaders = len(hs) // ab sends -C and -A before the body's headers, -H after

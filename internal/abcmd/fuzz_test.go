@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -93,7 +93,7 @@ func checkABError(t *testing.T, args []string, err error) {
 	var ie *InputError
 	switch {
 	case errors.As(err, &ue), errors.As(err, &ie), errors.Is(err, ErrHelp),
-		errors.Is(err, ErrVersion), errors.Is(err, loadgen.ErrInvalidPlan):
+		errors.Is(err, ErrVersion), errors.Is(err, measure.ErrInvalidPlan):
 	default:
 		t.Fatalf("ParseAB(%q) error = %v (%T), want a documented error", args, err, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // HTTPLoadTimeout is http_load's default -timeout: 60 seconds.
@@ -21,7 +21,7 @@ type HTTPLoad struct {
 	// never reused and no failure stops the run, as with http_load. Every
 	// length is accepted: http_load compares byte counts per URL, the
 	// engine would compare every URL's with the first response's.
-	Plan loadgen.Plan
+	Plan measure.Plan
 
 	// Jitter is -jitter. It is accepted, but the engine paces starts at
 	// exact intervals, which loads the target at least as evenly.
@@ -65,7 +65,7 @@ func httpLoadOptions() []httpLoadOption {
 // the URL file. As in http_load, any option may be abbreviated to a prefix
 // ("-p 5 -f 100"). Errors are *UsageError.
 func ParseHTTPLoad(args []string) (*HTTPLoad, error) {
-	h := &HTTPLoad{Plan: loadgen.Plan{Method: "GET", Timeout: HTTPLoadTimeout,
+	h := &HTTPLoad{Plan: measure.Plan{Method: "GET", Timeout: HTTPLoadTimeout,
 		ContinueOnError: true, AcceptVariableLength: true}}
 	set := map[string]string{}
 	i := 0
@@ -133,7 +133,7 @@ func (h *HTTPLoad) apply(set map[string]string) error {
 	if rate {
 		// Enough workers for a second of latency at the rate: the open
 		// model needs a cap on requests in flight, http_load has none.
-		p.Concurrency = int(min(math.Ceil(p.Rate), loadgen.MaxConcurrency))
+		p.Concurrency = int(min(math.Ceil(p.Rate), measure.MaxConcurrency))
 		if p.Requests > 0 {
 			p.Concurrency = min(p.Concurrency, p.Requests)
 		}
@@ -155,7 +155,7 @@ func (h *HTTPLoad) setValue(name, v string) error {
 	n, err := strconv.Atoi(v)
 	limit := maxSeconds
 	if name == "-parallel" {
-		limit = loadgen.MaxConcurrency
+		limit = measure.MaxConcurrency
 	}
 	if err != nil || n < 1 || (name != "-fetches" && n > limit) {
 		return usageErr(fmt.Sprintf("invalid %s %q", name, v))

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseHTTPLoad(t *testing.T) {
-	plan := func(mod func(*loadgen.Plan)) loadgen.Plan {
-		p := loadgen.Plan{Method: "GET", Timeout: HTTPLoadTimeout, ContinueOnError: true, AcceptVariableLength: true}
+	plan := func(mod func(*measure.Plan)) measure.Plan {
+		p := measure.Plan{Method: "GET", Timeout: HTTPLoadTimeout, ContinueOnError: true, AcceptVariableLength: true}
 		mod(&p)
 		return p
 	}
@@ -19,22 +19,22 @@ func TestParseHTTPLoad(t *testing.T) {
 		line string
 		want HTTPLoad
 	}{
-		{"-parallel 100 -fetches 10000", HTTPLoad{Plan: plan(func(p *loadgen.Plan) {
+		{"-parallel 100 -fetches 10000", HTTPLoad{Plan: plan(func(p *measure.Plan) {
 			p.Concurrency, p.Requests = 100, 10000
 		})}},
-		{"http_load -p 5 -f 100 urls.txt", HTTPLoad{URLsFile: "urls.txt", Plan: plan(func(p *loadgen.Plan) {
+		{"http_load -p 5 -f 100 urls.txt", HTTPLoad{URLsFile: "urls.txt", Plan: plan(func(p *measure.Plan) {
 			p.Concurrency, p.Requests = 5, 100
 		})}},
-		{"-parallel 10 -seconds 60 -timeout 5 -verbose", HTTPLoad{Plan: plan(func(p *loadgen.Plan) {
+		{"-parallel 10 -seconds 60 -timeout 5 -verbose", HTTPLoad{Plan: plan(func(p *measure.Plan) {
 			p.Concurrency, p.Duration, p.Timeout = 10, time.Minute, 5*time.Second
 		})}},
-		{"-rate 200 -jitter -seconds 10", HTTPLoad{Jitter: true, Plan: plan(func(p *loadgen.Plan) {
+		{"-rate 200 -jitter -seconds 10", HTTPLoad{Jitter: true, Plan: plan(func(p *measure.Plan) {
 			p.Rate, p.Concurrency, p.Duration = 200, 200, 10*time.Second
 		})}},
-		{"-r 2.5 -f 1", HTTPLoad{Plan: plan(func(p *loadgen.Plan) {
+		{"-r 2.5 -f 1", HTTPLoad{Plan: plan(func(p *measure.Plan) {
 			p.Rate, p.Concurrency, p.Requests = 2.5, 1, 1 // workers capped by the fetches
 		})}},
-		{"-ra 50 -fe 20", HTTPLoad{Plan: plan(func(p *loadgen.Plan) {
+		{"-ra 50 -fe 20", HTTPLoad{Plan: plan(func(p *measure.Plan) {
 			p.Rate, p.Concurrency, p.Requests = 50, 20, 20
 		})}},
 	}

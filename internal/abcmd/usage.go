@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // abUsage lists the options ParseAB accepts, in ab's words where ab has
@@ -66,7 +66,7 @@ Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
 // WriteUsage writes the usage text for the ab command line, naming the
 // program prog (e.g. "benchq ab").
 func WriteUsage(w io.Writer, prog string) error {
-	if _, err := fmt.Fprintf(w, abUsage, prog, loadgen.DefaultMaxBody); err != nil {
+	if _, err := fmt.Fprintf(w, abUsage, prog, measure.DefaultMaxBody); err != nil {
 		return fmt.Errorf("abcmd: write usage: %w", err)
 	}
 	return nil

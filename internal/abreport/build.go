@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // FromMeasurement builds the Report of one run. o supplies what the
@@ -14,7 +14,7 @@ import (
 // "Connection Times" table, its rates) except the median and the
 // percentiles, which come from the phase histograms (see doc.go). m is not
 // modified; a nil m gives nil.
-func FromMeasurement(m *loadgen.Measurement, o Options) *Report {
+func FromMeasurement(m *measure.Measurement, o Options) *Report {
 	if m == nil {
 		return nil
 	}
@@ -92,7 +92,7 @@ func (r *Report) setRates() {
 // phaseStats summarises one phase in ms. Mean and sd come from the exact
 // running sums (sd as the sample deviation, n-1, as ab); the median from the
 // histogram.
-func phaseStats(ph *loadgen.Phase) PhaseStats {
+func phaseStats(ph *measure.Phase) PhaseStats {
 	if ph.Count == 0 {
 		return PhaseStats{}
 	}
@@ -107,14 +107,14 @@ func phaseStats(ph *loadgen.Phase) PhaseStats {
 
 // minMeanMax summarises a phase by its exact extremes and mean, nil when
 // it is empty.
-func minMeanMax(ph *loadgen.Phase) *MinMeanMax {
+func minMeanMax(ph *measure.Phase) *MinMeanMax {
 	if ph.Count == 0 {
 		return nil
 	}
 	return &MinMeanMax{Min: usToMs(ph.Min), Mean: roundNs(phaseMean(ph) / 1000), Max: usToMs(ph.Max)}
 }
 
-func abPercentiles(ph *loadgen.Phase) Percentiles {
+func abPercentiles(ph *measure.Phase) Percentiles {
 	rk := newRanked(ph.Hist, ph.Min, ph.Max)
 	var v [9]float64
 	for i, p := range abPercents() {
@@ -123,7 +123,7 @@ func abPercentiles(ph *loadgen.Phase) Percentiles {
 	return percentilesFrom(v)
 }
 
-func openModel(o *loadgen.OpenModel) *OpenModel {
+func openModel(o *measure.OpenModel) *OpenModel {
 	return &OpenModel{
 		RequestedRate:            o.RequestedRate,
 		AchievedRate:             o.AchievedRate,
@@ -134,7 +134,7 @@ func openModel(o *loadgen.OpenModel) *OpenModel {
 
 // rateHint warns when the generator could not hold the requested rate: the
 // latencies are then those of a slower test than the one asked for.
-func rateHint(o *loadgen.OpenModel) string {
+func rateHint(o *measure.OpenModel) string {
 	if o.RequestedRate <= 0 || o.AchievedRate >= 0.99*o.RequestedRate {
 		return ""
 	}
@@ -142,7 +142,7 @@ func rateHint(o *loadgen.OpenModel) string {
 }
 
 // phaseMean is the exact mean in µs.
-func phaseMean(ph *loadgen.Phase) float64 {
+func phaseMean(ph *measure.Phase) float64 {
 	if ph.Count == 0 {
 		return 0
 	}
@@ -152,7 +152,7 @@ func phaseMean(ph *loadgen.Phase) float64 {
 // phaseSD is the sample standard deviation in µs (n-1), 0 for fewer than
 // two values. Computed from the running sums; the clamp absorbs rounding
 // when every value is equal.
-func phaseSD(ph *loadgen.Phase) float64 {
+func phaseSD(ph *measure.Phase) float64 {
 	if ph.Count < 2 {
 		return 0
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // ClientWarning is the line the text renderers print after the report of a
@@ -22,7 +22,7 @@ func (r *Report) ClientWarning() string {
 		return ""
 	}
 	elapsed := time.Duration(math.Round(r.TimeTakenS*1e6)) * time.Microsecond
-	available := loadgen.ClientCapacity(elapsed, r.ClientCores, r.ConcurrencyLevel)
+	available := measure.ClientCapacity(elapsed, r.ClientCores, r.ConcurrencyLevel)
 	return fmt.Sprintf("WARNING: the load generator was short of CPU (%.2f CPU-s used + %.2f s waiting for a CPU, of %.2f available): req/s measures the client, not the server",
 		r.ClientCPUS, r.ClientCPUWaitS, available.Seconds())
 }

@@ -1,8 +1,10 @@
 // Package abreport is benchq's result model and its renderers. FromMeasurement
-// turns one run of the load engine (a loadgen.Measurement, raw counters and
+// turns one run of the load engine (a measure.Measurement, raw counters and
 // histograms in µs) into a Report: one field per line of ApacheBench's
 // report, same meaning, units in the JSON names, plus the status-code counts
-// and the encoded total-time HdrHistogram that let runs be merged exactly.
+// and the encoded total-time HdrHistogram, so total times of several runs
+// merge exactly (merging every phase needs the measurement itself, see
+// measure.EncodeMeasurement).
 // The Report is what the worker stores and the API serves; the renderers
 // print it as ab 2.3's text report (WriteAB, with WriteABBanner and
 // Heartbeat for the lines around it), ab -e's CSV (WriteCSV), ab -g's

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -199,7 +199,7 @@ func TestCSVLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &loadgen.Measurement{Concurrency: 1, Elapsed: time.Second}
+	m := &measure.Measurement{Concurrency: 1, Elapsed: time.Second}
 	withRequests(t, m, totals(72, 75, 76, 76, 80, 91, 120, 2500), false)
 	got := render(t, func(b *bytes.Buffer) error { return WriteCSV(b, FromMeasurement(m, Options{})) })
 	want := strings.Split(strings.TrimRight(string(ref), "\n"), "\n")
@@ -221,7 +221,7 @@ func TestGnuplotRows(t *testing.T) {
 	}
 	refLines := strings.Split(string(ref), "\n")
 	s0 := time.Unix(1796083405, 0).UTC()
-	samples := []loadgen.Sample{
+	samples := []measure.Sample{
 		{Start: s0.Add(2 * time.Second), Connect: 500 * time.Microsecond, Processing: 1499 * time.Microsecond,
 			Waiting: 1200 * time.Microsecond, Total: 1999 * time.Microsecond},
 		{Start: s0, Connect: 100 * time.Microsecond, Processing: 200 * time.Microsecond,

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // ctimeLayout is APR's apr_ctime: ctime(3) with a zero-padded day.
@@ -21,12 +21,12 @@ const ctimeLayout = "Mon Jan 02 15:04:05 2006"
 // start order. The start is printed in its own location: the engine records
 // local time, as ab prints. samples is not modified. Like ab, it writes
 // nothing when no request completed.
-func WriteGnuplot(w io.Writer, samples []loadgen.Sample) error {
+func WriteGnuplot(w io.Writer, samples []measure.Sample) error {
 	if len(samples) == 0 {
 		return nil
 	}
 	sorted := slices.Clone(samples)
-	slices.SortStableFunc(sorted, func(a, b loadgen.Sample) int {
+	slices.SortStableFunc(sorted, func(a, b measure.Sample) int {
 		return cmp.Or(cmp.Compare(a.Total, b.Total), a.Start.Compare(b.Start))
 	})
 	bw := bufio.NewWriter(w)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -38,11 +38,11 @@ func golden(t *testing.T, name string, got []byte) {
 type req struct{ connect, waiting, processing int64 }
 
 // newPhase matches the engine's histogram geometry: 1 µs to 1 h, 3 digits.
-func newPhase() loadgen.Phase {
-	return loadgen.Phase{Hist: hdrhistogram.New(1, 3_600_000_000, 3)}
+func newPhase() measure.Phase {
+	return measure.Phase{Hist: hdrhistogram.New(1, 3_600_000_000, 3)}
 }
 
-func record(t *testing.T, ph *loadgen.Phase, v int64) {
+func record(t *testing.T, ph *measure.Phase, v int64) {
 	t.Helper()
 	if ph.Count == 0 || v < ph.Min {
 		ph.Min = v
@@ -58,7 +58,7 @@ func record(t *testing.T, ph *loadgen.Phase, v int64) {
 
 // withRequests sets Complete, the four phases and, when keepSamples, the
 // samples of m from reqs; requests start 1 ms apart from m.Started.
-func withRequests(t *testing.T, m *loadgen.Measurement, reqs []req, keepSamples bool) {
+func withRequests(t *testing.T, m *measure.Measurement, reqs []req, keepSamples bool) {
 	t.Helper()
 	m.Connect, m.Processing, m.Waiting, m.Total = newPhase(), newPhase(), newPhase(), newPhase()
 	for i, r := range reqs {
@@ -68,7 +68,7 @@ func withRequests(t *testing.T, m *loadgen.Measurement, reqs []req, keepSamples 
 		record(t, &m.Waiting, r.waiting)
 		record(t, &m.Total, total)
 		if keepSamples {
-			m.Samples = append(m.Samples, loadgen.Sample{
+			m.Samples = append(m.Samples, measure.Sample{
 				Start:      m.Started.Add(time.Duration(i) * time.Millisecond),
 				Connect:    time.Duration(r.connect) * time.Microsecond,
 				Processing: time.Duration(r.processing) * time.Microsecond,

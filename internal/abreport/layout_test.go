@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -46,8 +46,8 @@ func abRuns() []abRun {
 
 // measurement builds the run's Measurement with sub-ms timings, as on
 // loopback: 0 or 1 ms once rounded, so every table cell has ab's width.
-func (a abRun) measurement(t *testing.T) *loadgen.Measurement {
-	m := &loadgen.Measurement{
+func (a abRun) measurement(t *testing.T) *measure.Measurement {
+	m := &measure.Measurement{
 		ServerSoftware: "nginx/1.22.1", ServerHostname: "127.0.0.1", ServerPort: 28080,
 		DocumentPath: a.path, DocumentLength: a.docLen, Concurrency: a.concurrency,
 		KeepAlive: a.keepAlive, Method: "GET", Started: started(),

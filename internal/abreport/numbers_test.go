@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
 // handMeasurement: 4 requests in 0.5 s at concurrency 2, total times
 // 1.1, 1.1, 1.1 and 2.7 ms (connect 0.1 ms each), a long tail.
-func handMeasurement(t *testing.T) *loadgen.Measurement {
-	m := &loadgen.Measurement{ServerHostname: "127.0.0.1", ServerPort: 8080, DocumentPath: "/", DocumentLength: 900,
+func handMeasurement(t *testing.T) *measure.Measurement {
+	m := &measure.Measurement{ServerHostname: "127.0.0.1", ServerPort: 8080, DocumentPath: "/", DocumentLength: 900,
 		Concurrency: 2, Method: "POST", Started: started(), Elapsed: 500 * time.Millisecond,
 		TotalReceivedBytes: 4000, BodyReceivedBytes: 3600, TotalSentBytes: 800,
 		StatusCodes: map[int]int64{200: 4}}
@@ -109,7 +109,7 @@ Percentage of the requests served within a certain time (ms)
 // apart, ab's ERROR. (ab's own odd-count median, (s[1]+s[2])/2 = 1.5005 ms,
 // would round to 2 and hide it.)
 func TestSaneError(t *testing.T) {
-	m := &loadgen.Measurement{Concurrency: 1, Elapsed: time.Second}
+	m := &measure.Measurement{Concurrency: 1, Elapsed: time.Second}
 	withRequests(t, m, totals(1499, 1499, 1502), false)
 	r := FromMeasurement(m, Options{})
 	got := string(render(t, func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }))
@@ -134,7 +134,7 @@ func TestSaneError(t *testing.T) {
 
 // TestSingleRequest: ab prints no percentile block for one request.
 func TestSingleRequest(t *testing.T) {
-	m := &loadgen.Measurement{Concurrency: 1, Elapsed: time.Millisecond}
+	m := &measure.Measurement{Concurrency: 1, Elapsed: time.Millisecond}
 	withRequests(t, m, totals(700), false)
 	got := string(render(t, func(b *bytes.Buffer) error { return WriteAB(b, FromMeasurement(m, Options{}), TextOptions{}) }))
 	if !strings.Contains(got, "Total:          1    1   0.0      1       1\n") || strings.Contains(got, "Percentage") {

@@ -10,25 +10,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 )
 
 // richMeasurement exercises every conditional line: TLS, keep-alive, every
 // failure class, write errors, non-2xx, a body, an open model, and a
 // 2.2 s outlier past HdrHistogram's exact range.
-func richMeasurement(t *testing.T) *loadgen.Measurement {
-	m := &loadgen.Measurement{
+func richMeasurement(t *testing.T) *measure.Measurement {
+	m := &measure.Measurement{
 		ServerSoftware: "fasthttp", ServerHostname: "127.0.0.1", ServerPort: 8443,
 		DocumentPath: "/api/items?page=2", DocumentLength: 1234, TLSProtocol: "TLSv1.3",
 		Concurrency: 8, KeepAlive: true, Method: "PUT", Started: started(),
 		Elapsed: 2500 * time.Millisecond,
-		Failures: loadgen.Failures{Connect: 2, Receive: 1, Length: 3, Exceptions: 1, Timeout: 2, PortExhaustion: 1,
+		Failures: measure.Failures{Connect: 2, Receive: 1, Length: 3, Exceptions: 1, Timeout: 2, PortExhaustion: 1,
 			BodyTooLarge: 2, HeaderTooLarge: 1},
 		WriteErrors: 1, Non2xx: 4, KeepAliveRequests: 90,
 		TotalReceivedBytes: 150000, BodyReceivedBytes: 123400, TotalSentBytes: 45000,
 		StatusCodes: map[int]int64{200: 96, 404: 3, 500: 1},
-		Open:        &loadgen.OpenModel{RequestedRate: 50, AchievedRate: 40, LateStarts: 7},
+		Open:        &measure.OpenModel{RequestedRate: 50, AchievedRate: 40, LateStarts: 7},
 		MaxInFlight: 6,
 		// Busy but not CPU-bound: 1.25 of 5 CPU-s (2.5 s × 2 cores).
 		ClientCPU: 1200 * time.Millisecond, ClientCPUWait: 50 * time.Millisecond, ClientCores: 2,
@@ -46,7 +46,7 @@ func richMeasurement(t *testing.T) *loadgen.Measurement {
 		record(t, &m.Open.Uncorrected, v)
 	}
 	// Three new connections of 250, 420 and 1700 µs to the request written.
-	m.ConnectToWrite = loadgen.Phase{Count: 3, Sum: 2370, Min: 250, Max: 1700}
+	m.ConnectToWrite = measure.Phase{Count: 3, Sum: 2370, Min: 250, Max: 1700}
 	return m
 }
 
@@ -202,8 +202,8 @@ func TestDecodeHistogramErrors(t *testing.T) {
 // TestEmptyRun renders a run where nothing completed (connection refused
 // with -r): no rates, no table, no percentiles, no CSV or gnuplot rows.
 func TestEmptyRun(t *testing.T) {
-	m := &loadgen.Measurement{ServerHostname: "127.0.0.1", ServerPort: 9, DocumentPath: "/", Concurrency: 1,
-		Elapsed: 3 * time.Millisecond, Failures: loadgen.Failures{Connect: 5}, Failed: 5, Started: started()}
+	m := &measure.Measurement{ServerHostname: "127.0.0.1", ServerPort: 9, DocumentPath: "/", Concurrency: 1,
+		Elapsed: 3 * time.Millisecond, Failures: measure.Failures{Connect: 5}, Failed: 5, Started: started()}
 	r := FromMeasurement(m, Options{})
 	got := string(render(t, func(b *bytes.Buffer) error { return WriteAB(b, r, TextOptions{}) }))
 	want := `Server Software:        

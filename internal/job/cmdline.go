@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/benchq/benchq/internal/abcmd"
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // abOptions is ab 2.3's getopt string (with its TLS options): a letter
@@ -27,31 +27,31 @@ var forbiddenAB = map[byte]string{
 }
 
 // parseABTarget parses a target's ab command line into a plan.
-func parseABTarget(line string) (loadgen.Plan, error) {
+func parseABTarget(line string) (measure.Plan, error) {
 	args, err := abcmd.SplitCommandLine(line)
 	if err != nil {
-		return loadgen.Plan{}, err
+		return measure.Plan{}, err
 	}
 	if msg := serverSideEffects(args); msg != "" {
-		return loadgen.Plan{}, fmt.Errorf("%s", msg)
+		return measure.Plan{}, fmt.Errorf("%s", msg)
 	}
 	ab, err := abcmd.ParseAB(args)
 	if err != nil {
-		return loadgen.Plan{}, err
+		return measure.Plan{}, err
 	}
 	return ab.Plan, nil
 }
 
 // parseHTTPLoadTarget parses a target's http_load flags; its URLs come from
 // the target's urls list, never from a file on the server.
-func parseHTTPLoadTarget(line string) (loadgen.Plan, error) {
+func parseHTTPLoadTarget(line string) (measure.Plan, error) {
 	args, err := abcmd.SplitCommandLine(line)
 	if err != nil {
-		return loadgen.Plan{}, err
+		return measure.Plan{}, err
 	}
 	hl, err := abcmd.ParseHTTPLoad(args)
 	if err != nil {
-		return loadgen.Plan{}, err
+		return measure.Plan{}, err
 	}
 	return hl.Plan, nil
 }

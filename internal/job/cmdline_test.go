@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -56,14 +56,14 @@ func TestABTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Plan(ab target) = %v", err)
 	}
-	wantPlan := loadgen.Plan{
+	wantPlan := measure.Plan{
 		URLs: []string{"http://127.0.0.1:8081/p"}, Method: "GET",
-		Headers:   []loadgen.Header{{Key: "X-Token", Value: "abc"}},
+		Headers:   []measure.Header{{Key: "X-Token", Value: "abc"}},
 		KeepAlive: true, Concurrency: 3, Requests: 300, Timeout: DefaultTimeout,
 		HTTPVersion: "1.0", UserAgent: "ApacheBench/2.3", // ab's own request
 		MaxBody: DefaultMaxBody,
 	}
-	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
+	if diff := cmp.Diff(wantPlan, plan, cmpopts.IgnoreFields(measure.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(ab target) mismatch (-want +got):\n%s", diff)
 	}
 }

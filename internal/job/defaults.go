@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // Defaults WithDefaults fills in, chosen to behave like ab run with no flags
@@ -14,7 +14,7 @@ const (
 	DefaultMethod      = "GET"            // POST when the request has a body, as ab -p
 	DefaultContentType = "text/plain"     // for a body without content_type, as ab
 	DefaultTimeout     = 30 * time.Second // per request, ab -s
-	DefaultMaxBody     = loadgen.DefaultMaxBody
+	DefaultMaxBody     = measure.DefaultMaxBody
 	DefaultConcurrency = 1
 	// DefaultOpenConcurrency caps requests in flight in the open model
 	// (sweep.rate given, no concurrency): a cap of 1 could not hold a rate

@@ -9,7 +9,7 @@
 // types, each problem named by its path), WithDefaults, Validate (meaning:
 // schemes, the address policy, limits, ab's rules), then stores the
 // defaulted spec and enqueues the job with its Estimate. The worker walks
-// Schedule, and for each run turns its Point into a loadgen.Plan with Plan;
+// Schedule, and for each run turns its Point into a measure.Plan with Plan;
 // when the job ends it stores Analyze's verdict. What is shown of a job
 // (API answers, reports) is its spec's Redacted copy: the stored spec keeps
 // the credentials the worker must send.

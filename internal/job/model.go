@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
@@ -90,4 +91,11 @@ type Run struct {
 	// Shards lists the worker processes a sharded run (sweep.shards > 1)
 	// ran on, in shard order; Result is their merged measurement.
 	Shards []ShardRun `json:"shards,omitempty"`
+	// Measurement is the run's measurement as measure.EncodeMeasurement
+	// wrote it: every phase with its sums and histogram, what Result
+	// summarises, so runs merge exactly (MergeShards). It stays in the
+	// store: API responses and reports leave it out, as it is large and
+	// Result says the same to a reader. Runs stored before it existed have
+	// none (Run.DecodeMeasurement says ErrNoMeasurement).
+	Measurement json.RawMessage `json:"measurement,omitempty" swaggerignore:"true"`
 }

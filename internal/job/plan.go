@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // ErrUnknownPoint is returned by Plan for a point that does not belong to
@@ -16,21 +16,21 @@ var ErrUnknownPoint = errors.New("job: point not in spec")
 // request options (the target's own request or the job's, or its ab flags).
 // Headers are sent sorted by name. The caller adds what the engine needs
 // from its environment (Dial, Progress). p must come from s.Points().
-func (s Spec) Plan(p Point) (loadgen.Plan, error) {
+func (s Spec) Plan(p Point) (measure.Plan, error) {
 	d := s.WithDefaults()
 	if p.TargetIndex < 0 || p.TargetIndex >= len(d.Targets) || d.Targets[p.TargetIndex].Name != p.Target {
-		return loadgen.Plan{}, fmt.Errorf("%w: target %d %q", ErrUnknownPoint, p.TargetIndex, p.Target)
+		return measure.Plan{}, fmt.Errorf("%w: target %d %q", ErrUnknownPoint, p.TargetIndex, p.Target)
 	}
 	src, errs := d.resolveTarget(p.TargetIndex)
 	if len(errs) > 0 {
-		return loadgen.Plan{}, &ValidationError{Problems: errs}
+		return measure.Plan{}, &ValidationError{Problems: errs}
 	}
 	r := src.req
 	var body []byte
 	if r.Body != "" {
 		body = []byte(r.Body)
 	}
-	return loadgen.Plan{
+	return measure.Plan{
 		URLs:                 append([]string(nil), src.urls...),
 		Method:               r.Method,
 		Headers:              r.headerList(),
@@ -54,14 +54,14 @@ func (s Spec) Plan(p Point) (loadgen.Plan, error) {
 // same requests at the same concurrency, sweep.warmup_requests of them, in
 // the closed model; its result is discarded. ok is false when the sweep
 // asks for no warm-up.
-func (s Spec) WarmupPlan(p Point) (plan loadgen.Plan, ok bool, err error) {
+func (s Spec) WarmupPlan(p Point) (plan measure.Plan, ok bool, err error) {
 	n := s.Sweep.WarmupRequests
 	if n <= 0 {
-		return loadgen.Plan{}, false, nil
+		return measure.Plan{}, false, nil
 	}
 	plan, err = s.Plan(p)
 	if err != nil {
-		return loadgen.Plan{}, false, err
+		return measure.Plan{}, false, err
 	}
 	plan.Requests, plan.Duration, plan.Rate = n, 0, 0
 	plan.Concurrency = min(plan.Concurrency, n) // ab's rule: no more workers than requests

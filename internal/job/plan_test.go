@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -24,29 +24,29 @@ func TestPlanURLTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Plan(a) = %v", err)
 	}
-	want := loadgen.Plan{
+	want := measure.Plan{
 		URLs: []string{"http://127.0.0.1:8081/x"}, Method: "GET",
-		Headers:     []loadgen.Header{{Key: "Accept", Value: "*/*"}, {Key: "X-B", Value: "2"}},
+		Headers:     []measure.Header{{Key: "Accept", Value: "*/*"}, {Key: "X-B", Value: "2"}},
 		Concurrency: 4, Requests: 200, Timeout: 5 * time.Second,
 		AcceptVariableLength: true, ContinueOnError: true, HTTPVersion: "1.1", MaxBody: DefaultMaxBody,
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(measure.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(a) mismatch (-want +got):\n%s", diff)
 	}
 	got, err = s.Plan(points[1])
 	if err != nil {
 		t.Fatalf("Plan(b) = %v", err)
 	}
-	want = loadgen.Plan{
+	want = measure.Plan{
 		URLs: []string{"http://127.0.0.1:8082/y"}, Method: "PUT", Body: []byte(`{"k":1}`), ContentType: "application/json",
 		KeepAlive: true, Concurrency: 4, Requests: 200, Timeout: DefaultTimeout, ContinueOnError: true,
 		HTTPVersion: "1.1", MaxBody: DefaultMaxBody,
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(loadgen.Plan{}, "Guard", "Progress")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(measure.Plan{}, "Guard", "Progress")); diff != "" {
 		t.Errorf("Plan(b) (own request replaces the job's) mismatch (-want +got):\n%s", diff)
 	}
 	if err := got.Validate(); err != nil {
-		t.Errorf("loadgen.Plan.Validate(Plan(b)) = %v, want nil", err)
+		t.Errorf("measure.Plan.Validate(Plan(b)) = %v, want nil", err)
 	}
 }
 
@@ -86,7 +86,7 @@ func TestPlanHTTPVersion(t *testing.T) {
 				t.Errorf("Plan: HTTP/%s User-Agent %q, want HTTP/%s %q", got.HTTPVersion, got.UserAgent, tt.version, tt.userAgent)
 			}
 			if err := got.Validate(); err != nil {
-				t.Errorf("loadgen.Plan.Validate = %v", err)
+				t.Errorf("measure.Plan.Validate = %v", err)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -186,10 +187,13 @@ func redactABMessage(line, msg string) string {
 }
 
 // RedactURL hides the userinfo of a URL ("http://user:pw@host/" becomes
-// "http://xxxxx@host/") for error messages and shown specs, also in
+// "http://xxxxx@host/") and the values of query parameters named like a
+// credential ("?access_token=..." becomes "?access_token=xxxxx", by the
+// words of SecretHeader) for error messages and shown specs, also in
 // strings url.Parse refuses: credentials a client put in a target or
 // webhook URL must never come back in a 422, a job or a report (nor in the
-// logs). Every package that quotes a client's URL uses it.
+// logs). Every package that quotes a client's URL uses it. The rest of the
+// URL is kept byte for byte, so what a reader sees is what was sent.
 func RedactURL(raw string) string {
 	prefix, rest := "", raw
 	if i := strings.Index(raw, "://"); i >= 0 {
@@ -200,7 +204,39 @@ func RedactURL(raw string) string {
 		end = len(rest)
 	}
 	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
-		return prefix + "xxxxx" + rest[at:]
+		rest = "xxxxx" + rest[at:]
 	}
-	return raw
+	return prefix + redactQuery(rest)
+}
+
+// redactQuery hides the values of the secret-named parameters in the
+// query of s (a URL without its scheme), leaving the fragment alone.
+func redactQuery(s string) string {
+	q := strings.IndexByte(s, '?')
+	if q < 0 {
+		return s
+	}
+	query, fragment := s[q+1:], ""
+	if h := strings.IndexByte(query, '#'); h >= 0 {
+		query, fragment = query[:h], query[h:]
+	}
+	pairs := strings.Split(query, "&")
+	changed := false
+	for i, pair := range pairs {
+		name, value, ok := strings.Cut(pair, "=")
+		if !ok || value == "" {
+			continue
+		}
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if SecretHeader(name) {
+			pairs[i] = pair[:len(pair)-len(value)] + "xxxxx"
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return s[:q+1] + strings.Join(pairs, "&") + fragment
 }

@@ -17,6 +17,11 @@ func TestRedactURL(t *testing.T) {
 		{"http://a@b:s3cret@host/p@q", "http://xxxxx@host/p@q"},
 		{"user:s3cret@host", "xxxxx@host"},
 		{"http://host/path?u=a@b", "http://host/path?u=a@b"},
+		{"http://host/p?access_token=s3cret&n=1", "http://host/p?access_token=xxxxx&n=1"},
+		{"http://host/p?n=1&API%5FKEY=s3cret#frag", "http://host/p?n=1&API%5FKEY=xxxxx#frag"},
+		{"http://u:s3cret@host/p?sig=x&signature=s3cret&token", "http://xxxxx@host/p?sig=x&signature=xxxxx&token"},
+		{"http://host/p?page=2&q=a%zz", "http://host/p?page=2&q=a%zz"},
+		{"http://host/p#token=s3cret", "http://host/p#token=s3cret"},
 		{"", ""},
 	}
 	for _, tt := range tests {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // MaxShards bounds sweep.shards: each shard holds a worker process for the
@@ -67,7 +67,7 @@ func splitRate(r float64, k int) []float64 {
 // and request. Validate refuses a spec whose point has fewer workers or
 // requests than shards, so no shard's part is empty; a plan ShardPlan is
 // given that is anyway keeps at least one worker and one request.
-func ShardPlan(p loadgen.Plan, i, k int) loadgen.Plan {
+func ShardPlan(p measure.Plan, i, k int) measure.Plan {
 	if k <= 1 || i < 0 || i >= k {
 		return p
 	}

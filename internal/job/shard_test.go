@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 func TestSplit(t *testing.T) {
@@ -38,9 +38,9 @@ func TestSplit(t *testing.T) {
 }
 
 func TestShardPlan(t *testing.T) {
-	base := loadgen.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 7, Requests: 1000, Duration: 3 * time.Second}
-	open := loadgen.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 10, Requests: 100, Rate: 50}
-	frac := loadgen.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 4, Duration: time.Second, Rate: 2.5}
+	base := measure.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 7, Requests: 1000, Duration: 3 * time.Second}
+	open := measure.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 10, Requests: 100, Rate: 50}
+	frac := measure.Plan{URLs: []string{"http://127.0.0.1:1/"}, Concurrency: 4, Duration: time.Second, Rate: 2.5}
 	type part struct {
 		c, n int
 		rate float64
@@ -48,7 +48,7 @@ func TestShardPlan(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		plan loadgen.Plan
+		plan measure.Plan
 		k    int
 		want []part
 	}{

@@ -5,7 +5,7 @@ import (
 	"net/textproto"
 	"sort"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // source is a target resolved to what the engine needs: its URLs, the
@@ -57,7 +57,7 @@ func (s Spec) resolveTarget(i int) (source, []FieldError) {
 	}
 	switch {
 	case t.URL != "":
-		req.HTTPVersion = cmp.Or(req.HTTPVersion, loadgen.HTTP11)
+		req.HTTPVersion = cmp.Or(req.HTTPVersion, measure.HTTP11)
 		return source{urls: []string{t.URL}, urlFields: []string{field + ".url"}, req: req, continueOnError: true}, nil
 	case t.AB != "":
 		return s.resolveAB(t, field)
@@ -120,7 +120,7 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 	req.KeepAlive = false
 	// http_load's own request (HTTP/1.0, Host without port, no Accept)
 	// is not the engine's HTTP/1.0 layout, which is ab's: it gets the job's.
-	req.HTTPVersion = cmp.Or(req.HTTPVersion, loadgen.HTTP11)
+	req.HTTPVersion = cmp.Or(req.HTTPVersion, measure.HTTP11)
 	src := source{urls: t.URLs, req: req, continueOnError: true}
 	for k := range t.URLs {
 		src.urlFields = append(src.urlFields, index(field+".urls", k))
@@ -130,7 +130,7 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 }
 
 // setFlags records the sweep values given by a command line's flags.
-func (src *source) setFlags(field string, plan loadgen.Plan) {
+func (src *source) setFlags(field string, plan measure.Plan) {
 	src.flagField = field
 	if plan.Concurrency > 0 {
 		src.concurrency = []int{plan.Concurrency}
@@ -146,7 +146,7 @@ func (src *source) setFlags(field string, plan loadgen.Plan) {
 // requestFromPlan expresses an ab command line's request options as a
 // Request, with the job's body. Repeated headers are joined with ", ", as
 // HTTP allows for list-valued fields.
-func requestFromPlan(plan loadgen.Plan, body, contentType string) Request {
+func requestFromPlan(plan measure.Plan, body, contentType string) Request {
 	r := Request{
 		Method:               plan.Method,
 		Body:                 body,
@@ -181,7 +181,7 @@ func requestFromPlan(plan loadgen.Plan, body, contentType string) Request {
 
 // headerList returns the headers in a stable order (sorted by name), since
 // a JSON object has none.
-func (r Request) headerList() []loadgen.Header {
+func (r Request) headerList() []measure.Header {
 	if len(r.Headers) == 0 {
 		return nil
 	}
@@ -190,9 +190,9 @@ func (r Request) headerList() []loadgen.Header {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	list := make([]loadgen.Header, len(keys))
+	list := make([]measure.Header, len(keys))
 	for i, k := range keys {
-		list[i] = loadgen.Header{Key: k, Value: r.Headers[k]}
+		list[i] = measure.Header{Key: k, Value: r.Headers[k]}
 	}
 	return list
 }

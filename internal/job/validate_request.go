@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // request checks one set of request options; field is where they came
@@ -41,7 +41,7 @@ func (v *validator) request(field string, r Request) {
 
 // httpVersion checks the http_version of the request options at field.
 func (v *validator) httpVersion(field, hv string) {
-	if hv != "" && hv != loadgen.HTTP10 && hv != loadgen.HTTP11 {
+	if hv != "" && hv != measure.HTTP10 && hv != measure.HTTP11 {
 		v.add(field+".http_version", "%q is not 1.0 or 1.1", hv)
 	}
 }
@@ -58,7 +58,7 @@ func knownMethod(m string) bool {
 // "". Framing headers are the engine's: a wrong Content-Length or
 // Connection would corrupt the measurement rather than test the target.
 func headerProblem(name, value string) string {
-	if !loadgen.IsToken(name) {
+	if !measure.IsToken(name) {
 		return "not a valid header name"
 	}
 	if strings.ContainsAny(value, "\r\n\x00") {

@@ -10,10 +10,6 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// DefaultMaxBody is the zero Plan.MaxBody: generous for any document a
-// benchmark fetches, yet it stops a target that answers without end.
-const DefaultMaxBody int64 = 1 << 30
-
 // Sentinels of the two size caps; classify counts each in its own class.
 var (
 	// ErrBodyTooLarge: a response body (as decoded from its framing) was

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"io"
 	"runtime"
 	"strings"
@@ -69,7 +70,7 @@ func TestReadResponseFraming(t *testing.T) {
 			var h fasthttp.ResponseHeader
 			maxBody := tt.maxBody
 			if maxBody == 0 {
-				maxBody = DefaultMaxBody
+				maxBody = measure.DefaultMaxBody
 			}
 			body, closing, err := readResponse(br, &h, tt.head, maxBody)
 			switch {
@@ -146,9 +147,9 @@ func TestRunLargeBodiesInBoundedMemory(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, written := tt.url(t)
-			var m *Measurement
+			var m *measure.Measurement
 			alloc := allocatedBy(func() {
-				m = run(t, Plan{URLs: []string{url}, Requests: n, Concurrency: n, KeepAlive: true})
+				m = run(t, measure.Plan{URLs: []string{url}, Requests: n, Concurrency: n, KeepAlive: true})
 			})
 			checkEq(t, "Complete", m.Complete, n)
 			checkEq(t, "Failed", m.Failed, 0)
@@ -200,9 +201,9 @@ func TestRunEndlessBodyCut(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, conns := tt.start(t)
-			var m *Measurement
+			var m *measure.Measurement
 			alloc := allocatedBy(func() {
-				m = run(t, Plan{URLs: []string{url}, Requests: n, Concurrency: 2, KeepAlive: true, MaxBody: maxBody})
+				m = run(t, measure.Plan{URLs: []string{url}, Requests: n, Concurrency: 2, KeepAlive: true, MaxBody: maxBody})
 			})
 			checkEq(t, "Complete", m.Complete, 0)
 			checkEq(t, "Failures.BodyTooLarge", m.Failures.BodyTooLarge, n)
@@ -238,7 +239,7 @@ func TestRunBodyCap(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tt.maxBody), func(t *testing.T) {
 			ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(fixedBody(1000)) }, nil)
-			m := run(t, Plan{URLs: []string{ts.URL}, Requests: 10, KeepAlive: true, MaxBody: tt.maxBody})
+			m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 10, KeepAlive: true, MaxBody: tt.maxBody})
 			checkEq(t, "Complete", m.Complete, tt.complete)
 			checkEq(t, "Failures.BodyTooLarge", m.Failures.BodyTooLarge, tt.cut)
 			checkEq(t, "Failed", m.Failed, tt.cut)
@@ -254,7 +255,7 @@ func TestRunBodyCap(t *testing.T) {
 func TestRunShortBody(t *testing.T) {
 	const resp = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
 	s := startRawServer(t, func(int) (string, bool) { return resp + strings.Repeat("x", 500), true })
-	m := run(t, Plan{URLs: []string{"http://" + s.addr}, Requests: 5, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{"http://" + s.addr}, Requests: 5, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 0)
 	checkEq(t, "Failures.Receive", m.Failures.Receive, 5)
 	checkEq(t, "Failed", m.Failed, 5)
@@ -299,7 +300,7 @@ func TestRunHeaderFlood(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			url, conns := tt.start(t)
-			m := run(t, Plan{URLs: []string{url}, Requests: 5, KeepAlive: true})
+			m := run(t, measure.Plan{URLs: []string{url}, Requests: 5, KeepAlive: true})
 			checkEq(t, "Complete", m.Complete, tt.complete)
 			checkEq(t, "Failures.HeaderTooLarge", m.Failures.HeaderTooLarge, 5-tt.complete)
 			checkEq(t, "Failed", m.Failed, 5-tt.complete)

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"github.com/benchq/benchq/internal/measure"
 	"os"
 	"os/exec"
 	"strconv"
@@ -30,7 +31,7 @@ func TestClientSaturatedOnOneCore(t *testing.T) {
 		t.Fatalf("clientCores() = %d under taskset with GOMAXPROCS=1, want 1", got)
 	}
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody([]byte("ok")) }, nil)
-	m := run(t, Plan{URLs: []string{ts.URL + "/"}, Requests: 3000, Concurrency: 8, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL + "/"}, Requests: 3000, Concurrency: 8, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 3000)
 	checkEq(t, "ClientCores", m.ClientCores, 1)
 	t.Logf("elapsed %v, cpu %v, wait %v", m.Elapsed, m.ClientCPU, m.ClientCPUWait)
@@ -75,7 +76,7 @@ func TestClientIdleNotSaturated(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		ctx.SetBody([]byte("ok"))
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL + "/"}, Requests: 20, Concurrency: 1, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL + "/"}, Requests: 20, Concurrency: 1, KeepAlive: true})
 	t.Logf("elapsed %v, cpu %v, wait %v, cores %d", m.Elapsed, m.ClientCPU, m.ClientCPUWait, m.ClientCores)
 	checkEq(t, "Complete", m.Complete, 20)
 	if m.ClientCores < 1 {

@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"net/netip"
 	"strings"
@@ -69,7 +70,7 @@ func (e *errRefusedByGuard) Unwrap() error { return e.err }
 func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, err error) {
 	ap, i := t.current()
 	if err := e.guard.Admit(t.addr, ap.Addr()); err != nil {
-		return nil, false, &errRefusedByGuard{fmt.Errorf("%w: %s at %s: %w", ErrUnreachable, t.addr, ap, err)}
+		return nil, false, &errRefusedByGuard{fmt.Errorf("%w: %s at %s: %w", measure.ErrUnreachable, t.addr, ap, err)}
 	}
 	conn, armed, err = sockDial(ctx, ap, deadline, t.tls != nil || len(t.req) > nodelayAbove, t.tls != nil)
 	if !armed && err == nil {

@@ -1,8 +1,11 @@
-// Package loadgen is benchq's load engine: given a Plan it drives HTTP load
-// with fasthttp in ab's closed model (c workers, n requests or a time limit)
-// or in an open model (a fixed rate of request starts), and returns one
-// Measurement with ab's counters and HdrHistogram latencies. It knows nothing
-// of Redis, HTTP APIs or jobs, so the CLI and the worker share it unchanged.
+// Package loadgen is benchq's load engine: given a measure.Plan it drives
+// HTTP load with fasthttp in ab's closed model (c workers, n requests or a
+// time limit) or in an open model (a fixed rate of request starts), and
+// returns one measure.Measurement with ab's counters and HdrHistogram
+// latencies. The plan and the measurement are the vocabulary of package
+// measure, which does not link fasthttp; this package is the engine alone.
+// It knows nothing of Redis, HTTP APIs or jobs, so the CLI and the worker
+// share it unchanged.
 //
 // Each worker owns its connection: it writes a request serialized once per
 // URL by fasthttp and reads the answer through a net.Conn wrapper that

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"runtime"
 	"sync"
@@ -16,11 +17,11 @@ import (
 // target does, refusals and timeouts included, is data in the Measurement.
 // When ctx is canceled the load stops within a second and Run returns what
 // completed, with Measurement.Canceled set.
-func Run(ctx context.Context, p Plan) (*Measurement, error) {
+func Run(ctx context.Context, p measure.Plan) (*measure.Measurement, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	e, err := newEngine(p.withDefaults())
+	e, err := newEngine(p.WithDefaults())
 	if err != nil {
 		return nil, err
 	}
@@ -49,9 +50,9 @@ const (
 // engine is the state of one run shared by its workers. Fields below the
 // atomics are written once before the workers start, or under firstMu.
 type engine struct {
-	plan    Plan
+	plan    measure.Plan
 	targets []target
-	guard   Guard
+	guard   measure.Guard
 	open    bool
 	workers []*worker
 	shards  []*shard
@@ -82,7 +83,7 @@ type engine struct {
 	tlsProto       string
 }
 
-func newEngine(p Plan) (*engine, error) {
+func newEngine(p measure.Plan) (*engine, error) {
 	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, stopCh: make(chan struct{})}
 	if e.guard == nil {
 		e.guard = systemResolver{}
@@ -112,7 +113,7 @@ func newEngine(p Plan) (*engine, error) {
 }
 
 // run drives the workers to the end of the run and assembles the result.
-func (e *engine) run(ctx context.Context) *Measurement {
+func (e *engine) run(ctx context.Context) *measure.Measurement {
 	e.dialCtx, e.cancelDial = context.WithCancel(context.Background())
 	// Every worker has its goroutine and buffers before the clock starts,
 	// as ab's connection slots exist before its clock does: a short run

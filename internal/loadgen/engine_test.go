@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ func TestRunFixedBody(t *testing.T) {
 	for _, keepAlive := range []bool{false, true} {
 		t.Run(map[bool]string{false: "close", true: "keepalive"}[keepAlive], func(t *testing.T) {
 			ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }, nil)
-			m := run(t, Plan{URLs: []string{ts.URL + "/fixed?x=1"}, Requests: 200, Concurrency: 4, KeepAlive: keepAlive})
+			m := run(t, measure.Plan{URLs: []string{ts.URL + "/fixed?x=1"}, Requests: 200, Concurrency: 4, KeepAlive: keepAlive})
 
 			checkEq(t, "Complete", m.Complete, 200)
 			checkEq(t, "Failed", m.Failed, 0)
@@ -64,7 +65,7 @@ func TestRunVaryingLength(t *testing.T) {
 		ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
 			ctx.SetBody(fixedBody(10 + int(n.Add(1)-1)%3)) // 10, 11, 12, 10, ...
 		}, nil)
-		m := run(t, Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, AcceptVariableLength: accept})
+		m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, AcceptVariableLength: accept})
 		want := int64(20)
 		if accept {
 			want = 0
@@ -79,7 +80,7 @@ func TestRunVaryingLength(t *testing.T) {
 func TestRunNon2xx(t *testing.T) {
 	for _, code := range []int{404, 500} {
 		ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.Error("nope", code) }, nil)
-		m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2})
+		m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2})
 		checkEq(t, "Complete", m.Complete, 20)
 		checkEq(t, "Failed", m.Failed, 0)
 		checkEq(t, "Non2xx", m.Non2xx, 20)
@@ -106,7 +107,7 @@ func TestRunResetMidResponse(t *testing.T) {
 			_ = c.Close()
 		})
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 20})
 	checkEq(t, "Complete", m.Complete, 10)
 	checkEq(t, "Failures.Receive", m.Failures.Receive, 10)
 	checkEq(t, "Failed", m.Failed, 10)
@@ -124,7 +125,7 @@ func TestRunTimeout(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	const timeout = 150 * time.Millisecond
 	began := time.Now()
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 4, Concurrency: 2, Timeout: timeout})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 4, Concurrency: 2, Timeout: timeout})
 	took := time.Since(began)
 	checkEq(t, "Failures.Timeout", m.Failures.Timeout, 4)
 	checkEq(t, "Failed", m.Failed, 4)
@@ -144,7 +145,7 @@ func TestRunWaitingIncludesFirstByteDelay(t *testing.T) {
 		time.Sleep(delay)
 		ctx.SetBodyString("late")
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 4, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 4, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 4)
 	if want := delay.Microseconds(); m.Waiting.Min < want || m.Total.Min < want {
 		t.Errorf("Waiting.Min = %d µs, Total.Min = %d µs, want both >= %d", m.Waiting.Min, m.Total.Min, want)
@@ -157,7 +158,7 @@ func TestRunWaitingIncludesFirstByteDelay(t *testing.T) {
 func TestRunKeepAliveServerClosesAfterK(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("hello") },
 		func(s *fasthttp.Server) { s.MaxRequestsPerConn = 3 })
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, RecordSamples: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 30, KeepAlive: true, RecordSamples: true})
 	checkEq(t, "Complete", m.Complete, 30)
 	checkEq(t, "Failed", m.Failed, 0)
 	checkEq(t, "server connections", ts.Stats.conns.Load(), 10)
@@ -178,7 +179,7 @@ func TestRunKeepAliveIdleCloseRetried(t *testing.T) {
 		func(s *fasthttp.Server) { s.IdleTimeout = 10 * time.Millisecond })
 	// Open model at 20/s: the connection idles 50 ms between requests and
 	// the server closes it silently each time.
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 6, Rate: 20, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 6, Rate: 20, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 6)
 	checkEq(t, "Failed", m.Failed, 0)
 	if c := ts.Stats.conns.Load(); c < 4 {
@@ -188,7 +189,7 @@ func TestRunKeepAliveIdleCloseRetried(t *testing.T) {
 
 func TestRunConnectionRefused(t *testing.T) {
 	url := "http://" + freeAddr(t) + "/"
-	m := run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
+	m := run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
 	if m.Aborted == "" || !strings.Contains(m.Aborted, "refused") {
 		t.Errorf("Aborted = %q, want a connection refused message", m.Aborted)
 	}
@@ -197,7 +198,7 @@ func TestRunConnectionRefused(t *testing.T) {
 		t.Errorf("Failures.Connect = %d, want 1..2 (abort at the first refusal)", m.Failures.Connect)
 	}
 
-	m = run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
+	m = run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
 	checkEq(t, "Aborted with -r", m.Aborted, "")
 	checkEq(t, "Failures.Connect with -r", m.Failures.Connect, 20)
 	checkEq(t, "Failed with -r", m.Failed, 20)
@@ -210,7 +211,7 @@ func TestRunDurationEndsOnTime(t *testing.T) {
 	}, nil)
 	const d = 300 * time.Millisecond
 	began := time.Now()
-	m := run(t, Plan{URLs: []string{ts.URL}, Duration: d, Concurrency: 2, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Duration: d, Concurrency: 2, KeepAlive: true})
 	took := time.Since(began)
 	// Upper bounds leave room for -race on a loaded 2-core CI machine.
 	if took < d || took > d+800*time.Millisecond {
@@ -237,7 +238,7 @@ func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	began := time.Now()
-	m, err := Run(ctx, Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 3})
+	m, err := Run(ctx, measure.Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 3})
 	took := time.Since(began)
 	if err != nil {
 		t.Fatalf("Run() error = %v, want nil on cancel", err)
@@ -261,7 +262,7 @@ func TestRunOpenModelShowsStall(t *testing.T) {
 		stallMu.unlock()
 		ctx.SetBodyString("x")
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 1000, Rate: 1000, Concurrency: 4, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 1000, Rate: 1000, Concurrency: 4, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 1000)
 	if p99 := m.Total.Quantile(0.99); p99 < 300_000 {
 		t.Errorf("open model corrected p99 = %d µs, want >= 300000 (the stall)", p99)
@@ -274,7 +275,7 @@ func TestRunOpenModelShowsStall(t *testing.T) {
 	}
 
 	n.Store(0)
-	closed := run(t, Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 1, KeepAlive: true})
+	closed := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 1000, Concurrency: 1, KeepAlive: true})
 	if p99 := closed.Total.Quantile(0.99); p99 >= 300_000 {
 		t.Errorf("closed model p99 = %d µs, want the stall hidden (< 300000), as ab hides it", p99)
 	}
@@ -300,11 +301,11 @@ func TestRunRequestOptions(t *testing.T) {
 		bodyBytes.Add(int64(len(ctx.PostBody())))
 	}, nil)
 	body := fixedBody(777)
-	m := run(t, Plan{
+	m := run(t, measure.Plan{
 		URLs:     []string{ts.URL + "/post"},
 		Requests: 10,
 		Body:     body,
-		Headers:  []Header{{"X-First", "1"}, {"Host", "example.test:8080"}, {"X-Second", "2"}},
+		Headers:  []measure.Header{{Key: "X-First", Value: "1"}, {Key: "Host", Value: "example.test:8080"}, {Key: "X-Second", Value: "2"}},
 	})
 	checkEq(t, "Complete", m.Complete, 10)
 	checkEq(t, "Host seen", host.Load(), any("example.test:8080"))
@@ -326,7 +327,7 @@ func TestRunHeadAndSeveralURLs(t *testing.T) {
 		}
 		ctx.SetBody(fixedBody(100))
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL + "/a", ts.URL + "/b"}, Method: "HEAD", Requests: 200, Concurrency: 2, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL + "/a", ts.URL + "/b"}, Method: "HEAD", Requests: 200, Concurrency: 2, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 200)
 	checkEq(t, "Failed", m.Failed, 0)
 	checkEq(t, "BodyReceivedBytes (HEAD)", m.BodyReceivedBytes, 0)
@@ -338,7 +339,7 @@ func TestRunHeadAndSeveralURLs(t *testing.T) {
 func TestRunTLS(t *testing.T) {
 	ts := startTLSServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("secure") })
 	g := &stubGuard{}
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g})
 	checkEq(t, "Complete", m.Complete, 20)
 	// A worker connects on its first request, so under a slow scheduler
 	// one worker may take all 20 before the other wakes: what must hold is
@@ -367,7 +368,7 @@ func TestRunConcurrencyNotCappedAt512(t *testing.T) {
 		}
 		ctx.SetBodyString("x")
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL}, Requests: c, Concurrency: c, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: c, Concurrency: c, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, c)
 	checkEq(t, "max open connections on the server", ts.Stats.maxOpen.Load(), c)
 }
@@ -377,9 +378,9 @@ func TestRunProgress(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		ctx.SetBodyString("x")
 	}, nil)
-	var snaps []Snapshot // Progress is called from one goroutine, ended before Run returns
-	m := run(t, Plan{URLs: []string{ts.URL}, Duration: 250 * time.Millisecond, Concurrency: 2, KeepAlive: true,
-		ProgressInterval: 50 * time.Millisecond, Progress: func(s Snapshot) { snaps = append(snaps, s) }})
+	var snaps []measure.Snapshot // Progress is called from one goroutine, ended before Run returns
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Duration: 250 * time.Millisecond, Concurrency: 2, KeepAlive: true,
+		ProgressInterval: 50 * time.Millisecond, Progress: func(s measure.Snapshot) { snaps = append(snaps, s) }})
 	if len(snaps) < 3 {
 		t.Fatalf("Progress called %d times, want >= 3", len(snaps))
 	}
@@ -393,8 +394,8 @@ func TestRunProgress(t *testing.T) {
 }
 
 func TestRunInvalidPlan(t *testing.T) {
-	_, err := Run(context.Background(), Plan{URLs: []string{"ftp://127.0.0.1/"}, Requests: 1})
-	if !errors.Is(err, ErrInvalidPlan) || !strings.Contains(err.Error(), "scheme") {
+	_, err := Run(context.Background(), measure.Plan{URLs: []string{"ftp://127.0.0.1/"}, Requests: 1})
+	if !errors.Is(err, measure.ErrInvalidPlan) || !strings.Contains(err.Error(), "scheme") {
 		t.Errorf("Run(ftp URL) error = %v, want an invalid plan naming the scheme", err)
 	}
 }
@@ -416,7 +417,7 @@ func TestRunStartAt(t *testing.T) {
 		ctx.SetBodyString("x")
 	}, nil)
 	at := time.Now().Add(300 * time.Millisecond)
-	m, err := Run(context.Background(), Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: at})
+	m, err := Run(context.Background(), measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: at})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +432,7 @@ func TestRunStartAt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	began := time.Now()
-	m, err = Run(ctx, Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: time.Now().Add(time.Hour)})
+	m, err = Run(ctx, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

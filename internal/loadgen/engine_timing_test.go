@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"github.com/benchq/benchq/internal/measure"
 	"runtime"
 	"testing"
 
@@ -11,7 +12,7 @@ import (
 // benchRun measures whole runs of b.N requests against an in-process
 // fasthttp server on loopback: ns/op and allocs/op are per request, the
 // run's setup amortized (client and server share the machine's CPUs).
-func benchRun(b *testing.B, p Plan) {
+func benchRun(b *testing.B, p measure.Plan) {
 	body := fixedBody(7638) // the seeds' HTML page
 	ts := startServer(b, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }, nil)
 	p.URLs = []string{ts.URL + "/page.html"}
@@ -34,10 +35,12 @@ func benchRun(b *testing.B, p Plan) {
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
 }
 
-func BenchmarkKeepAlive(b *testing.B)   { benchRun(b, Plan{KeepAlive: true}) }
-func BenchmarkKeepAliveC8(b *testing.B) { benchRun(b, Plan{KeepAlive: true, Concurrency: 8}) }
-func BenchmarkNoKeepAlive(b *testing.B) { benchRun(b, Plan{}) }
+func BenchmarkKeepAlive(b *testing.B)   { benchRun(b, measure.Plan{KeepAlive: true}) }
+func BenchmarkKeepAliveC8(b *testing.B) { benchRun(b, measure.Plan{KeepAlive: true, Concurrency: 8}) }
+func BenchmarkNoKeepAlive(b *testing.B) { benchRun(b, measure.Plan{}) }
 
 // BenchmarkKeepAliveHTTP10 is ab's request on a kept-alive connection: the
 // answer is HTTP/1.1 with keep-alive, as nginx gives it.
-func BenchmarkKeepAliveHTTP10(b *testing.B) { benchRun(b, Plan{KeepAlive: true, HTTPVersion: HTTP10}) }
+func BenchmarkKeepAliveHTTP10(b *testing.B) {
+	benchRun(b, measure.Plan{KeepAlive: true, HTTPVersion: measure.HTTP10})
+}

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"io"
 	"net"
 	"os"
@@ -33,33 +34,6 @@ func tlsAbortMessage(he *TLSHandshakeError) string {
 		code = 5
 	}
 	return fmt.Sprintf("%s (%d): %v", abortTLSPrefix, code, he.Err)
-}
-
-// Total is the number of failed requests: the sum of every class.
-func (f Failures) Total() int64 {
-	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake +
-		f.BodyTooLarge + f.HeaderTooLarge
-}
-
-// Hints gives one line of advice per non-zero failure class, in the order of
-// the fields, for a report to print under its failure counts.
-func (f Failures) Hints() []string {
-	var hints []string
-	add := func(n int64, hint string) {
-		if n > 0 {
-			hints = append(hints, hint)
-		}
-	}
-	add(f.Connect, "connect: the target refused or dropped new connections; check that it listens and its backlog (somaxconn)")
-	add(f.Receive, "receive: connections were closed or reset mid-response; check the target's logs and limits")
-	add(f.Length, "length: response bodies differ in length from the first one; use -l if the document is dynamic")
-	add(f.Exceptions, "exceptions: requests could not be written or responses were not valid HTTP")
-	add(f.Timeout, "timeout: requests took longer than the timeout (-s); raise it or lower the load")
-	add(f.PortExhaustion, "port exhaustion: no local port left for a new connection; use keep-alive (-k) or widen net.ipv4.ip_local_port_range")
-	add(f.TLSHandshake, "tls handshake: the TLS handshake failed; the port may not speak TLS (use http://) or accept none of Go's TLS versions and ciphers")
-	add(f.BodyTooLarge, "body too large: response bodies exceeded the body size cap and were cut; raise it (--max-body, request.max_body) if they are meant to be that long")
-	add(f.HeaderTooLarge, "header too large: response headers exceeded 8 KiB, ab's limit too; check the target's headers and cookies")
-	return hints
 }
 
 // stage is where in a request an error happened.
@@ -138,8 +112,8 @@ func isStaleConn(err error) bool {
 		errors.Is(err, syscall.EPIPE)
 }
 
-// add counts one failed request of class c.
-func (f *Failures) add(c class) {
+// countFailure counts one failed request of class c in f.
+func countFailure(f *measure.Failures, c class) {
 	switch c {
 	case classConnect:
 		f.Connect++
@@ -158,16 +132,4 @@ func (f *Failures) add(c class) {
 	case classHeaderTooLarge:
 		f.HeaderTooLarge++
 	}
-}
-
-func (f *Failures) merge(o Failures) {
-	f.Connect += o.Connect
-	f.Receive += o.Receive
-	f.Length += o.Length
-	f.Exceptions += o.Exceptions
-	f.Timeout += o.Timeout
-	f.PortExhaustion += o.PortExhaustion
-	f.TLSHandshake += o.TLSHandshake
-	f.BodyTooLarge += o.BodyTooLarge
-	f.HeaderTooLarge += o.HeaderTooLarge
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -65,29 +64,6 @@ func TestTLSAbortMessage(t *testing.T) {
 		if got, want := he.Error(), "tls handshake: "+tt.err.Error(); got != want {
 			t.Errorf("Error() = %q, want %q", got, want)
 		}
-	}
-}
-
-func TestFailuresHints(t *testing.T) {
-	if h := (Failures{}).Hints(); len(h) != 0 {
-		t.Errorf("Hints() of no failures = %q, want none", h)
-	}
-	f := Failures{Length: 3, PortExhaustion: 1, TLSHandshake: 2, BodyTooLarge: 4, HeaderTooLarge: 5}
-	h := f.Hints()
-	if len(h) != 5 || !strings.HasPrefix(h[0], "length") || !strings.Contains(h[1], "ip_local_port_range") ||
-		!strings.Contains(h[2], "TLS handshake failed") || !strings.Contains(h[3], "max_body") ||
-		!strings.Contains(h[4], "8 KiB") {
-		t.Errorf("Hints() = %q, want a length hint, the port exhaustion hint, the TLS handshake hint, "+
-			"the body and the header size hints", h)
-	}
-	if f.Total() != 15 {
-		t.Errorf("Total() = %d, want 15", f.Total())
-	}
-	var merged Failures
-	merged.merge(f)
-	merged.merge(f)
-	if merged.Total() != 30 || merged.BodyTooLarge != 8 || merged.HeaderTooLarge != 10 {
-		t.Errorf("merge of f twice = %+v, want every class doubled", merged)
 	}
 }
 

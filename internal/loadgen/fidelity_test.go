@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"github.com/benchq/benchq/internal/measure"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,15 +33,15 @@ func barrier(n int) fasthttp.RequestHandler {
 func TestRunMaxInFlight(t *testing.T) {
 	tests := []struct {
 		name    string
-		plan    Plan
+		plan    measure.Plan
 		barrier int // requests the server holds until all are in
 		want    int64
 	}{
-		{"closed reaches concurrency", Plan{Requests: 24, Concurrency: 8}, 8, 8},
-		{"closed budget below concurrency", Plan{Requests: 3, Concurrency: 8}, 3, 3},
-		{"closed one worker", Plan{Requests: 10, Concurrency: 1}, 1, 1},
-		{"open reaches concurrency", Plan{Requests: 12, Concurrency: 4, Rate: 1000}, 4, 4},
-		{"open budget below concurrency", Plan{Requests: 3, Concurrency: 8, Rate: 1000}, 3, 3},
+		{"closed reaches concurrency", measure.Plan{Requests: 24, Concurrency: 8}, 8, 8},
+		{"closed budget below concurrency", measure.Plan{Requests: 3, Concurrency: 8}, 3, 3},
+		{"closed one worker", measure.Plan{Requests: 10, Concurrency: 1}, 1, 1},
+		{"open reaches concurrency", measure.Plan{Requests: 12, Concurrency: 4, Rate: 1000}, 4, 4},
+		{"open budget below concurrency", measure.Plan{Requests: 3, Concurrency: 8, Rate: 1000}, 3, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,7 +67,7 @@ func TestRunLengthPerURL(t *testing.T) {
 		}
 		ctx.SetBody(fixedBody(3000))
 	}, nil)
-	m := run(t, Plan{URLs: []string{ts.URL + "/small", ts.URL + "/large"}, Requests: 400, Concurrency: 4, KeepAlive: true})
+	m := run(t, measure.Plan{URLs: []string{ts.URL + "/small", ts.URL + "/large"}, Requests: 400, Concurrency: 4, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 400)
 	checkEq(t, "Failures.Length", m.Failures.Length, 0)
 	checkEq(t, "Failed", m.Failed, 0)
@@ -84,7 +85,7 @@ func TestRunConnectToWrite(t *testing.T) {
 	for _, keepAlive := range []bool{false, true} {
 		t.Run(map[bool]string{false: "close", true: "keepalive"}[keepAlive], func(t *testing.T) {
 			ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") }, nil)
-			m := run(t, Plan{URLs: []string{ts.URL + "/"}, Requests: 200, Concurrency: 4, KeepAlive: keepAlive})
+			m := run(t, measure.Plan{URLs: []string{ts.URL + "/"}, Requests: 200, Concurrency: 4, KeepAlive: keepAlive})
 			checkEq(t, "Complete", m.Complete, 200)
 			checkEq(t, "ConnectToWrite.Count", m.ConnectToWrite.Count, ts.Stats.conns.Load())
 			if m.ConnectToWrite.Sum < m.Connect.Sum || m.ConnectToWrite.Max < m.Connect.Max {
@@ -103,7 +104,7 @@ func TestRunConnectToWrite(t *testing.T) {
 func TestRunTLSToPlainPort(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("plain") }, nil)
 	url := "https://" + ts.Addr + "/"
-	m := run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
+	m := run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
 	if !strings.HasPrefix(m.Aborted, "SSL handshake failed (1): tls: ") {
 		t.Errorf("Aborted = %q, want SSL handshake failed (1): tls: ...", m.Aborted)
 	}
@@ -115,7 +116,7 @@ func TestRunTLSToPlainPort(t *testing.T) {
 		t.Errorf("Hints = %q, want the TLS handshake hint", h)
 	}
 
-	m = run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
+	m = run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
 	checkEq(t, "Aborted with -r", m.Aborted, "")
 	checkEq(t, "Failures.TLSHandshake with -r", m.Failures.TLSHandshake, 20)
 	checkEq(t, "Failed with -r", m.Failed, 20)

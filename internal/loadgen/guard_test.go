@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -59,7 +60,7 @@ func TestGuardResolvesOncePerRun(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") }, nil)
 	g := &stubGuard{ips: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
 	url := "http://app.test:" + portOf(t, ts.Addr) + "/"
-	m := run(t, Plan{URLs: []string{url}, Requests: 50, Concurrency: 5, Guard: g})
+	m := run(t, measure.Plan{URLs: []string{url}, Requests: 50, Concurrency: 5, Guard: g})
 	checkEq(t, "Complete", m.Complete, 50)
 	checkEq(t, "Failed", m.Failed, 0)
 	checkEq(t, "ServerHostname", m.ServerHostname, "app.test")
@@ -83,9 +84,9 @@ func TestGuardRefusalSendsNothing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") }, nil)
-			m, err := Run(t.Context(), Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 4, Guard: tc.guard})
-			if !errors.Is(err, ErrUnreachable) || !errors.Is(err, errPolicy) {
-				t.Fatalf("Run error = %v, want ErrUnreachable wrapping the policy's error", err)
+			m, err := Run(t.Context(), measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 4, Guard: tc.guard})
+			if !errors.Is(err, measure.ErrUnreachable) || !errors.Is(err, errPolicy) {
+				t.Fatalf("Run error = %v, want measure.ErrUnreachable wrapping the policy's error", err)
 			}
 			if m != nil && m.Complete != 0 {
 				t.Errorf("Complete = %d, want 0", m.Complete)
@@ -103,7 +104,7 @@ func TestRunMovesToNextAddress(t *testing.T) {
 	g := &stubGuard{}
 	g.ips = []netip.Addr{netip.MustParseAddr("127.0.0.3"), netip.MustParseAddr("127.0.0.1")}
 	url := "http://two.test:" + portOf(t, ts.Addr) + "/"
-	m := run(t, Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, Guard: g})
+	m := run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, Guard: g})
 	checkEq(t, "Complete", m.Complete, 20)
 	checkEq(t, "Failed", m.Failed, 0)
 }
@@ -112,7 +113,7 @@ func TestRunMovesToNextAddress(t *testing.T) {
 // (here the hosts file), and its address is dialed by the same fast path.
 func TestRunLocalhost(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") }, nil)
-	m := run(t, Plan{URLs: []string{"http://localhost:" + portOf(t, ts.Addr) + "/"}, Requests: 20, Concurrency: 2})
+	m := run(t, measure.Plan{URLs: []string{"http://localhost:" + portOf(t, ts.Addr) + "/"}, Requests: 20, Concurrency: 2})
 	checkEq(t, "Complete", m.Complete, 20)
 	checkEq(t, "Failed", m.Failed, 0)
 }

@@ -1,6 +1,9 @@
 package loadgen
 
-import "time"
+import (
+	"github.com/benchq/benchq/internal/measure"
+	"time"
+)
 
 // startProgress calls Plan.Progress every ProgressInterval from one
 // goroutine until the run stops; the returned channel closes when it has
@@ -15,7 +18,7 @@ func (e *engine) startProgress() <-chan struct{} {
 		defer close(done)
 		tick := time.NewTicker(e.plan.ProgressInterval)
 		defer tick.Stop()
-		var prev Snapshot
+		var prev measure.Snapshot
 		for {
 			select {
 			case <-e.stopCh:
@@ -31,8 +34,8 @@ func (e *engine) startProgress() <-chan struct{} {
 }
 
 // snapshot sums the workers' counters; prev gives the interval for the rate.
-func (e *engine) snapshot(prev Snapshot) Snapshot {
-	s := Snapshot{Elapsed: time.Since(e.start)}
+func (e *engine) snapshot(prev measure.Snapshot) measure.Snapshot {
+	s := measure.Snapshot{Elapsed: time.Since(e.start)}
 	var started, done int64
 	for _, w := range e.workers {
 		started += w.pub.started.Load()

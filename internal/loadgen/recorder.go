@@ -1,6 +1,9 @@
 package loadgen
 
-import "sync"
+import (
+	"github.com/benchq/benchq/internal/measure"
+	"sync"
+)
 
 // batchSize is how many completed requests a worker keeps before it adds
 // them to its shard: one lock per batch, and a worker's own memory stays a
@@ -19,21 +22,21 @@ type record struct {
 // Concurrency and merges exactly at the end.
 type shard struct {
 	mu                                  sync.Mutex
-	connect, processing, waiting, total Phase
-	uncorrected                         Phase // open model only
+	connect, processing, waiting, total measure.Phase
+	uncorrected                         measure.Phase // open model only
 	status                              map[int]int64
 }
 
 func newShard(open bool) *shard {
 	s := &shard{
-		connect:    newPhase(),
-		processing: newPhase(),
-		waiting:    newPhase(),
-		total:      newPhase(),
+		connect:    measure.NewPhase(),
+		processing: measure.NewPhase(),
+		waiting:    measure.NewPhase(),
+		total:      measure.NewPhase(),
 		status:     make(map[int]int64),
 	}
 	if open {
-		s.uncorrected = newPhase()
+		s.uncorrected = measure.NewPhase()
 	}
 	return s
 }
@@ -44,19 +47,19 @@ func (s *shard) add(recs []record, open bool) {
 	defer s.mu.Unlock()
 	for i := range recs {
 		r := &recs[i]
-		s.connect.record(r.connect)
-		s.processing.record(r.uncorrected - r.connect)
-		s.waiting.record(r.waiting)
-		s.total.record(r.total)
+		s.connect.Record(r.connect)
+		s.processing.Record(r.uncorrected - r.connect)
+		s.waiting.Record(r.waiting)
+		s.total.Record(r.total)
 		if open {
-			s.uncorrected.record(r.uncorrected)
+			s.uncorrected.Record(r.uncorrected)
 		}
 		s.status[int(r.status)]++
 	}
 }
 
 // into merges the shard into m; called once every worker has stopped.
-func (s *shard) into(m *Measurement) {
+func (s *shard) into(m *measure.Measurement) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.Connect.Merge(&s.connect)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"net/netip"
 	"sync/atomic"
@@ -39,7 +40,7 @@ func (e *engine) resolve(ctx context.Context) error {
 			err = errors.New("no addresses")
 		}
 		if err != nil {
-			return fmt.Errorf("%w: %s: %w", ErrUnreachable, t.addr, err)
+			return fmt.Errorf("%w: %s: %w", measure.ErrUnreachable, t.addr, err)
 		}
 		t.addrs = make([]netip.AddrPort, len(ips))
 		for j, ip := range ips {

@@ -1,14 +1,15 @@
 package loadgen
 
 import (
+	"github.com/benchq/benchq/internal/measure"
 	"slices"
 	"time"
 )
 
 // measurement assembles the result once every worker has stopped.
-func (e *engine) measurement() *Measurement {
+func (e *engine) measurement() *measure.Measurement {
 	t := &e.targets[0]
-	m := &Measurement{
+	m := &measure.Measurement{
 		ServerSoftware: e.serverSoftware,
 		ServerHostname: t.host,
 		ServerPort:     t.port,
@@ -26,13 +27,13 @@ func (e *engine) measurement() *Measurement {
 		m.Aborted = e.abortedMsg
 	}
 	if e.open {
-		m.Open = &OpenModel{RequestedRate: e.plan.Rate}
+		m.Open = &measure.OpenModel{RequestedRate: e.plan.Rate}
 	}
 	var lastEvent, lastStart time.Time
 	for _, w := range e.workers {
 		c := &w.local
 		m.Complete += w.pub.completed.Load()
-		m.Failures.merge(c.failures)
+		m.Failures.Merge(c.failures)
 		m.WriteErrors += c.writeErrors
 		m.Non2xx += c.non2xx
 		m.KeepAliveRequests += c.keepAlive

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"github.com/benchq/benchq/internal/measure"
 	"math/big"
 	"net"
 	"sync"
@@ -167,7 +168,7 @@ func fixedBody(n int) []byte {
 }
 
 // run runs p and fails the test on an engine error.
-func run(t testing.TB, p Plan) *Measurement {
+func run(t testing.TB, p measure.Plan) *measure.Measurement {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"net/netip"
 	"syscall"
@@ -46,7 +47,7 @@ func TestRunConnectInProgress(t *testing.T) {
 	url := "http://" + fullBacklogAddr(t) + "/"
 
 	t.Run("timeout", func(t *testing.T) {
-		m := run(t, Plan{URLs: []string{url}, Requests: 2, Concurrency: 1, Timeout: 200 * time.Millisecond})
+		m := run(t, measure.Plan{URLs: []string{url}, Requests: 2, Concurrency: 1, Timeout: 200 * time.Millisecond})
 		checkEq(t, "Failures.Timeout", m.Failures.Timeout, 2)
 		checkEq(t, "Failed", m.Failed, 2)
 	})
@@ -55,7 +56,7 @@ func TestRunConnectInProgress(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		began := time.Now()
-		m, err := Run(ctx, Plan{URLs: []string{url}, Requests: 2, Concurrency: 1, Timeout: 30 * time.Second})
+		m, err := Run(ctx, measure.Plan{URLs: []string{url}, Requests: 2, Concurrency: 1, Timeout: 30 * time.Second})
 		if err != nil {
 			t.Fatalf("Run = %v, want nil", err)
 		}
@@ -77,7 +78,7 @@ func TestRunIPv6Loopback(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown() })
 	for _, keepAlive := range []bool{false, true} {
-		m := run(t, Plan{URLs: []string{"http://" + ln.Addr().String() + "/"}, Requests: 20, Concurrency: 2, KeepAlive: keepAlive})
+		m := run(t, measure.Plan{URLs: []string{"http://" + ln.Addr().String() + "/"}, Requests: 20, Concurrency: 2, KeepAlive: keepAlive})
 		checkEq(t, fmt.Sprintf("Complete (keep-alive %v)", keepAlive), m.Complete, 20)
 		checkEq(t, fmt.Sprintf("Failed (keep-alive %v)", keepAlive), m.Failed, 0)
 	}

@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
-	"errors"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,36 +38,15 @@ type target struct {
 // parseTarget checks one URL and splits it into what the engine dials and
 // reports; the request bytes are added by buildTarget.
 func parseTarget(raw string) (target, error) {
-	u, err := url.Parse(raw)
+	ep, err := measure.ParseEndpoint(raw)
 	if err != nil {
-		return target{}, fmt.Errorf("parse: %w", err)
+		return target{}, err
 	}
-	var t target
-	switch u.Scheme {
-	case "http":
-		t.port = 80
-	case "https":
-		t.port = 443
-	default:
-		return target{}, fmt.Errorf("scheme %q is not http or https", u.Scheme)
-	}
-	t.host = u.Hostname()
-	if t.host == "" {
-		return target{}, errors.New("no host")
-	}
-	if ps := u.Port(); ps != "" {
-		port, err := strconv.Atoi(ps)
-		if err != nil || port < 1 || port > 65535 {
-			return target{}, fmt.Errorf("port %q is not 1..65535", ps)
-		}
-		t.port = port
-	}
-	t.addr = net.JoinHostPort(t.host, strconv.Itoa(t.port))
+	t := target{addr: ep.Addr, host: ep.Host, port: ep.Port, path: ep.Path}
 	if ip, err := netip.ParseAddr(t.host); err == nil {
 		t.ip = netip.AddrPortFrom(ip, uint16(t.port))
 	}
-	t.path = u.RequestURI()
-	if u.Scheme == "https" {
+	if ep.TLS {
 		// ab checks no certificate either: a benchmark measures the server,
 		// and test servers mostly have self-signed ones.
 		t.tls = &tls.Config{InsecureSkipVerify: true, ServerName: t.host} //nolint:gosec // as ab
@@ -77,13 +55,13 @@ func parseTarget(raw string) (target, error) {
 }
 
 // buildTarget parses raw and serializes the request the plan sends to it.
-func buildTarget(p Plan, raw string) (target, error) {
+func buildTarget(p measure.Plan, raw string) (target, error) {
 	t, err := parseTarget(raw)
 	if err != nil {
 		return target{}, err
 	}
 	t.head = p.Method == fasthttp.MethodHead
-	if p.HTTPVersion == HTTP10 {
+	if p.HTTPVersion == measure.HTTP10 {
 		t.req = abRequest(p, &t)
 		return t, nil
 	}
@@ -128,7 +106,7 @@ type givenHeaders struct {
 
 // given scans the plan's headers for the defaults they replace. A Host
 // header also names the TLS server of t, as it does for ab.
-func given(headers []Header, t *target) givenHeaders {
+func given(headers []measure.Header, t *target) givenHeaders {
 	var g givenHeaders
 	for _, h := range headers {
 		switch {
@@ -151,7 +129,7 @@ func given(headers []Header, t *target) givenHeaders {
 // abRequest lays out an HTTP/1.0 request as ab 2.3 writes it, so that the
 // bytes sent, and the answer a server gives to them, are ab's. A Host
 // header in the plan also names the TLS server, as on HTTP/1.1.
-func abRequest(p Plan, t *target) []byte {
+func abRequest(p measure.Plan, t *target) []byte {
 	var b bytes.Buffer
 	line := func(parts ...string) {
 		for _, s := range parts {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"io"
 	"net"
 	"strconv"
@@ -19,35 +20,35 @@ func TestHTTP10RequestBytes(t *testing.T) {
 	tests := []struct {
 		name string
 		url  string
-		plan Plan
+		plan measure.Plan
 		want string
 	}{
 		{
 			"plain GET", "http://127.0.0.1:8080/a?b=1",
-			Plan{},
+			measure.Plan{},
 			"GET /a?b=1 HTTP/1.0\r\nHost: 127.0.0.1:8080\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
 		},
 		{
 			"default port and keep-alive", "http://localhost/",
-			Plan{KeepAlive: true},
+			measure.Plan{KeepAlive: true},
 			"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: localhost\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
 		},
 		{
 			"https default port, IPv6", "https://[::1]/x",
-			Plan{},
+			measure.Plan{},
 			"GET /x HTTP/1.0\r\nHost: [::1]\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
 		},
 		{
 			"https port 80 is not its default", "https://127.0.0.1:80/",
-			Plan{Method: "HEAD"},
+			measure.Plan{Method: "HEAD"},
 			"HEAD / HTTP/1.0\r\nHost: 127.0.0.1:80\r\nUser-Agent: ApacheBench/2.3\r\nAccept: */*\r\n\r\n",
 		},
 		{
 			"POST with -C -A -T and -H", "http://127.0.0.1:81/post",
-			Plan{
+			measure.Plan{
 				KeepAlive: true, Body: []byte("a=1\n"), ContentType: "application/x-www-form-urlencoded",
-				Headers: []Header{
-					{"Cookie", "s=1"}, {"Authorization", "Basic dTpw"}, {"X-One", "1"}, {"X-Two", "2"},
+				Headers: []measure.Header{
+					{Key: "Cookie", Value: "s=1"}, {Key: "Authorization", Value: "Basic dTpw"}, {Key: "X-One", Value: "1"}, {Key: "X-Two", Value: "2"},
 				},
 				LeadingHeaders: 2,
 			},
@@ -57,8 +58,8 @@ func TestHTTP10RequestBytes(t *testing.T) {
 		},
 		{
 			"given Host, User-Agent and Accept replace ab's", "http://127.0.0.1:8080/",
-			Plan{Method: "PUT", Body: []byte("x"), Headers: []Header{
-				{"accept", "text/html"}, {"Host", "example.test"}, {"user-agent", "me"},
+			measure.Plan{Method: "PUT", Body: []byte("x"), Headers: []measure.Header{
+				{Key: "accept", Value: "text/html"}, {Key: "Host", Value: "example.test"}, {Key: "user-agent", Value: "me"},
 			}},
 			"PUT / HTTP/1.0\r\nContent-length: 1\r\nContent-type: text/plain\r\n" +
 				"accept: text/html\r\nHost: example.test\r\nuser-agent: me\r\n\r\nx",
@@ -67,11 +68,11 @@ func TestHTTP10RequestBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.plan
-			p.URLs, p.Requests, p.HTTPVersion, p.UserAgent = []string{tt.url}, 1, HTTP10, ab
+			p.URLs, p.Requests, p.HTTPVersion, p.UserAgent = []string{tt.url}, 1, measure.HTTP10, ab
 			if err := p.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			tg, err := buildTarget(p.withDefaults(), tt.url)
+			tg, err := buildTarget(p.WithDefaults(), tt.url)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +84,7 @@ func TestHTTP10RequestBytes(t *testing.T) {
 }
 
 func TestHTTP11RequestUnchanged(t *testing.T) {
-	p := Plan{URLs: []string{"http://127.0.0.1:8080/a"}, Requests: 1}.withDefaults()
+	p := measure.Plan{URLs: []string{"http://127.0.0.1:8080/a"}, Requests: 1}.WithDefaults()
 	tg, err := buildTarget(p, p.URLs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -95,11 +96,11 @@ func TestHTTP11RequestUnchanged(t *testing.T) {
 }
 
 func TestValidateHTTPVersion(t *testing.T) {
-	p := Plan{URLs: []string{"http://127.0.0.1:8080/"}, Requests: 1, HTTPVersion: "2"}
+	p := measure.Plan{URLs: []string{"http://127.0.0.1:8080/"}, Requests: 1, HTTPVersion: "2"}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "http_version") {
 		t.Errorf("Validate(HTTPVersion 2) = %v, want an error naming http_version", err)
 	}
-	p.HTTPVersion, p.LeadingHeaders = HTTP10, 1
+	p.HTTPVersion, p.LeadingHeaders = measure.HTTP10, 1
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "leading_headers") {
 		t.Errorf("Validate(LeadingHeaders 1 of 0) = %v, want an error naming leading_headers", err)
 	}
@@ -242,8 +243,8 @@ func TestHTTP10Answers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := startRawServer(t, func(int) (string, bool) { return tt.resp, tt.close })
 			url := "http://" + s.addr + "/"
-			m := run(t, Plan{URLs: []string{url}, Requests: 4, KeepAlive: tt.keepAlive,
-				HTTPVersion: HTTP10, UserAgent: "ab"})
+			m := run(t, measure.Plan{URLs: []string{url}, Requests: 4, KeepAlive: tt.keepAlive,
+				HTTPVersion: measure.HTTP10, UserAgent: "ab"})
 			checkEq(t, "Complete", m.Complete, 4)
 			checkEq(t, "Failed", m.Failed, 0)
 			checkEq(t, "KeepAliveRequests", m.KeepAliveRequests, tt.wantKA)

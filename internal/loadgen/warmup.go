@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"context"
+	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"strconv"
 	"sync"
@@ -60,8 +61,8 @@ func warmUp(concurrency int) {
 		}
 		defer ln.Close()
 		go answerWarmUp(ln)
-		p := Plan{URLs: []string{"http://" + ln.Addr().String() + "/"}, Requests: n, Concurrency: n, Timeout: time.Second}
-		e, err := newEngine(p.withDefaults())
+		p := measure.Plan{URLs: []string{"http://" + ln.Addr().String() + "/"}, Requests: n, Concurrency: n, Timeout: time.Second}
+		e, err := newEngine(p.WithDefaults())
 		if err != nil {
 			return
 		}

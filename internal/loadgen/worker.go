@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"errors"
+	"github.com/benchq/benchq/internal/measure"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -52,7 +53,7 @@ type worker struct {
 
 // counts are the worker's own totals, read only after it has stopped.
 type counts struct {
-	failures    Failures
+	failures    measure.Failures
 	writeErrors int64
 	non2xx      int64
 	keepAlive   int64
@@ -62,13 +63,13 @@ type counts struct {
 	lastEvent   time.Time     // last completion or failure
 	lastStart   time.Time     // open model: last actual start
 	spun        time.Duration // reads spun before waiting (spin_linux.go)
-	samples     []Sample
+	samples     []measure.Sample
 	// busyFrom and busyUntil bound the closed-model worker's requests, which
 	// follow each other without a gap: the overlap of the workers' spans is
 	// the run's most requests in flight, at no cost per request.
 	busyFrom, busyUntil time.Time
-	maxInFlight         int64 // open model: most in flight seen at a start
-	connectWrite        Phase // http_load's connect: dial start to request written
+	maxInFlight         int64         // open model: most in flight seen at a start
+	connectWrite        measure.Phase // http_load's connect: dial start to request written
 }
 
 // timing holds the timestamps of one request.
@@ -274,7 +275,7 @@ func (w *worker) fail(st stage, err error) {
 		return
 	}
 	c := classify(st, err)
-	w.local.failures.add(c)
+	countFailure(&w.local.failures, c)
 	w.pub.failed.Add(1)
 	w.local.lastEvent = now
 	if c == classWrite {
@@ -312,7 +313,7 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	w.local.body += body
 	w.local.lastEvent = tm.done
 	if !tm.reused {
-		w.local.connectWrite.record(micros(tm.written.Sub(start)))
+		w.local.connectWrite.Record(micros(tm.written.Sub(start)))
 	}
 	w.batch = append(w.batch, record{
 		connect:     micros(tm.connected.Sub(start)),
@@ -336,7 +337,7 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 
 func (w *worker) sample(intended, start time.Time, tm *timing, status int) {
 	connect := tm.connected.Sub(start)
-	w.local.samples = append(w.local.samples, Sample{
+	w.local.samples = append(w.local.samples, measure.Sample{
 		Start:      start,
 		Connect:    connect,
 		Processing: tm.done.Sub(start) - connect,

@@ -9,7 +9,7 @@ import (
 )
 
 // LoadGuard is the Policy as the load engine applies it (it satisfies
-// loadgen.Guard): a run resolves each target host once, every address is
+// measure.Guard): a run resolves each target host once, every address is
 // checked as the Dialer checks it, and each connect is admitted again
 // against the same rules just before it is made. The engine then dials by
 // itself, on the same raw-socket path as an unguarded run, so enforcing

@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 )
 
-var _ loadgen.Guard = (*LoadGuard)(nil)
+var _ measure.Guard = (*LoadGuard)(nil)
 
 // TestLoadGuardRefusesEveryClass: what the engine asks before it dials
 // (Resolve once per run, Admit before each connect) refuses every refused
@@ -77,9 +78,9 @@ func TestLoadGuardCatchesRebindingOnTheFastPath(t *testing.T) {
 	if err := (&Checker{Policy: def, Resolver: r}).CheckURL(t.Context(), mustURL(t, url)); err != nil {
 		t.Fatalf("CheckURL at submission = %v, want admitted", err)
 	}
-	_, err := loadgen.Run(t.Context(), loadgen.Plan{URLs: []string{url}, Requests: 10, Concurrency: 2,
+	_, err := loadgen.Run(t.Context(), measure.Plan{URLs: []string{url}, Requests: 10, Concurrency: 2,
 		Guard: &LoadGuard{Policy: def, Resolver: r}})
-	if !errors.Is(err, ErrRefused) || !errors.Is(err, loadgen.ErrUnreachable) {
+	if !errors.Is(err, ErrRefused) || !errors.Is(err, measure.ErrUnreachable) {
 		t.Errorf("Run after rebinding = %v, want ErrUnreachable and ErrRefused", err)
 	}
 	if n := accepted.Load(); n != 0 {
@@ -108,7 +109,7 @@ func TestLoadGuardPins(t *testing.T) {
 	if _, err := g.Resolve(t.Context(), "127.0.0.2:"+port); !errors.Is(err, ErrNotPinned) {
 		t.Errorf("Resolve(IP literal not pinned) = %v, want ErrNotPinned", err)
 	}
-	m, err := loadgen.Run(t.Context(), loadgen.Plan{URLs: []string{"http://app.test:" + port + "/"}, Requests: 3, Guard: g})
+	m, err := loadgen.Run(t.Context(), measure.Plan{URLs: []string{"http://app.test:" + port + "/"}, Requests: 3, Guard: g})
 	if err != nil {
 		t.Fatalf("Run under pins = %v", err)
 	}

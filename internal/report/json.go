@@ -22,6 +22,9 @@ func writeJSON(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	shown.Analysis = nil // the document's analysis, not twice
 	doc := jsonReport{Job: &shown, Runs: make([]job.Run, 0, len(views)), Analysis: a}
 	for _, v := range views {
+		// The stored measurement is for merging runs, and large; the
+		// result says the same to a reader, as /results shows it.
+		v.Run.Measurement = nil
 		doc.Runs = append(doc.Runs, v.Run)
 	}
 	if doc.Analysis.Points == nil {

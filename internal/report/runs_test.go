@@ -141,3 +141,38 @@ func TestSkipsRunsWithoutResult(t *testing.T) {
 		t.Errorf("ab report of 1 usable run has %d headers, want 1", n)
 	}
 }
+
+// TestJSONLeavesOutStoredMeasurements: a run's stored measurement is for
+// merging and large; the report shows its result only, and the caller's
+// runs keep theirs.
+func TestJSONLeavesOutStoredMeasurements(t *testing.T) {
+	j := fixtureJob()
+	runs := fixtureRuns(j)
+	for i := range runs {
+		runs[i].Measurement = json.RawMessage(`{"v":1,"complete":100}`)
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, FormatJSON, j, runs, job.Analyze(j.Spec, runs)); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Runs []map[string]json.RawMessage `json:"runs"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("JSON report does not decode: %v", err)
+	}
+	if len(doc.Runs) != len(runs) {
+		t.Fatalf("JSON report has %d runs, want %d", len(doc.Runs), len(runs))
+	}
+	for i, r := range doc.Runs {
+		if _, ok := r["measurement"]; ok {
+			t.Errorf("run %d of the JSON report shows its stored measurement", i)
+		}
+		if _, ok := r["result"]; !ok {
+			t.Errorf("run %d of the JSON report has no result", i)
+		}
+	}
+	if len(runs[0].Measurement) == 0 {
+		t.Error("Write cleared the caller's stored measurement")
+	}
+}

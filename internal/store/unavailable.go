@@ -37,6 +37,11 @@ const (
 	// cluster down (MASTERDOWN, CLUSTERDOWN, TRYAGAIN), or at its client
 	// limit.
 	NotReady Condition = "not ready"
+	// CredentialsRefused: Redis refuses the service's own login or
+	// permissions (NOAUTH, WRONGPASS, NOPERM). Not the client's fault and
+	// not a bug: the service is misconfigured until an operator fixes its
+	// Redis URL or ACL, and says so as an outage rather than a 500.
+	CredentialsRefused Condition = "refusing the service's credentials"
 )
 
 // UnavailableError is a Redis failure classified as ErrUnavailable.
@@ -122,6 +127,9 @@ var replyPrefixes = []struct {
 	{"CLUSTERDOWN ", NotReady},
 	{"TRYAGAIN ", NotReady},
 	{"max number of clients reached", NotReady}, // HasErrorPrefix drops the "ERR "
+	{"NOAUTH ", CredentialsRefused},
+	{"WRONGPASS ", CredentialsRefused},
+	{"NOPERM ", CredentialsRefused},
 }
 
 // connErrors end a connection without a *net.OpError around them.

@@ -53,6 +53,9 @@ func TestClassify(t *testing.T) {
 		{"CLUSTERDOWN", replyErr("CLUSTERDOWN The cluster is down"), store.NotReady},
 		{"TRYAGAIN", replyErr("TRYAGAIN Multiple keys request during rehashing of slot"), store.NotReady},
 		{"max clients", replyErr("ERR max number of clients reached"), store.NotReady},
+		{"NOAUTH", replyErr("NOAUTH Authentication required."), store.CredentialsRefused},
+		{"WRONGPASS", replyErr("WRONGPASS invalid username-password pair or user is disabled."), store.CredentialsRefused},
+		{"NOPERM", replyErr("NOPERM User benchq has no permissions to run the 'xadd' command"), store.CredentialsRefused},
 		{"connection refused", refused, store.Unreachable},
 		{"wrapped connection refused", fmt.Errorf("store: get job: %w", refused), store.Unreachable},
 		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, store.Unreachable},
@@ -138,6 +141,10 @@ func TestStoreErrorsClassified(t *testing.T) {
 	stored := newJob(jobID(0), "key_a", 0, nil)
 	mustCreate(t, s, stored)
 	admin := srv.Client(t)
+	// One connection kept for the password case: it stays logged in when
+	// the password is set, so it can take it away again.
+	sticky := admin.Conn()
+	t.Cleanup(func() { sticky.Close() })
 	for _, tc := range []struct {
 		name      string
 		cond      store.Condition
@@ -154,6 +161,21 @@ func TestStoreErrorsClassified(t *testing.T) {
 			// A master that never answers: the replica serves stale reads.
 			func(t testing.TB) { mustDo(t, admin, "REPLICAOF", "127.0.0.1", "1") },
 			func(t testing.TB) { mustDo(t, admin, "REPLICAOF", "NO", "ONE") }},
+		{"password required", store.CredentialsRefused, false, false,
+			func(t testing.TB) {
+				if err := sticky.ConfigSet(t.Context(), "requirepass", "not-the-service-s").Err(); err != nil {
+					t.Fatal(err)
+				}
+				// Connections logged in before stay so; the store's must reconnect.
+				if err := sticky.Do(t.Context(), "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
+					t.Fatal(err)
+				}
+			},
+			func(t testing.TB) {
+				if err := sticky.ConfigSet(t.Context(), "requirepass", "").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}},
 		{"killed", store.Unreachable, false, true,
 			func(testing.TB) { srv.Kill() },
 			func(t testing.TB) { srv.Restart(t) }},

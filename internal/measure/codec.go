@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ const codecVersion = 1
 
 // ErrBadEncoding is wrapped by every error of DecodeMeasurement: the bytes
 // are not a measurement EncodeMeasurement wrote.
-var ErrBadEncoding = errors.New("loadgen: not an encoded measurement")
+var ErrBadEncoding = errors.New("measure: not an encoded measurement")
 
 // wireMeasurement is the stored form of a Measurement: every field but
 // Samples (raw per-request timings, which grow with the run and which the
@@ -147,12 +147,12 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 	}
 	for _, p := range phases {
 		if *p.dst, err = encodePhase(p.ph); err != nil {
-			return nil, fmt.Errorf("loadgen: encode measurement: %s: %w", p.name, err)
+			return nil, fmt.Errorf("measure: encode measurement: %s: %w", p.name, err)
 		}
 	}
 	b, err := json.Marshal(&w)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: encode measurement: %w", err)
+		return nil, fmt.Errorf("measure: encode measurement: %w", err)
 	}
 	return b, nil
 }

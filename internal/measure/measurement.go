@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 
 // Measurement is the outcome of one run: what ab would print, in raw units
 // (bytes, microseconds), before any formatting. Failures of the target are
-// counted here; only a broken engine returns an error from Run.
+// counted here; only a broken engine returns an error from its Run.
 type Measurement struct {
 	// From the first response, as ab reports them.
 	ServerSoftware string
@@ -98,8 +98,8 @@ type Measurement struct {
 // Failures classifies failed requests. Connect, Receive, Length and
 // Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
 // BodyTooLarge (a body above Plan.MaxBody) and HeaderTooLarge (a header
-// above HeaderCap) are their own classes (each with a hint for the user)
-// and are included in Measurement.Failed.
+// above the engine's header cap, ab's 8 KiB) are their own classes (each
+// with a hint for the user) and are included in Measurement.Failed.
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -146,7 +146,10 @@ type Sample struct {
 
 // Merge adds o, measured in parallel with m (a shard of the same point), to
 // m: counters, status codes and histograms add exactly; Started is the
-// earlier, Elapsed the longer, Concurrency, MaxInFlight, rates and the
+// earlier, Elapsed spans from there to the later end (the longer of the
+// two when they started together; shards started at one agreed instant
+// still start microseconds apart, and ab's "Time taken" covers every
+// request), Concurrency, MaxInFlight, rates and the
 // client's CPU time and cores add (each shard ran on its own cores). The first
 // response's fields are m's unless m has none. Callers that merge sequential
 // runs aggregate Elapsed and Concurrency themselves.
@@ -159,14 +162,25 @@ func (m *Measurement) Merge(o *Measurement) {
 		m.DocumentPath, m.DocumentLength, m.TLSProtocol = o.DocumentPath, o.DocumentLength, o.TLSProtocol
 		m.Method, m.KeepAlive = o.Method, o.KeepAlive
 	}
+	// On the wall clock: a decoded measurement has no monotonic reading,
+	// and a merge must not depend on whether its parts were decoded.
+	end := m.Started.Round(0).Add(m.Elapsed)
+	if oEnd := o.Started.Round(0).Add(o.Elapsed); m.Started.IsZero() || oEnd.After(end) {
+		end = oEnd
+	}
 	if m.Started.IsZero() || (!o.Started.IsZero() && o.Started.Before(m.Started)) {
 		m.Started = o.Started
 	}
-	m.Elapsed = max(m.Elapsed, o.Elapsed)
+	switch {
+	case m.Started.IsZero() || o.Started.IsZero(): // no clock to span: measured alone
+		m.Elapsed = max(m.Elapsed, o.Elapsed)
+	default:
+		m.Elapsed = end.Sub(m.Started.Round(0))
+	}
 	m.Concurrency += o.Concurrency
 	m.Complete += o.Complete
 	m.Failed += o.Failed
-	m.Failures.merge(o.Failures)
+	m.Failures.Merge(o.Failures)
 	m.WriteErrors += o.WriteErrors
 	m.Non2xx += o.Non2xx
 	m.KeepAliveRequests += o.KeepAliveRequests

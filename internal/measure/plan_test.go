@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"errors"
@@ -58,12 +58,12 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 }
 
 func TestWithDefaults(t *testing.T) {
-	p := Plan{Body: []byte("x")}.withDefaults()
+	p := Plan{Body: []byte("x")}.WithDefaults()
 	if p.Method != "POST" || p.Concurrency != 1 || p.Timeout != DefaultTimeout ||
 		p.ContentType != DefaultContentType || p.ProgressInterval != DefaultProgressInterval || p.MaxBody != DefaultMaxBody {
-		t.Errorf("withDefaults() = %+v, want POST, 1 worker, 30s, text/plain, 250ms, 1 GiB bodies", p)
+		t.Errorf("WithDefaults() = %+v, want POST, 1 worker, 30s, text/plain, 250ms, 1 GiB bodies", p)
 	}
-	if m := (Plan{}).withDefaults().Method; m != "GET" {
-		t.Errorf("withDefaults().Method = %q, want GET", m)
+	if m := (Plan{}).WithDefaults().Method; m != "GET" {
+		t.Errorf("WithDefaults().Method = %q, want GET", m)
 	}
 }

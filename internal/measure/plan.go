@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"context"
@@ -124,6 +124,10 @@ type Snapshot struct {
 	BytesRead  int64         `json:"bytes_read"`
 }
 
+// DefaultMaxBody is the zero Plan.MaxBody: generous for any document a
+// benchmark fetches, yet it stops a target that answers without end.
+const DefaultMaxBody int64 = 1 << 30
+
 // MaxConcurrency is the sanity cap on Plan.Concurrency: every worker owns a
 // goroutine, a connection and its buffers, so a typo must not exhaust memory.
 const MaxConcurrency = 100000
@@ -142,15 +146,15 @@ const (
 	HTTP11 = "1.1"
 )
 
-// ErrInvalidPlan is wrapped by every error of Plan.Validate and of Run for a
-// plan that can never run.
-var ErrInvalidPlan = errors.New("loadgen: invalid plan")
+// ErrInvalidPlan is wrapped by every error of Plan.Validate, and by the
+// engine's for a plan that can never run.
+var ErrInvalidPlan = errors.New("measure: invalid plan")
 
-// ErrUnreachable is wrapped by Run's error when a target's host cannot be
-// resolved, or the plan's Guard refuses its address (at resolution or at a
+// ErrUnreachable is wrapped by the engine's error when a target's host
+// cannot be resolved, or the plan's Guard refuses its address (at resolution or at a
 // connect): no request of the run was sent anywhere it may not go. The
 // resolver's or the guard's own error is wrapped too.
-var ErrUnreachable = errors.New("loadgen: target unreachable")
+var ErrUnreachable = errors.New("measure: target unreachable")
 
 // Validate reports every problem of the plan at once; each joined error wraps
 // ErrInvalidPlan and names the field.
@@ -163,7 +167,7 @@ func (p Plan) Validate() error {
 		bad("urls", "at least one is required")
 	}
 	for i, raw := range p.URLs {
-		if _, err := parseTarget(raw); err != nil {
+		if _, err := ParseEndpoint(raw); err != nil {
 			bad(fmt.Sprintf("urls[%d]", i), "%v", err)
 		}
 	}
@@ -217,8 +221,8 @@ func (p Plan) Validate() error {
 	return errors.Join(errs...)
 }
 
-// withDefaults fills zero fields with their documented defaults.
-func (p Plan) withDefaults() Plan {
+// WithDefaults fills zero fields with their documented defaults.
+func (p Plan) WithDefaults() Plan {
 	p.Method = p.method()
 	if p.Concurrency == 0 {
 		p.Concurrency = 1

@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"math"
@@ -7,9 +7,9 @@ import (
 )
 
 func phaseOf(vals ...int64) Phase {
-	ph := newPhase()
+	ph := NewPhase()
 	for _, v := range vals {
-		ph.record(v)
+		ph.Record(v)
 	}
 	return ph
 }

@@ -1,4 +1,4 @@
-package loadgen_test
+package measure_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/loadgen"
+	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -37,7 +38,7 @@ var measurementEqual = []cmp.Option{
 		return cmp.Equal(sa, sb)
 	}),
 	cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) }),
-	cmpopts.IgnoreFields(loadgen.Measurement{}, "Samples"),
+	cmpopts.IgnoreFields(measure.Measurement{}, "Samples"),
 }
 
 // spread answers after a delay that cycles through 0..600 µs, and every
@@ -55,7 +56,7 @@ func spread() fasthttp.RequestHandler {
 	}
 }
 
-func runPlan(t *testing.T, p loadgen.Plan) *loadgen.Measurement {
+func runPlan(t *testing.T, p measure.Plan) *measure.Measurement {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
@@ -69,13 +70,13 @@ func runPlan(t *testing.T, p loadgen.Plan) *loadgen.Measurement {
 	return m
 }
 
-func roundTrip(t *testing.T, m *loadgen.Measurement) *loadgen.Measurement {
+func roundTrip(t *testing.T, m *measure.Measurement) *measure.Measurement {
 	t.Helper()
-	b, err := loadgen.EncodeMeasurement(m)
+	b, err := measure.EncodeMeasurement(m)
 	if err != nil {
 		t.Fatalf("EncodeMeasurement: %v", err)
 	}
-	d, err := loadgen.DecodeMeasurement(b)
+	d, err := measure.DecodeMeasurement(b)
 	if err != nil {
 		t.Fatalf("DecodeMeasurement: %v", err)
 	}
@@ -86,12 +87,12 @@ func TestMeasurementCodecRoundTrip(t *testing.T) {
 	url := testservers.StartFasthttp(t, spread())
 	tests := []struct {
 		name string
-		plan loadgen.Plan
+		plan measure.Plan
 	}{
-		{"closed keep-alive", loadgen.Plan{Requests: 200, Concurrency: 4, KeepAlive: true}},
-		{"closed a connection per request", loadgen.Plan{Requests: 100, Concurrency: 2}},
-		{"open model", loadgen.Plan{Requests: 100, Concurrency: 4, Rate: 2000, KeepAlive: true}},
-		{"HTTP/1.0 with a body", loadgen.Plan{Requests: 50, Concurrency: 2, HTTPVersion: loadgen.HTTP10, Body: []byte("payload")}},
+		{"closed keep-alive", measure.Plan{Requests: 200, Concurrency: 4, KeepAlive: true}},
+		{"closed a connection per request", measure.Plan{Requests: 100, Concurrency: 2}},
+		{"open model", measure.Plan{Requests: 100, Concurrency: 4, Rate: 2000, KeepAlive: true}},
+		{"HTTP/1.0 with a body", measure.Plan{Requests: 50, Concurrency: 2, HTTPVersion: measure.HTTP10, Body: []byte("payload")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +108,7 @@ func TestMeasurementCodecRoundTrip(t *testing.T) {
 			}
 			for _, ph := range []struct {
 				name      string
-				want, got *loadgen.Phase
+				want, got *measure.Phase
 			}{
 				{"connect", &m.Connect, &got.Connect},
 				{"processing", &m.Processing, &got.Processing},
@@ -138,19 +139,19 @@ func TestMergeOfDecodedShards(t *testing.T) {
 	url := testservers.StartFasthttp(t, spread())
 	tests := []struct {
 		name string
-		plan loadgen.Plan
+		plan measure.Plan
 	}{
-		{"closed keep-alive", loadgen.Plan{Requests: 300, Concurrency: 3, KeepAlive: true}},
-		{"closed a connection per request", loadgen.Plan{Requests: 150, Concurrency: 2}},
-		{"open model", loadgen.Plan{Requests: 150, Concurrency: 3, Rate: 3000, KeepAlive: true}},
+		{"closed keep-alive", measure.Plan{Requests: 300, Concurrency: 3, KeepAlive: true}},
+		{"closed a connection per request", measure.Plan{Requests: 150, Concurrency: 2}},
+		{"open model", measure.Plan{Requests: 150, Concurrency: 3, Rate: 3000, KeepAlive: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.plan
 			p.URLs = []string{url + "/"}
 			p.RecordSamples = true
-			var orig, dec loadgen.Measurement
-			var samples []loadgen.Sample
+			var orig, dec measure.Measurement
+			var samples []measure.Sample
 			for range 3 {
 				m := runPlan(t, p)
 				samples = append(samples, m.Samples...)
@@ -169,13 +170,13 @@ func TestMergeOfDecodedShards(t *testing.T) {
 			}
 			for _, ph := range []struct {
 				name  string
-				phase *loadgen.Phase
-				of    func(loadgen.Sample) time.Duration
+				phase *measure.Phase
+				of    func(measure.Sample) time.Duration
 			}{
-				{"connect", &dec.Connect, func(s loadgen.Sample) time.Duration { return s.Connect }},
-				{"processing", &dec.Processing, func(s loadgen.Sample) time.Duration { return s.Processing }},
-				{"waiting", &dec.Waiting, func(s loadgen.Sample) time.Duration { return s.Waiting }},
-				{"total", &dec.Total, func(s loadgen.Sample) time.Duration { return s.Total }},
+				{"connect", &dec.Connect, func(s measure.Sample) time.Duration { return s.Connect }},
+				{"processing", &dec.Processing, func(s measure.Sample) time.Duration { return s.Processing }},
+				{"waiting", &dec.Waiting, func(s measure.Sample) time.Duration { return s.Waiting }},
+				{"total", &dec.Total, func(s measure.Sample) time.Duration { return s.Total }},
 			} {
 				raw := make([]int64, len(samples))
 				for i, s := range samples {
@@ -198,7 +199,7 @@ func TestMergeOfDecodedShards(t *testing.T) {
 }
 
 func TestDecodeMeasurementRefuses(t *testing.T) {
-	valid, err := loadgen.EncodeMeasurement(seedMeasurement(t))
+	valid, err := measure.EncodeMeasurement(seedMeasurement(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,22 +231,22 @@ func TestDecodeMeasurementRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := loadgen.DecodeMeasurement([]byte(tt.in))
-			if !errors.Is(err, loadgen.ErrBadEncoding) {
+			m, err := measure.DecodeMeasurement([]byte(tt.in))
+			if !errors.Is(err, measure.ErrBadEncoding) {
 				t.Fatalf("DecodeMeasurement(%s) = %v, %v; want ErrBadEncoding", tt.in, m, err)
 			}
 		})
 	}
-	if m, err := loadgen.DecodeMeasurement([]byte("null")); m != nil || err != nil {
+	if m, err := measure.DecodeMeasurement([]byte("null")); m != nil || err != nil {
 		t.Errorf("DecodeMeasurement(null) = %v, %v; want nil, nil", m, err)
 	}
 }
 
 // seedMeasurement is a small measurement built by hand, every phase with a
 // histogram consistent with its counts.
-func seedMeasurement(t testing.TB) *loadgen.Measurement {
-	phase := func(vals ...int64) loadgen.Phase {
-		ph := loadgen.Phase{Hist: hdrhistogram.New(1, 3_600_000_000, 3)}
+func seedMeasurement(t testing.TB) *measure.Measurement {
+	phase := func(vals ...int64) measure.Phase {
+		ph := measure.Phase{Hist: hdrhistogram.New(1, 3_600_000_000, 3)}
 		for i, v := range vals {
 			if err := ph.Hist.RecordValue(v); err != nil {
 				t.Fatal(err)
@@ -260,14 +261,14 @@ func seedMeasurement(t testing.TB) *loadgen.Measurement {
 		}
 		return ph
 	}
-	return &loadgen.Measurement{
+	return &measure.Measurement{
 		ServerSoftware: "seed", ServerHostname: "127.0.0.1", ServerPort: 8080, DocumentPath: "/",
 		Concurrency: 2, Method: "GET", Started: time.Unix(1_700_000_000, 5), Elapsed: 3 * time.Millisecond,
-		Complete: 3, Failed: 1, Failures: loadgen.Failures{Timeout: 1}, StatusCodes: map[int]int64{200: 2, 503: 1},
+		Complete: 3, Failed: 1, Failures: measure.Failures{Timeout: 1}, StatusCodes: map[int]int64{200: 2, 503: 1},
 		Non2xx: 1, TotalReceivedBytes: 300, BodyReceivedBytes: 30, TotalSentBytes: 120,
 		Connect: phase(0, 10, 20), Processing: phase(100, 200, 300), Waiting: phase(90, 180, 270), Total: phase(100, 210, 320),
-		ConnectToWrite: loadgen.Phase{Count: 1, Sum: 15, SumSq: 225, Min: 15, Max: 15},
-		Open:           &loadgen.OpenModel{RequestedRate: 1000, AchievedRate: 999.5, LateStarts: 1, Uncorrected: phase(90, 200, 300)},
+		ConnectToWrite: measure.Phase{Count: 1, Sum: 15, SumSq: 225, Min: 15, Max: 15},
+		Open:           &measure.OpenModel{RequestedRate: 1000, AchievedRate: 999.5, LateStarts: 1, Uncorrected: phase(90, 200, 300)},
 		MaxInFlight:    2, ClientCPU: time.Millisecond, ClientCores: 2,
 	}
 }
@@ -276,7 +277,7 @@ func seedMeasurement(t testing.TB) *loadgen.Measurement {
 // never panic, and whatever it decodes must merge, report and encode again
 // to the same measurement.
 func FuzzDecodeMeasurement(f *testing.F) {
-	seed, err := loadgen.EncodeMeasurement(seedMeasurement(f))
+	seed, err := measure.EncodeMeasurement(seedMeasurement(f))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -285,9 +286,9 @@ func FuzzDecodeMeasurement(f *testing.F) {
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"v":1,"total":{"count":1,"hdr":"HISTFAAAABx4nJNpmSzMwMDAxMDAwMwgAQAGrgDd"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := loadgen.DecodeMeasurement(data)
+		m, err := measure.DecodeMeasurement(data)
 		if err != nil {
-			if !errors.Is(err, loadgen.ErrBadEncoding) {
+			if !errors.Is(err, measure.ErrBadEncoding) {
 				t.Fatalf("error %v does not wrap ErrBadEncoding", err)
 			}
 			return
@@ -295,7 +296,7 @@ func FuzzDecodeMeasurement(f *testing.F) {
 		if m == nil {
 			return
 		}
-		var merged loadgen.Measurement
+		var merged measure.Measurement
 		merged.Merge(m)
 		merged.Merge(m)
 		_ = abreport.FromMeasurement(&merged, abreport.Options{})
@@ -304,4 +305,44 @@ func FuzzDecodeMeasurement(f *testing.F) {
 			t.Fatalf("a decoded measurement does not survive another round trip:\n%s", diff)
 		}
 	})
+}
+
+// benchMeasurement is a measurement whose four phases each hold 100 000
+// values spread over 1 µs..100 ms, wider than a loopback run's.
+func benchMeasurement(b *testing.B) *measure.Measurement {
+	m := seedMeasurement(b)
+	for _, ph := range []*measure.Phase{&m.Connect, &m.Processing, &m.Waiting, &m.Total} {
+		*ph = measure.NewPhase()
+		for i := range int64(100_000) {
+			ph.Record(1 + i*i%100_000)
+		}
+	}
+	return m
+}
+
+// BenchmarkEncodeMeasurement is what the worker adds to storing one run.
+func BenchmarkEncodeMeasurement(b *testing.B) {
+	m := benchMeasurement(b)
+	var n int
+	for b.Loop() {
+		enc, err := measure.EncodeMeasurement(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = len(enc)
+	}
+	b.ReportMetric(float64(n), "bytes")
+}
+
+// BenchmarkDecodeMeasurement is what merging adds per stored run.
+func BenchmarkDecodeMeasurement(b *testing.B) {
+	enc, err := measure.EncodeMeasurement(benchMeasurement(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := measure.DecodeMeasurement(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

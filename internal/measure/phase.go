@@ -1,4 +1,4 @@
-package loadgen
+package measure
 
 import (
 	"math"
@@ -13,13 +13,13 @@ const (
 	histDigits  = 3
 )
 
-func newPhase() Phase {
+func NewPhase() Phase {
 	return Phase{Hist: hdrhistogram.New(histLowest, histHighest, histDigits)}
 }
 
-// record adds one value in µs. Values past the histogram's range are kept
-// exactly in Min/Max/Sum and clamped in Hist.
-func (ph *Phase) record(v int64) {
+// Record adds one value in µs; negative values count as 0. Values past the
+// histogram's range are kept exactly in Min/Max/Sum and clamped in Hist.
+func (ph *Phase) Record(v int64) {
 	if v < 0 {
 		v = 0
 	}
