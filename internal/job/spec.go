@@ -20,6 +20,12 @@ type Spec struct {
 	// to (see CompareTo).
 	CompareTo *CompareTo `json:"compare_to,omitempty"`
 	Webhook   *Webhook   `json:"webhook,omitempty"`
+	// Exclusive (default true) keeps every other exclusive job off this
+	// job's target hosts while it runs: two loads on one host:port skew
+	// each other's numbers, and neither result would show it. false runs
+	// the job alongside others, for a target meant to take several loads
+	// at once (see TargetHosts).
+	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command
