@@ -19,7 +19,9 @@ func TestTargetLeases(t *testing.T) {
 		ttl  = time.Minute
 	)
 	stale := 2 * time.Second
-	at := func(sec int) store.TargetWait { return store.TargetWait{Order: base.Add(time.Duration(sec) * time.Second), Stale: stale} }
+	at := func(sec int) store.TargetWait {
+		return store.TargetWait{Order: base.Add(time.Duration(sec) * time.Second), Stale: stale}
+	}
 	acquire := func(id string, sec int, hosts ...string) func() (*store.TargetBusy, error) {
 		return func() (*store.TargetBusy, error) { return s.AcquireTargets(ctx, id, hosts, ttl, at(sec)) }
 	}
