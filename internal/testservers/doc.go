@@ -14,4 +14,8 @@
 // servers that misbehave in one named way on every connection (huge or
 // endless bodies, garbage status lines, resets, header floods, short
 // bodies, silence), for tests that a client survives what a target sends.
+//
+// A SpanTarget records when it served each load, named by a request
+// header, so a test can see from the target's side whether two loads ran
+// at once.
 package testservers
