@@ -22,9 +22,12 @@ type Spec struct {
 	Webhook   *Webhook   `json:"webhook,omitempty"`
 	// Exclusive (default true) keeps every other exclusive job off this
 	// job's target hosts while it runs: two loads on one host:port skew
-	// each other's numbers, and neither result would show it. false runs
-	// the job alongside others, for a target meant to take several loads
-	// at once (see TargetHosts).
+	// each other's numbers, and neither result would show it. A host is a
+	// target URL's host:port as written (host lowercased, port 80 or 443
+	// by default; names are not resolved). A job whose host another job
+	// holds stays queued, with queued_reason saying which, and starts
+	// when the host is free. false runs the job alongside any other, for
+	// a target meant to take several loads at once.
 	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 }
 
