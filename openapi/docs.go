@@ -1921,7 +1921,7 @@ const docTemplate = `{
                     ]
                 },
                 "exclusive": {
-                    "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false runs the job alongside any other, for\na target meant to take several loads at once.",
+                    "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",
                     "type": "boolean",
                     "example": true
                 },

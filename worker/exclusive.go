@@ -41,11 +41,13 @@ type targetStore interface {
 // which ends it without sending load (a cancel, a crash loop).
 var errRunAnyway = errors.New("worker: job ends before its load")
 
-// claimTargets takes the leases on every target host of the job h holds,
-// unless it opted out ("exclusive": false), before begin starts it. It
-// returns an error wrapping errTargetBusy when another job has one: the
-// job is left queued with the reason, and its task is retried soon. A
-// job already over, or that begin will end without load, takes nothing.
+// claimTargets takes the leases on every target host of the job h holds
+// before begin starts it: the host's alone for an exclusive job, shared
+// with other such jobs for one that opted out ("exclusive": false), which
+// still keeps off a host an exclusive job holds. It returns an error
+// wrapping errTargetBusy when a host is not to be had: the job is left
+// queued with the reason, and its task is retried soon. A job already
+// over, or that begin will end without load, takes nothing.
 func (r *Runner) claimTargets(ctx context.Context, h *hold) error {
 	j, err := r.st.GetJob(ctx, h.id)
 	switch {
@@ -53,12 +55,12 @@ func (r *Runner) claimTargets(ctx context.Context, h *hold) error {
 		return nil // begin says so
 	case err != nil:
 		return fmt.Errorf("worker: job %s: %w", h.id, err)
-	case j.Status.Terminal() || !j.Spec.IsExclusive():
+	case j.Status.Terminal():
 		return nil
 	}
 	hosts := j.Spec.TargetHosts()
-	busy, err := r.st.AcquireTargets(ctx, h.id, hosts, r.lease,
-		store.TargetWait{Order: j.CreatedAt, Stale: targetStaleLeases * r.lease})
+	busy, err := r.st.AcquireTargets(ctx, h.id, hosts, r.lease, store.TargetWait{
+		Shared: !j.Spec.IsExclusive(), Order: j.CreatedAt, Stale: targetStaleLeases * r.lease})
 	if err != nil {
 		return fmt.Errorf("worker: job %s: %w", h.id, err)
 	}
@@ -119,7 +121,7 @@ func (h *hold) renewTargets() bool {
 		}
 		return true
 	case !ok:
-		h.log.Error("worker: target lease lost: another job loads one of this job's hosts", "job", h.id, "hosts", *hosts, "attempt", h.attempt)
+		h.log.Error("worker: target lease lost: an exclusive job loads one of this job's hosts", "job", h.id, "hosts", *hosts, "attempt", h.attempt)
 	}
 	return ok
 }

@@ -46,30 +46,32 @@ func (e *env) startWorkerWith(t *testing.T, cfg worker.Config) {
 }
 
 // TestExclusiveJobsTakeTurns submits two jobs on one target host together
-// to a worker running two jobs at once, exclusive (the default) and not.
-// Exclusive, the second waits queued, saying for which host and job, and
+// to a worker running two jobs at once. When either is exclusive (the
+// default), the second waits queued, saying for which host and job, and
 // starts after the first ended: neither the target nor the runs' times
-// see them overlap. Not exclusive, both load the target at once.
+// see them overlap. When both opted out, both load the target at once.
 func TestExclusiveJobsTakeTurns(t *testing.T) {
 	for _, tt := range []struct {
-		name      string
-		exclusive bool
+		name                   string
+		aExclusive, bExclusive bool
 	}{
-		{"exclusive", true},
-		{"not exclusive", false},
+		{"both exclusive", true, true},
+		{"one exclusive", true, false},
+		{"neither exclusive", false, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			tg := testservers.StartSpanTarget(t, time.Millisecond)
-			a, ta := e.create(t, spanSpec(tg, "a", tt.exclusive))
-			b, tb := e.create(t, spanSpec(tg, "b", tt.exclusive))
+			a, ta := e.create(t, spanSpec(tg, "a", tt.aExclusive))
+			b, tb := e.create(t, spanSpec(tg, "b", tt.bExclusive))
 			e.enqueue(t, ta)
 			e.enqueue(t, tb)
 			e.startWorkerWith(t, worker.Config{Concurrency: 2})
+			exclusive := tt.aExclusive || tt.bExclusive
 
 			host := strings.TrimPrefix(strings.TrimSuffix(tg.URL, "/"), "http://")
 			var waited string
-			if tt.exclusive {
+			if exclusive {
 				// Whichever a worker took first runs; the other waits and says why.
 				e.waitJob(t, b.ID, 10*time.Second, "one job waiting with its reason", func(*job.Job) bool {
 					for _, id := range []string{a.ID, b.ID} {
@@ -100,10 +102,10 @@ func TestExclusiveJobsTakeTurns(t *testing.T) {
 			t.Logf("runs: a %s .. %s, b %s .. %s", ra.StartedAt.Format(time.StampMicro), ra.FinishedAt.Format(time.StampMicro),
 				rb.StartedAt.Format(time.StampMicro), rb.FinishedAt.Format(time.StampMicro))
 			runsOverlap := ra.StartedAt.Before(rb.FinishedAt) && rb.StartedAt.Before(ra.FinishedAt)
-			if got := sa.Overlaps(sb); got != !tt.exclusive || runsOverlap != !tt.exclusive {
-				t.Errorf("target saw overlap %v, runs overlap %v; want %v", got, runsOverlap, !tt.exclusive)
+			if got := sa.Overlaps(sb); got != !exclusive || runsOverlap != !exclusive {
+				t.Errorf("target saw overlap %v, runs overlap %v; want %v", got, runsOverlap, !exclusive)
 			}
-			if tt.exclusive {
+			if exclusive {
 				first, second := ja, jb
 				if jb.StartedAt.Before(*ja.StartedAt) {
 					first, second = jb, ja
@@ -210,8 +212,8 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 	if err != nil || got.Status != job.StatusSucceeded || tg.hits.Load() != 20 {
 		t.Fatalf("job = %+v, %v with %d requests; want succeeded after 20", got, err, tg.hits.Load())
 	}
-	if holder, err := e.st.TargetHolder(ctx, hosts[0]); err != nil || holder != "" {
-		t.Errorf("after the job ended its host is held by %q (%v), want free", holder, err)
+	if holder, shared, err := e.st.TargetHolders(ctx, hosts[0]); err != nil || holder != "" || len(shared) != 0 {
+		t.Errorf("after the job ended its host is held by %q and %q (%v), want free", holder, shared, err)
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 
 // IsExclusive reports whether the job must have its target hosts to
 // itself while it runs: true unless the spec says "exclusive": false (a
-// spec stored before the field existed has none, and is exclusive).
+// spec stored before the field existed has none, and is exclusive). A
+// job that is not shares its hosts with other such jobs only.
 func (s Spec) IsExclusive() bool { return s.Exclusive == nil || *s.Exclusive }
 
 // TargetHosts lists the distinct host:port addresses the job's targets

@@ -26,8 +26,9 @@ type Spec struct {
 	// target URL's host:port as written (host lowercased, port 80 or 443
 	// by default; names are not resolved). A job whose host another job
 	// holds stays queued, with queued_reason saying which, and starts
-	// when the host is free. false runs the job alongside any other, for
-	// a target meant to take several loads at once.
+	// when the host is free. false lets the job share its hosts with
+	// other jobs that say false, for a target meant to take several loads
+	// at once; it still waits while an exclusive job holds one.
 	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 }
 

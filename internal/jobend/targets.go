@@ -11,9 +11,6 @@ import (
 // at once. A release that fails is only logged: the leases run out one
 // job lease later by themselves, the queue places once nobody asks.
 func (e *Ender) releaseTargets(ctx context.Context, j *job.Job, retry func(context.Context, func(context.Context) error) error) {
-	if !j.Spec.IsExclusive() {
-		return
-	}
 	hosts := j.Spec.TargetHosts()
 	if err := retry(ctx, func(ctx context.Context) error {
 		return e.st.ReleaseTargets(ctx, j.ID, hosts)

@@ -116,17 +116,82 @@ func TestTargetLeases(t *testing.T) {
 	if busy, err := s.AcquireTargets(ctx, "early", []string{a}, ttl, at(-10)); err != nil || busy != nil {
 		t.Fatalf("early after late ended = %+v, %v; want acquired (back in its place)", busy, err)
 	}
-	if n := rdb.Exists(ctx, "benchq:{targets}:queue:"+a, "benchq:{targets}:seen:"+a).Val(); n != 0 {
+	if n := rdb.Exists(ctx, "benchq:{targets}:queue:"+a, "benchq:{targets}:seen:"+a, "benchq:{targets}:shared:"+a).Val(); n != 0 {
 		t.Errorf("%d queue keys left with nobody waiting, want 0", n)
 	}
 }
 
-// holderIs fails the test unless host is held by want ("": by nobody).
+// holderIs fails the test unless host is held exclusively by want ("":
+// by nobody).
 func holderIs(t *testing.T, s *store.Store, host, want string) *store.TargetBusy {
 	t.Helper()
-	got, err := s.TargetHolder(t.Context(), host)
+	got, _, err := s.TargetHolders(t.Context(), host)
 	if err != nil || got != want {
 		t.Fatalf("holder of %s = %q, %v; want %q", host, got, err, want)
 	}
 	return nil
+}
+
+// TestSharedTargetLeases: jobs that opted out of exclusivity share a
+// host with each other, never with an exclusive job, and a stream of them
+// cannot starve an exclusive job waiting for the host.
+func TestSharedTargetLeases(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	const (
+		a   = "127.0.0.1:8080"
+		ttl = time.Minute
+	)
+	acquire := func(id string, sec int, shared bool) func() (*store.TargetBusy, error) {
+		return func() (*store.TargetBusy, error) {
+			return s.AcquireTargets(ctx, id, []string{a}, ttl, store.TargetWait{
+				Shared: shared, Order: base.Add(time.Duration(sec) * time.Second), Stale: time.Minute})
+		}
+	}
+	release := func(id string) func() (*store.TargetBusy, error) {
+		return func() (*store.TargetBusy, error) { return nil, s.ReleaseTargets(ctx, id, []string{a}) }
+	}
+	steps := []struct {
+		name string
+		do   func() (*store.TargetBusy, error)
+		want *store.TargetBusy
+	}{
+		{"s1 shares a", acquire("s1", 1, true), nil},
+		{"s2 shares a with s1", acquire("s2", 2, true), nil},
+		{"x3 (exclusive) waits for the sharers", acquire("x3", 3, false), &store.TargetBusy{Host: a, Job: "s1"}},
+		{"s4 (shared, later) queues behind x3", acquire("s4", 4, true), &store.TargetBusy{Host: a, Job: "x3", Ahead: true}},
+		{"s1 ends", release("s1"), nil},
+		{"x3 still waits for s2", acquire("x3", 3, false), &store.TargetBusy{Host: a, Job: "s2"}},
+		{"s2 ends", release("s2"), nil},
+		{"x3 takes a", acquire("x3", 3, false), nil},
+		{"s4 waits for x3", acquire("s4", 4, true), &store.TargetBusy{Host: a, Job: "x3"}},
+		{"x3 ends", release("x3"), nil},
+		{"s4 shares a", acquire("s4", 4, true), nil},
+	}
+	for _, st := range steps {
+		got, err := st.do()
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if (got == nil) != (st.want == nil) || (got != nil && *got != *st.want) {
+			t.Fatalf("%s: busy = %+v, want %+v", st.name, got, st.want)
+		}
+	}
+	x, shared, err := s.TargetHolders(ctx, a)
+	if err != nil || x != "" || len(shared) != 1 || shared[0] != "s4" {
+		t.Fatalf("holders = %q, %q, %v; want s4 sharing", x, shared, err)
+	}
+	// A sharer renews its own lease; a release of it leaves the host free.
+	if ok, err := s.RenewTargets(ctx, "s4", []string{a}, ttl); err != nil || !ok {
+		t.Fatalf("RenewTargets(s4) = %v, %v", ok, err)
+	}
+	if err := s.ReleaseTargets(ctx, "s4", []string{a}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.RenewTargets(ctx, "s4", []string{a}, ttl); err != nil || !ok {
+		t.Fatalf("RenewTargets(s4 released) = %v, %v", ok, err)
+	}
+	if x, shared, err := s.TargetHolders(ctx, a); err != nil || x != "" || len(shared) != 0 {
+		t.Fatalf("holders after release and a late renewal = %q, %q, %v; want none", x, shared, err)
+	}
 }
