@@ -86,6 +86,7 @@ func TestBadInputEndToEnd(t *testing.T) {
 		{"concurrency 100000", `{` + ok + `,"sweep":{"concurrency":[100000],"requests":[100000]}}`, 422, "sweep.concurrency[0]"},
 		{"requests below concurrency", `{` + ok + `,"sweep":{"concurrency":[50],"requests":[10]}}`, 422, "sweep.requests"},
 		{"unparsable duration", `{` + ok + `,"sweep":{"duration":["a while"]}}`, 422, "sweep.duration[0]"},
+		{"exclusive not a bool", `{` + ok + `,"exclusive":"no"}`, 422, "exclusive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

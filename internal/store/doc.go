@@ -3,7 +3,7 @@
 // task keys itself). The API and the worker call it; neither builds a key.
 //
 // Every key lives under the "benchq:" prefix and is built in keys.go, which
-// also documents the layout. Each job's keys carry the retention TTL,
+// also documents the layout (target leases: targetkeys.go). Each job's keys carry the retention TTL,
 // refreshed on every write, so a finished job disappears by itself after
 // Options.Retention; the list indexes carry the same TTL, refreshed whenever
 // a job is created or updated, and forget expired jobs lazily.
