@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/redistest"
+)
+
+// The service on the two Redis deployments past one server: a Redis
+// Cluster (TestServiceOnCluster) and Sentinel with a failover mid-job
+// (TestSentinelFailoverMidJob). Real benchq serve and worker processes,
+// real redis-server processes, loopback targets.
+
+// clusterEnv is what every case of TestServiceOnCluster gets: the API of
+// a serve process (with a key made by `benchq keys add` on the cluster)
+// and two workers, all on one 3-master cluster, and a loopback target.
+type clusterEnv struct {
+	base   string
+	target *target
+}
+
+// clusterCases are what must work on a cluster, each through the API. A
+// feature that adds keys to the store adds its case here.
+var clusterCases = []struct {
+	name string
+	run  func(t *testing.T, e *clusterEnv)
+}{
+	{"job with Idempotency-Key", clusterIdempotentJob},
+	{"webhook", clusterWebhook},
+	{"compare_to", clusterCompareTo},
+	{"metrics", clusterMetrics},
+}
+
+// TestServiceOnCluster runs the service on a 3-master Redis Cluster,
+// where every transaction and script must stay in one hash slot.
+func TestServiceOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster and benchq processes; skipped with -short")
+	}
+	rc := redistest.StartCluster(t, 3)
+	bin := buildBenchq(t)
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rc.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
+	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.waitAddr(t)), target: startTarget(t, "ok")}
+	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+	for _, c := range clusterCases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, e) })
+	}
+	for _, p := range append(workers, api) {
+		p.stop(t)
+	}
+}
+
+// smallSpec is a job of one run of 50 requests on e's target.
+func (e *clusterEnv) smallSpec(name string) map[string]any {
+	return map[string]any{
+		"name":    name,
+		"targets": []map[string]string{{"name": "a", "url": e.target.URL}},
+		"sweep":   map[string]any{"concurrency": []int{2}, "requests": []int{50}},
+	}
+}
+
+// postWith POSTs spec as a job with extra headers and returns the status
+// and the job answered.
+func postWith(t *testing.T, base string, spec any, header map[string]string) (int, apiJob, http.Header) {
+	t.Helper()
+	body, _ := json.Marshal(spec)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/v1/jobs", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if u := req.URL.User; u != nil {
+		req.URL.User = nil
+		req.Header.Set("Authorization", "Bearer "+u.Username())
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var j apiJob
+	_ = json.Unmarshal(b, &j)
+	return resp.StatusCode, j, resp.Header
+}
+
+// clusterIdempotentJob: the same Idempotency-Key twice is one job, which
+// runs to the end.
+func clusterIdempotentJob(t *testing.T, e *clusterEnv) {
+	spec := e.smallSpec("idempotent")
+	h := map[string]string{"Idempotency-Key": "cluster-1"}
+	code, first, _ := postWith(t, e.base, spec, h)
+	if code != http.StatusAccepted || first.ID == "" {
+		t.Fatalf("first POST = %d %+v, want 202 with a job", code, first)
+	}
+	code, again, hdr := postWith(t, e.base, spec, h)
+	if code != http.StatusOK || again.ID != first.ID || hdr.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay = %d job %s (Idempotent-Replayed %q), want 200 with job %s", code, again.ID, hdr.Get("Idempotent-Replayed"), first.ID)
+	}
+	if got := waitJob(t, e.base, first.ID, time.Minute); got.Status != "succeeded" {
+		t.Fatalf("job %s = %s (%s), want succeeded", first.ID, got.Status, got.Error)
+	}
+	if runs := results(t, e.base, first.ID); len(runs) != 1 || runs[0].Result.CompleteRequests != 50 {
+		t.Errorf("results = %+v, want one run of 50 requests", runs)
+	}
+}
+
+// clusterWebhook: the job's end is delivered to a loopback receiver and
+// logged as delivered.
+func clusterWebhook(t *testing.T, e *clusterEnv) {
+	var mu sync.Mutex
+	var events []string
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p struct {
+			Type string `json:"type"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&p)
+		mu.Lock()
+		events = append(events, p.Type)
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(rcv.Close)
+	spec := e.smallSpec("webhook")
+	spec["webhook"] = map[string]any{"url": rcv.URL + "/hook", "events": []string{"job.succeeded"}}
+	j := submit(t, e.base, spec)
+	if got := waitJob(t, e.base, j.ID, time.Minute); got.Status != "succeeded" {
+		t.Fatalf("job %s = %s (%s), want succeeded", j.ID, got.Status, got.Error)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, b := call(t, http.MethodGet, e.base+"/v1/jobs/"+j.ID+"/deliveries", nil)
+		var d struct {
+			Deliveries []struct {
+				Event  string `json:"event"`
+				Status string `json:"status"`
+			} `json:"deliveries"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &d) != nil {
+			t.Fatalf("GET deliveries = %d %s", resp.StatusCode, b)
+		}
+		if len(d.Deliveries) == 1 && d.Deliveries[0].Status == "delivered" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries after 30 s = %s, want one delivered", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 1 || events[0] != "job.succeeded" {
+		t.Errorf("receiver got %v, want one job.succeeded", events)
+	}
+}
+
+// clusterCompareTo: a job gated on the newest job with a label (found
+// through the owner's index) ends with a verdict against it.
+func clusterCompareTo(t *testing.T, e *clusterEnv) {
+	baseSpec := e.smallSpec("baseline")
+	baseSpec["labels"] = map[string]string{"branch": "main"}
+	baseline := submit(t, e.base, baseSpec)
+	if got := waitJob(t, e.base, baseline.ID, time.Minute); got.Status != "succeeded" {
+		t.Fatalf("baseline %s = %s (%s)", baseline.ID, got.Status, got.Error)
+	}
+	spec := e.smallSpec("candidate")
+	spec["compare_to"] = map[string]any{"labels": map[string]string{"branch": "main"}, "status": "succeeded"}
+	spec["thresholds"] = []string{"failed <= baseline.failed", "complete >= baseline.complete"}
+	j := submit(t, e.base, spec)
+	got := waitJob(t, e.base, j.ID, time.Minute)
+	if got.Status != "succeeded" || got.Verdict != "pass" {
+		t.Fatalf("candidate %s = %s verdict %q (%s), want succeeded with pass", j.ID, got.Status, got.Verdict, got.Error)
+	}
+	_, b := call(t, http.MethodGet, e.base+"/v1/jobs/"+j.ID, nil)
+	if !strings.Contains(string(b), baseline.ID) {
+		t.Errorf("candidate %s does not name baseline %s: %s", j.ID, baseline.ID, b)
+	}
+}
+
+// clusterMetrics: /metrics reads the job counts from the store's indexes
+// and the queue depths through asynq's inspector.
+func clusterMetrics(t *testing.T, e *clusterEnv) {
+	resp, b := call(t, http.MethodGet, e.base+"/metrics", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics = %d %s", resp.StatusCode, b)
+	}
+	for _, want := range []string{`benchq_jobs{status="succeeded"}`, `asynq_queue_size{queue="jobs"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
