@@ -203,3 +203,62 @@ func clusterMetrics(t *testing.T, e *clusterEnv) {
 		}
 	}
 }
+
+// TestSentinelFailoverMidJob runs serve and a worker on redis+sentinel://
+// and kills the master (SIGKILL) while a job runs; the sentinel promotes
+// the replica. The job must succeed with every repeat stored once and
+// complete, and the target must have served every stored run's requests,
+// plus at most the one run that was in flight when the master died.
+func TestSentinelFailoverMidJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fault test kills the Redis master mid-job; skipped with -short")
+	}
+	rs := redistest.StartSentinel(t)
+	bin := buildBenchq(t)
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
+	base := keyedBase(t, rs.URL(), api.waitAddr(t))
+	worker := startProcess(t, bin, env, "worker")
+	tg := startSlowTarget(t, crashDelay)
+
+	const repeats = 10 // each run about 0.42 s
+	j := submit(t, base, map[string]any{
+		"name":    "sentinel failover",
+		"targets": []map[string]string{{"url": tg.URL}},
+		"sweep": map[string]any{"concurrency": []int{2}, "requests": []int{crashRequests},
+			"repeats": repeats, "order": "sequential"},
+	})
+	waitRuns(t, base, j.ID, 3, time.Minute)
+	time.Sleep(150 * time.Millisecond) // into the next run
+	rs.Master.Kill()
+	killed := time.Now()
+	took := rs.WaitPromoted(t, 30*time.Second)
+	t.Logf("master killed; replica promoted %s later", took.Round(10*time.Millisecond))
+
+	got := waitJob(t, base, j.ID, 2*time.Minute)
+	runs := runsOf(t, base, j.ID)
+	t.Logf("job %s: %s %s after the kill, %d runs", j.ID, got.Status, time.Since(killed).Round(100*time.Millisecond), len(runs))
+	if got.Status != "succeeded" || got.Progress.RunsDone != repeats {
+		t.Errorf("job = %s (%s) with %d runs done, want succeeded with %d", got.Status, got.Error, got.Progress.RunsDone, repeats)
+	}
+	seen := map[int]int{}
+	for _, r := range runs {
+		seen[r.Repeat]++
+		if r.Result.CompleteRequests != crashRequests || r.Result.FailedRequests != 0 {
+			t.Errorf("repeat %d: complete %d, failed %d; want %d and 0", r.Repeat, r.Result.CompleteRequests, r.Result.FailedRequests, crashRequests)
+		}
+	}
+	for i := range repeats {
+		if seen[i] != 1 {
+			t.Errorf("repeat %d stored %d times, want once", i, seen[i])
+		}
+	}
+	lo := int64(len(runs) * crashRequests)
+	hits := tg.hits.Load()
+	t.Logf("target served %d requests for %d stored runs", hits, len(runs))
+	if hits < lo || hits > lo+crashRequests {
+		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the one in flight", hits, lo, lo+crashRequests)
+	}
+	worker.stop(t)
+	api.stop(t)
+}
