@@ -12,3 +12,4 @@ var (
 	StatusIndexKey   = statusIndexKey
 )
 var IndexMember = indexMember
+var TaggedName = taggedName
