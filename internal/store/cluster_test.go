@@ -65,7 +65,9 @@ func TestStoreOnCluster(t *testing.T) {
 		}},
 		{"RenewLease", func(ctx context.Context) error { _, err := s.RenewLease(ctx, j.ID, "w1", time.Minute); return err }},
 		{"UnleasedRunning", func(ctx context.Context) error { _, err := s.UnleasedRunning(ctx, 10); return err }},
-		{"AppendEvent", func(ctx context.Context) error { return s.AppendEvent(ctx, j.ID, store.EventJobStarted, map[string]int{"n": 1}) }},
+		{"AppendEvent", func(ctx context.Context) error {
+			return s.AppendEvent(ctx, j.ID, store.EventJobStarted, map[string]int{"n": 1})
+		}},
 		{"SetProgress", func(ctx context.Context) error { return s.SetProgress(ctx, j.ID, job.Progress{RunsTotal: 4}) }},
 		{"SaveRun", func(ctx context.Context) error {
 			_, err := s.SaveRun(ctx, j.ID, &job.Run{RunKey: job.RunKey{Point: 0, Repeat: 0}, Target: "a"})
@@ -97,8 +99,14 @@ func TestStoreOnCluster(t *testing.T) {
 		}},
 		{"Deliveries", func(ctx context.Context) error { _, err := s.Deliveries(ctx, j.ID); return err }},
 		{"ReadEvents", func(ctx context.Context) error { _, err := s.ReadEvents(ctx, j.ID, "", 0); return err }},
-		{"ListJobs", func(ctx context.Context) error { _, _, err := s.ListJobs(ctx, store.ListFilter{Status: job.StatusSucceeded}); return err }},
-		{"LatestJob", func(ctx context.Context) error { _, err := s.LatestJob(ctx, owner, job.StatusSucceeded, map[string]string{"env": "ci"}); return err }},
+		{"ListJobs", func(ctx context.Context) error {
+			_, _, err := s.ListJobs(ctx, store.ListFilter{Status: job.StatusSucceeded})
+			return err
+		}},
+		{"LatestJob", func(ctx context.Context) error {
+			_, err := s.LatestJob(ctx, owner, job.StatusSucceeded, map[string]string{"env": "ci"})
+			return err
+		}},
 		{"CountByStatus", func(ctx context.Context) error { _, err := s.CountByStatus(ctx); return err }},
 		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, owner, other.ID) }},
 		{"RevokeKey", func(ctx context.Context) error { _, err := s.RevokeKey(ctx, key.ID, nowUTC()); return err }},
