@@ -12,6 +12,9 @@ import (
 // is read back through it after the master is killed and the replica
 // promoted.
 func TestSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a Redis master and waits for the failover; skipped with -short")
+	}
 	st := StartSentinel(t)
 	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: SentinelMaster, SentinelAddrs: []string{st.Sentinel.Addr}})
 	t.Cleanup(func() { _ = fc.Close() })
