@@ -22,14 +22,16 @@ import (
 
 // clusterEnv is what every case of TestServiceOnCluster gets: the API of
 // a serve process (with a key made by `benchq keys add` on the cluster)
-// and two workers, all on one 3-master cluster, and a loopback target.
+// and three workers, enough for a point split over several, all on one
+// 3-master cluster, and a loopback target.
 type clusterEnv struct {
 	base   string
 	target *target
 }
 
-// clusterCases are what must work on a cluster, each through the API. A
-// feature that adds keys to the store adds its case here.
+// clusterCases are what must work on a cluster, each through the API, in
+// order on one service. A feature that adds keys to the store adds its
+// case here.
 var clusterCases = []struct {
 	name string
 	run  func(t *testing.T, e *clusterEnv)
@@ -51,7 +53,10 @@ func TestServiceOnCluster(t *testing.T) {
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rc.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.waitAddr(t)), target: startTarget(t, "ok")}
-	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+	var workers []*process
+	for range 3 {
+		workers = append(workers, startProcess(t, bin, env, "worker"))
+	}
 	for _, c := range clusterCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, e) })
 	}
