@@ -40,6 +40,7 @@ var clusterCases = []struct {
 	{"webhook", clusterWebhook},
 	{"compare_to", clusterCompareTo},
 	{"metrics", clusterMetrics},
+	{"cancel and listings", clusterCancelAndList},
 }
 
 // TestServiceOnCluster runs the service on a 3-master Redis Cluster,
@@ -266,4 +267,44 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 	}
 	worker.stop(t)
 	api.stop(t)
+}
+
+// clusterCancelAndList: a running job canceled through the API ends
+// canceled, and the listings by status find each job of the cases before
+// in the index of the status it has.
+func clusterCancelAndList(t *testing.T, e *clusterEnv) {
+	tg := startSlowTarget(t, crashDelay)
+	j := submit(t, e.base, map[string]any{
+		"name":    "cancel",
+		"targets": []map[string]string{{"url": tg.URL}},
+		"sweep":   map[string]any{"concurrency": []int{2}, "requests": []int{crashRequests}, "repeats": 20},
+	})
+	waitRuns(t, e.base, j.ID, 1, time.Minute)
+	if resp, b := call(t, http.MethodDelete, e.base+"/v1/jobs/"+j.ID, nil); resp.StatusCode >= 300 {
+		t.Fatalf("DELETE /v1/jobs/%s = %d %s", j.ID, resp.StatusCode, b)
+	}
+	if got := waitJob(t, e.base, j.ID, time.Minute); got.Status != "canceled" {
+		t.Fatalf("job %s = %s, want canceled", j.ID, got.Status)
+	}
+	listed := map[string]string{}
+	for _, st := range []string{"queued", "running", "succeeded", "failed", "canceled"} {
+		resp, b := call(t, http.MethodGet, e.base+"/v1/jobs?limit=100&status="+st, nil)
+		var l struct {
+			Jobs []apiJob `json:"jobs"`
+		}
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &l) != nil {
+			t.Fatalf("GET /v1/jobs?status=%s = %d %s", st, resp.StatusCode, b)
+		}
+		for _, lj := range l.Jobs {
+			if prev, dup := listed[lj.ID]; dup || lj.Status != st {
+				t.Errorf("job %s listed under %s with status %s (also under %q)", lj.ID, st, lj.Status, prev)
+			}
+			listed[lj.ID] = st
+		}
+	}
+	// At least one job of the Idempotency-Key case, one of the webhook
+	// case, two of compare_to's and this one.
+	if n := len(listed); n < 5 || listed[j.ID] != "canceled" {
+		t.Errorf("listings by status = %v, want 5 jobs or more, with %s canceled", listed, j.ID)
+	}
 }
