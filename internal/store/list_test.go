@@ -204,3 +204,31 @@ func TestCountByStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusChangesLeaveOneEntry: after a job's life through the status
+// indexes (started, handed back, started again, finished) it is in the
+// index of its status and in no other.
+func TestStatusChangesLeaveOneEntry(t *testing.T) {
+	s, rdb := newStore(t)
+	ctx := t.Context()
+	j := newJob("j1", "", 0, nil)
+	mustCreate(t, s, j)
+	steps := []func(j *job.Job) error{
+		func(j *job.Job) error { _, err := j.Start("w1", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { return j.TransitionAs(j.Attempt, job.StatusQueued, nowUTC()) },
+		func(j *job.Job) error { _, err := j.Start("w2", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { return j.Finish(job.StatusSucceeded, "", nil, nowUTC()) },
+	}
+	for i, step := range steps {
+		got, err := s.UpdateJob(ctx, j.ID, step)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		for _, st := range []job.Status{job.StatusQueued, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCanceled} {
+			_, err := rdb.ZScore(ctx, store.StatusIndexKey(st), store.IndexMember(j)).Result()
+			if in := err == nil; in != (st == got.Status) {
+				t.Errorf("step %d (job %s): in the %s index = %v", i, got.Status, st, in)
+			}
+		}
+	}
+}
