@@ -141,7 +141,7 @@ func TestResultsJudgeAgainstBaselineJob(t *testing.T) {
 	}
 
 	// The baseline job expires: the gate fails, saying so.
-	keys, _ := env.rdb.Keys(ctx, "benchq:job:"+base.ID+"*").Result()
+	keys, _ := env.rdb.Keys(ctx, "benchq:job:{"+base.ID+"}*").Result()
 	env.rdb.Del(ctx, keys...)
 	v = env.results(t, cur.ID).Verdict
 	if v.Result != job.VerdictFail || len(v.Failures) != 1 || !strings.Contains(v.Failures[0].Reason, "no longer exists") {

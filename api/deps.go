@@ -17,6 +17,7 @@ type JobStore interface {
 	ListJobs(ctx context.Context, f store.ListFilter) ([]*job.Job, string, error)
 	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
 	AppendEvent(ctx context.Context, jobID string, typ string, data any) error // jobend: job.finished
+	ReleaseTargets(ctx context.Context, id string, hosts []string) error       // jobend: a canceled job's target queue places
 	Runs(ctx context.Context, id string) ([]job.Run, error)
 	ReadEvents(ctx context.Context, jobID, after string, block time.Duration) ([]store.Event, error)
 	CountByStatus(ctx context.Context) (map[job.Status]int64, error)

@@ -93,6 +93,8 @@ func (f *fakeStore) UpdateJob(_ context.Context, id string, fn func(*job.Job) er
 
 func (f *fakeStore) AppendEvent(context.Context, string, string, any) error { return nil }
 
+func (f *fakeStore) ReleaseTargets(context.Context, string, []string) error { return nil }
+
 func (f *fakeStore) Runs(_ context.Context, id string) ([]job.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

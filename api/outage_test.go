@@ -328,7 +328,7 @@ func TestCreationFailingHalfWayLeavesNothing(t *testing.T) {
 			}
 			if keys, _ := env.rdb.Keys(t.Context(), "benchq:job:*").Result(); len(keys) > 0 {
 				for _, k := range keys {
-					if !strings.HasPrefix(k, "benchq:job:"+kept) {
+					if !strings.HasPrefix(k, "benchq:job:{"+kept+"}") {
 						t.Errorf("key %s of the refused job is left", k)
 					}
 				}

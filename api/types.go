@@ -27,7 +27,11 @@ type JobResponse struct {
 	Verdict         string       `json:"verdict,omitempty" enums:"pass,fail,none"`
 	Error           string       `json:"error,omitempty"`
 	CancelRequested bool         `json:"cancel_requested,omitempty"`
-	Links           JobLinks     `json:"links"`
+	// QueuedReason says why a queued job has not started although a
+	// worker took it: the target host it waits for and the job holding
+	// it (an exclusive job waits for its hosts to be free).
+	QueuedReason string   `json:"queued_reason,omitempty" example:"waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
+	Links        JobLinks `json:"links"`
 }
 
 // JobLinks are the URLs of a job's sub-resources.
@@ -88,6 +92,7 @@ func newJobResponse(j *job.Job) JobResponse {
 		Verdict:         j.Verdict,
 		Error:           j.Error,
 		CancelRequested: j.CancelRequested,
+		QueuedReason:    j.QueuedReason,
 		Links:           JobLinks{Self: self, Results: self + "/results", Events: self + "/events"},
 	}
 }

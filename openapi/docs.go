@@ -1214,6 +1214,11 @@ const docTemplate = `{
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
                 },
+                "queued_reason": {
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "type": "string",
+                    "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
                 "spec": {
                     "description": "Spec is the job as submitted, with its secrets shown as\n\"[redacted]\": the values of request headers whose name contains\nauth, cookie, credential, key, passwd, password, secret, session,\nsignature or token (any case), in the job's and each target's\nrequest; in ab lines the values of -A, -P, -C and of such -H\nheaders; and the user info of target and webhook URLs (\"xxxxx@\").\nThe worker sends the real values.",
                     "allOf": [
@@ -1384,6 +1389,11 @@ const docTemplate = `{
                 },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
+                },
+                "queued_reason": {
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "type": "string",
+                    "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
                 "spec": {
                     "description": "Spec is the job as submitted, with its secrets shown as\n\"[redacted]\": the values of request headers whose name contains\nauth, cookie, credential, key, passwd, password, secret, session,\nsignature or token (any case), in the job's and each target's\nrequest; in ab lines the values of -A, -P, -C and of such -H\nheaders; and the user info of target and webhook URLs (\"xxxxx@\").\nThe worker sends the real values.",
@@ -1936,6 +1946,11 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.CompareTo"
                         }
                     ]
+                },
+                "exclusive": {
+                    "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",
+                    "type": "boolean",
+                    "example": true
                 },
                 "labels": {
                     "type": "object",

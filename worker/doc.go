@@ -11,11 +11,13 @@
 // (a watcher that polls the job's cancel flag and stops the load within a
 // second), server.go (asynq wiring, shutdown), log.go (asynq's logger on
 // slog), lease.go (the job lease an attempt holds and renews while it
-// runs), janitor.go (resumes the jobs whose lease ran out, and ends the
-// jobs whose task asynq archived without a handler), coordinate.go (a
-// sharded run as its coordinator sees it: the round, the barrier, the
-// merge, the redo), shard.go (one shard wherever it runs, and the
-// job:shard handler), clock.go (a shard's clock against Redis's).
+// runs), exclusive.go (the leases on the job's target hosts, taken before
+// it starts; a job whose host another job holds waits queued), janitor.go
+// (resumes the jobs whose lease ran out, and ends the jobs whose task
+// asynq archived without a handler), coordinate.go (a sharded run as its
+// coordinator sees it: the round, the barrier, the merge, the redo),
+// shard.go (one shard wherever it runs, and the job:shard handler),
+// clock.go (a shard's clock against Redis's).
 //
 // Failure model. Every attempt starts by reading which runs are stored and
 // skips them, so an attempt retried after a crash resumes where the dead

@@ -79,7 +79,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			if tt.name == "abandoned" {
 				// Every read of the runs fails as a Redis error does: the
 				// only attempt gives up and the job is abandoned.
-				if err := e.rdb.Set(t.Context(), "benchq:job:"+j.ID+":runs", "not a hash", 0).Err(); err != nil {
+				if err := e.rdb.Set(t.Context(), "benchq:job:{"+j.ID+"}:runs", "not a hash", 0).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -177,7 +177,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 		t.Fatalf("job is %s with verdict %q (%s), want succeeded with pass", ended.Status, ended.Verdict, ended.Error)
 	}
 
-	keys, err := e.rdb.Keys(t.Context(), "benchq:job:"+base.ID+"*").Result()
+	keys, err := e.rdb.Keys(t.Context(), "benchq:job:{"+base.ID+"}*").Result()
 	if err != nil || len(keys) == 0 {
 		t.Fatalf("keys of the compare_to job = %v, %v", keys, err)
 	}

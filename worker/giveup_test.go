@@ -58,7 +58,7 @@ func TestLastAttemptFailsJob(t *testing.T) {
 			}
 			// A key of the wrong type: every read of the job's runs fails
 			// as a Redis error does, and asynq would retry it.
-			if err := e.rdb.Set(t.Context(), "benchq:job:"+j.ID+":runs", "not a hash", 0).Err(); err != nil {
+			if err := e.rdb.Set(t.Context(), "benchq:job:{"+j.ID+"}:runs", "not a hash", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := e.queue.EnqueueContext(t.Context(), task, asynq.MaxRetry(tt.maxRetry)); err != nil {

@@ -63,14 +63,18 @@ type hold struct {
 	task    string // the asynq task the attempt runs under
 	attempt int    // from job.Start; the fencing token of every transition
 
-	st    leaseStore
-	ttl   time.Duration
-	log   *slog.Logger
-	ctx   context.Context // ends when the lease is lost or the attempt's context ends
-	stop  context.CancelFunc
-	lost  atomic.Bool
-	done  chan struct{}
-	every time.Duration
+	st leaseStore
+	ts targetStore
+	// targets are the hosts whose leases the attempt took (exclusive.go)
+	// and renews with the job's; nil when it took none.
+	targets atomic.Pointer[[]string]
+	ttl     time.Duration
+	log     *slog.Logger
+	ctx     context.Context // ends when the lease is lost or the attempt's context ends
+	stop    context.CancelFunc
+	lost    atomic.Bool
+	done    chan struct{}
+	every   time.Duration
 }
 
 // taskOf is the ID of the task ctx runs: a handler called outside asynq
@@ -132,7 +136,7 @@ func (r *Runner) take(ctx context.Context, id, task string) (*hold, error) {
 
 // keep starts renewing a lease just acquired.
 func (r *Runner) keep(ctx context.Context, id, holder, task string) *hold {
-	h := &hold{id: id, holder: holder, task: task, st: r.st, ttl: r.lease, log: r.log,
+	h := &hold{id: id, holder: holder, task: task, st: r.st, ts: r.st, ttl: r.lease, log: r.log,
 		every: r.lease / leaseRenewals, done: make(chan struct{})}
 	h.ctx, h.stop = context.WithCancel(ctx)
 	go h.renew()
@@ -160,7 +164,9 @@ func (h *hold) renew() {
 		switch {
 		case err == nil && ok:
 			last = time.Now()
-			continue
+			if h.renewTargets() {
+				continue
+			}
 		case err == nil:
 			h.log.Error("worker: job lease lost: another attempt may hold the job", "job", h.id, "holder", h.holder, "attempt", h.attempt)
 		case time.Since(last) < h.ttl:

@@ -17,7 +17,7 @@ import (
 // starts the job under holder and task.
 func (e *env) takeOver(t *testing.T, id, holder, task string) {
 	t.Helper()
-	if err := e.rdb.Del(t.Context(), "benchq:job:"+id+":lease").Err(); err != nil {
+	if err := e.rdb.Del(t.Context(), "benchq:job:{"+id+"}:lease").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := e.st.AcquireLease(t.Context(), id, holder, time.Minute); !ok || err != nil {

@@ -47,7 +47,8 @@ type jobStore interface {
 	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
 	UnleasedRunning(ctx context.Context, limit int) ([]string, error) // janitor.go
 	leaseStore
-	shardStore // shard.go
+	shardStore  // shard.go
+	targetStore // exclusive.go
 	progressSink
 	cancelFlag
 }
@@ -123,8 +124,12 @@ func (r *Runner) attempt(ctx context.Context, id string) error {
 		return err
 	}
 	defer h.release(ctx)
+	if err := r.claimTargets(ctx, h); err != nil { // exclusive.go
+		return err
+	}
 	j, err := r.begin(ctx, h)
 	if err != nil || j == nil {
+		r.dropTargets(ctx, h)
 		return err
 	}
 	sw, err := r.newSweep(h.ctx, j, h)

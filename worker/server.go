@@ -163,7 +163,8 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	return &Worker{srv: srv, mux: mux, runner: r, janitor: jn, log: cfg.Logger}
 }
 
-// retryDelay brings a handed-back job back at once, a finished job whose
+// retryDelay brings a handed-back job back at once, a job waiting for a
+// target host (exclusive.go) a second later, a finished job whose
 // webhook could not be queued (the retry only notifies), and a task whose
 // worker died (asynq's lease on it expired), however often: asynq waited
 // a minute or more already, and the job's own lease has usually had it
@@ -179,14 +180,19 @@ func retryDelay(n int, err error, t *asynq.Task) time.Duration {
 	switch {
 	case errors.Is(err, ErrHandedBack) || errors.Is(err, errNotifyLost) || errors.Is(err, asynq.ErrLeaseExpired):
 		return handBackDelay
+	case errors.Is(err, errTargetBusy):
+		return targetWaitDelay
 	case errors.Is(err, store.ErrUnavailable):
 		return min(time.Duration(n+1)*handBackDelay, outageRetryCap)
 	}
 	return asynq.DefaultRetryDelayFunc(n, err, t)
 }
 
-// isFailure keeps hand-backs from using up the task's retries.
-func isFailure(err error) bool { return !errors.Is(err, ErrHandedBack) }
+// isFailure keeps hand-backs and waits for a busy target from using up
+// the task's retries.
+func isFailure(err error) bool {
+	return !errors.Is(err, ErrHandedBack) && !errors.Is(err, errTargetBusy)
+}
 
 // Start starts fetching and running jobs in the background.
 func (w *Worker) Start() error {

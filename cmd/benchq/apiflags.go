@@ -133,12 +133,16 @@ func usageExit(name string, err error, stderr io.Writer) int {
 }
 
 // statusLine is one line on a job: id, status, runs, the current run's
-// requests and rate while running, the verdict once known.
+// requests and rate while running, why it waits while queued, the
+// verdict once known.
 func statusLine(j client.Job) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s  %s  %d/%d runs", j.ID, j.Status, j.Progress.RunsDone, j.Progress.RunsTotal)
 	if j.Status == job.StatusRunning {
 		fmt.Fprintf(&b, "  %d requests in this run  %.0f req/s", j.Progress.RequestsDone, j.Progress.CurrentRPS)
+	}
+	if j.Status == job.StatusQueued && j.QueuedReason != "" {
+		b.WriteString("  " + j.QueuedReason)
 	}
 	if j.CancelRequested && !j.Status.Terminal() {
 		b.WriteString("  cancel requested")

@@ -87,6 +87,7 @@ func TestBadInputEndToEnd(t *testing.T) {
 		{"requests below concurrency", `{` + ok + `,"sweep":{"concurrency":[50],"requests":[10]}}`, 422, "sweep.requests"},
 		{"more shards than workers", `{` + ok + `,"sweep":{"concurrency":[2],"requests":[10],"shards":3}}`, 422, "sweep.shards"},
 		{"unparsable duration", `{` + ok + `,"sweep":{"duration":["a while"]}}`, 422, "sweep.duration[0]"},
+		{"exclusive not a bool", `{` + ok + `,"exclusive":"no"}`, 422, "exclusive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

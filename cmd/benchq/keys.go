@@ -189,7 +189,14 @@ func openKeyStore(ctx context.Context, url string) (*store.Store, func(), error)
 		_ = rdb.Close()
 		return nil, nil, fmt.Errorf("redis: %w", err)
 	}
-	return store.New(rdb, store.Options{}), func() { _ = rdb.Close() }, nil
+	st := store.New(rdb, store.Options{})
+	// Before the first write, so a key added to an old data directory
+	// lands beside the keys it has, not apart from them.
+	if _, err := st.MigrateKeys(ctx); err != nil {
+		_ = rdb.Close()
+		return nil, nil, err
+	}
+	return st, func() { _ = rdb.Close() }, nil
 }
 
 // add mints and stores a key and prints it: the key alone on stdout (so

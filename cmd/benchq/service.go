@@ -76,6 +76,11 @@ func (m *Main) Run(ctx context.Context) error {
 	conn.announce(ctx)
 	go m.watchRedis(conn.childDone())
 	st := store.New(m.rdb, store.Options{Retention: m.Config.Retention})
+	if n, err := st.MigrateKeys(ctx); err != nil {
+		return fmt.Errorf("benchq: %w", err)
+	} else if n > 0 {
+		m.Logger.Info("benchq: Redis keys renamed to the hash-tagged layout", "keys", n)
+	}
 	if m.Config.Command != config.CommandWorker {
 		if err := m.startAPI(st); err != nil {
 			return err

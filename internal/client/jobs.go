@@ -19,6 +19,9 @@ type Job struct {
 	Verdict         string       `json:"verdict,omitempty"`
 	Error           string       `json:"error,omitempty"`
 	CancelRequested bool         `json:"cancel_requested,omitempty"`
+	// QueuedReason says why a queued job waits (a target host another job
+	// holds).
+	QueuedReason string `json:"queued_reason,omitempty"`
 	// WebhookSecret is in the answer to the submission only, and only
 	// when the job has a webhook and the server made a secret for it.
 	WebhookSecret string `json:"webhook_secret,omitempty"`

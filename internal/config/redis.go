@@ -19,9 +19,12 @@ import (
 //
 // (rediss+sentinel and rediss+cluster add TLS; unix:// is how the CLI
 // reaches the all-in-one's redis-server child). Query parameters are
-// go-redis's own (dial_timeout, pool_size, ...). asynq supports all three
-// deployments; a single server or Sentinel is preferred because some asynq
-// scripts hit CROSSSLOT errors on Cluster.
+// go-redis's own (dial_timeout, pool_size, ...). The process's one client
+// serves both the store and asynq, so each works on every deployment:
+// asynq's keys carry a hash tag per queue and server, the store's one per
+// job or key family, so no transaction or script spans Cluster slots
+// (cmd/benchq's TestServiceOnCluster and TestSentinelFailoverMidJob run
+// the service on both).
 func ParseRedisURL(raw string) (*redis.UniversalOptions, error) {
 	u, err := url.Parse(raw)
 	if ue := (*url.Error)(nil); errors.As(err, &ue) {

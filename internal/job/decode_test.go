@@ -92,6 +92,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"number for string", `{"name": 5}`, []string{"name"}, "want a string"},
 		{"string for bool", `{"request": {"keepalive": "yes"}}`, []string{"request.keepalive"}, "want true or false"},
 		{"string for allow_no_success", `{"allow_no_success": "yes"}`, []string{"allow_no_success"}, "want true or false"},
+		{"string for exclusive", `{"exclusive": "no"}`, []string{"exclusive"}, "want true or false"},
+		{"number for exclusive", `{"exclusive": 0}`, []string{"exclusive"}, "want true or false"},
 		{"number for header", `{"request": {"headers": {"X-N": 1}}}`, []string{`request.headers["X-N"]`}, "want a string"},
 		{"string for rate", `{"sweep": {"rate": ["fast"]}}`, []string{"sweep.rate[0]"}, "want a number"},
 		{"bad duration", `{"sweep": {"duration": ["10 s"]}}`, []string{"sweep.duration[0]"}, "not a duration"},

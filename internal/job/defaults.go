@@ -54,6 +54,7 @@ const (
 //     With command-line targets the lists stay empty here, because an
 //     empty list means "each target's own flags" (see Points).
 //   - webhook: events default to all three terminal events.
+//   - exclusive: true.
 func (s Spec) WithDefaults() Spec {
 	s.Targets = append([]Target(nil), s.Targets...)
 	fromFlags := false
@@ -71,6 +72,10 @@ func (s Spec) WithDefaults() Spec {
 	s.Request = s.Request.withDefaults()
 	s.Sweep = s.Sweep.withDefaults(fromFlags)
 	s.CompareTo = s.CompareTo.withDefaults()
+	if s.Exclusive == nil {
+		exclusive := true
+		s.Exclusive = &exclusive
+	}
 	if s.Webhook != nil && len(s.Webhook.Events) == 0 {
 		w := *s.Webhook
 		w.Events = append([]string(nil), defaultWebhookEvents...)

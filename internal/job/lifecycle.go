@@ -48,6 +48,8 @@ func (j *Job) Transition(to Status, now time.Time) error {
 	}
 	if to == StatusQueued {
 		j.Progress.CurrentRun = nil
+	} else {
+		j.QueuedReason = ""
 	}
 	j.Status = to
 	return nil

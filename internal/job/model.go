@@ -40,6 +40,10 @@ type Job struct {
 	// job expires; nil while the job runs.
 	Analysis        *Analysis `json:"analysis,omitempty"`
 	CancelRequested bool      `json:"cancel_requested,omitempty"`
+	// QueuedReason says why a queued job that a worker picked up has not
+	// started: which target host it waits for, and for which job. It is
+	// cleared when the job leaves queued.
+	QueuedReason string `json:"queued_reason,omitempty"`
 
 	// Who runs the job (see Start): worker state, not shown by the API.
 	// Attempt numbers the job's starts and is the fencing token of the

@@ -20,6 +20,16 @@ type Spec struct {
 	// to (see CompareTo).
 	CompareTo *CompareTo `json:"compare_to,omitempty"`
 	Webhook   *Webhook   `json:"webhook,omitempty"`
+	// Exclusive (default true) keeps every other exclusive job off this
+	// job's target hosts while it runs: two loads on one host:port skew
+	// each other's numbers, and neither result would show it. A host is a
+	// target URL's host:port as written (host lowercased, port 80 or 443
+	// by default; names are not resolved). A job whose host another job
+	// holds stays queued, with queued_reason saying which, and starts
+	// when the host is free. false lets the job share its hosts with
+	// other jobs that say false, for a target meant to take several loads
+	// at once; it still waits while an exclusive job holds one.
+	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

@@ -11,15 +11,17 @@ func TestWithDefaults(t *testing.T) {
 	s := Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}, {Name: "b", URL: "http://127.0.0.1:2/", Request: &Request{Body: "x"}}},
 		Webhook: &Webhook{URL: "http://127.0.0.1:9/"}}
 	got := s.WithDefaults()
+	exclusive := true
 	want := Spec{
 		Targets: []Target{
 			{Name: "target-1", URL: "http://127.0.0.1:1/"},
 			{Name: "b", URL: "http://127.0.0.1:2/", Request: &Request{
 				Method: "POST", Body: "x", ContentType: "text/plain", Timeout: Duration(30 * time.Second), MaxBody: 1 << 30}},
 		},
-		Request: Request{Method: "GET", Timeout: Duration(30 * time.Second), MaxBody: 1 << 30},
-		Sweep:   Sweep{Concurrency: []int{1}, Requests: []int{100}, Repeats: 1, Order: OrderInterleaved, Shards: 1},
-		Webhook: &Webhook{URL: "http://127.0.0.1:9/", Events: []string{EventSucceeded, EventFailed, EventCanceled}},
+		Request:   Request{Method: "GET", Timeout: Duration(30 * time.Second), MaxBody: 1 << 30},
+		Sweep:     Sweep{Concurrency: []int{1}, Requests: []int{100}, Repeats: 1, Order: OrderInterleaved, Shards: 1},
+		Webhook:   &Webhook{URL: "http://127.0.0.1:9/", Events: []string{EventSucceeded, EventFailed, EventCanceled}},
+		Exclusive: &exclusive,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("WithDefaults mismatch (-want +got):\n%s", diff)

@@ -3,7 +3,9 @@
 // loads the job's runs and its compare_to job once, analyzes them once
 // (job.AnalyzeAgainst), stores that analysis with the terminal status in
 // one store transaction (fenced by the attempt, when one ends it), then
-// appends job.finished, logs the end and notifies with that analysis. A
+// gives up the job's target leases (so the next job waiting for one of
+// its hosts starts), appends job.finished, logs the end and notifies with
+// that analysis. A
 // finished job's verdict, results, report and webhook all come from the
 // analysis stored here, so they agree, and keep agreeing after the
 // compare_to job expired.

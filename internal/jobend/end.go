@@ -21,6 +21,8 @@ type Store interface {
 	BaselineSource
 	UpdateJob(ctx context.Context, id string, fn func(*job.Job) error) (*job.Job, error)
 	AppendEvent(ctx context.Context, jobID string, typ string, data any) error
+	// ReleaseTargets gives up the job's target leases (store/targetlease.go).
+	ReleaseTargets(ctx context.Context, id string, hosts []string) error
 }
 
 // Notifier is told of the end; the worker's WebhookNotifier queues the
@@ -138,6 +140,7 @@ func (e *Ender) End(ctx context.Context, id string, how How) (Result, error) {
 	}
 	res.Ended = true
 	j := res.Job
+	e.releaseTargets(ctx, j, retry)
 	ev := store.Finished{Status: j.Status, Verdict: j.Verdict, Error: j.Error, RunsDone: j.Progress.RunsDone}
 	if err := e.st.AppendEvent(ctx, id, store.EventJobFinished, ev); err != nil {
 		e.log.Warn("jobend: append job.finished event", "job", id, "err", err)

@@ -9,4 +9,8 @@
 // Kill (a crash), Restart on the same port, Pause and Resume (a hung
 // server that keeps its data), RunOutOfMemory and RecoverMemory (a full
 // Redis under noeviction).
+//
+// StartCluster starts a Redis Cluster of masters and StartSentinel a
+// master, a replica and a sentinel watching them, for the tests that show
+// benchq works on both; they need redis-cli too (package redis-tools).
 package redistest

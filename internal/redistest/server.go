@@ -23,6 +23,9 @@ type Server struct {
 	port int
 	dir  string
 	aof  bool // append-only file, synced on every write
+	// mode builds the arguments that make the server a cluster node or a
+	// sentinel; nil for a plain server.
+	mode func(s *Server) ([]string, error)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd     // the running process, nil once stopped
@@ -60,10 +63,15 @@ func StartPersistent(t testing.TB) *Server {
 
 func startWith(t testing.TB, aof bool) *Server {
 	t.Helper()
+	return startMode(t, aof, nil)
+}
+
+func startMode(t testing.TB, aof bool, mode func(*Server) ([]string, error)) *Server {
+	t.Helper()
 	bin := Binary(t)
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
-		s, err := start(t, bin, aof)
+		s, err := start(t, bin, aof, mode)
 		if err == nil {
 			return s
 		}
@@ -88,12 +96,12 @@ func Binary(t testing.TB) string {
 	return bin
 }
 
-func start(t testing.TB, bin string, aof bool) (*Server, error) {
+func start(t testing.TB, bin string, aof bool, mode func(*Server) ([]string, error)) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: t.TempDir(), aof: aof}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bin: bin, port: port, dir: t.TempDir(), aof: aof, mode: mode}
 	if err := s.launch(); err != nil {
 		return nil, err
 	}
@@ -103,16 +111,24 @@ func start(t testing.TB, bin string, aof bool) (*Server, error) {
 
 // launch starts the process on s.port and waits until it is ready.
 func (s *Server) launch() error {
-	persistence := []string{"--appendonly", "no"}
-	if s.aof {
-		persistence = []string{"--appendonly", "yes", "--appendfsync", "always"}
-	}
-	cmd := exec.Command(s.bin, append([]string{
+	args := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 		"--save", "",
 		"--maxmemory-policy", "noeviction",
 		"--dir", s.dir,
-	}, persistence...)...)
+		"--appendonly", "no",
+	}
+	if s.aof {
+		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	if s.mode != nil {
+		extra, err := s.mode(s)
+		if err != nil {
+			return err
+		}
+		args = append(extra, args...) // a sentinel's config file comes first
+	}
+	cmd := exec.Command(s.bin, args...)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}

@@ -31,7 +31,7 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 		t.Errorf("WebhookSecret(unknown job) = %v, want ErrNotFound", err)
 	}
 	// The secret is not part of the job as read back.
-	raw, _ := rdb.HGetAll(ctx, "benchq:job:"+j.ID).Result()
+	raw, _ := rdb.HGetAll(ctx, store.JobKey(j.ID)).Result()
 	for f, v := range raw {
 		if f != "owner" && json.Valid([]byte(v)) && strings.Contains(v, "whsec_abc") {
 			t.Errorf("job hash field %s holds the secret", f)
@@ -75,7 +75,7 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if len(ids) != 5 {
 		t.Errorf("5 deliveries carry %d distinct ids", len(ids))
 	}
-	stored, _ := rdb.LRange(ctx, "benchq:job:"+j.ID+":delivery:2:attempts", 0, 0).Result()
+	stored, _ := rdb.LRange(ctx, store.AttemptsKey(j.ID, 2), 0, 0).Result()
 	if len(stored) != 1 || strings.Contains(stored[0], `"n":`) || !strings.Contains(stored[0], `"status_code":500`) {
 		t.Errorf("stored attempt = %q, want the whole record, numbered by its position", stored)
 	}
@@ -91,7 +91,7 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if _, err := s.CreateDelivery(ctx, &webhook.Delivery{JobID: jobID(9)}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("CreateDelivery(unknown job) = %v, want ErrNotFound", err)
 	}
-	for _, k := range []string{"benchq:job:" + j.ID + ":webhook_secret", "benchq:job:" + j.ID + ":deliveries", "benchq:job:" + j.ID + ":delivery:2:attempts"} {
+	for _, k := range []string{store.WebhookSecretKey(j.ID), store.DeliveriesKey(j.ID), store.AttemptsKey(j.ID, 2)} {
 		if ttl, err := rdb.TTL(ctx, k).Result(); err != nil || ttl <= testRetention-time.Minute || ttl > testRetention {
 			t.Errorf("TTL %s = %v, %v; want about %v", k, ttl, err, testRetention)
 		}
@@ -166,7 +166,7 @@ func testCreateDeliveryOncePerEvent(t *testing.T, s *store.Store, rdb *redis.Cli
 	if ok, err := s.CreateDelivery(ctx, other); err != nil || !ok || other.N != 2 {
 		t.Errorf("CreateDelivery(another event) = %v, %v, n %d; want created as 2", ok, err, other.N)
 	}
-	raw, err := rdb.LRange(ctx, "benchq:job:"+j.ID+":deliveries", 0, -1).Result()
+	raw, err := rdb.LRange(ctx, store.DeliveriesKey(j.ID), 0, -1).Result()
 	if err != nil || len(raw) != 2 {
 		t.Fatalf("deliveries list = %q, %v; want 2 records", raw, err)
 	}

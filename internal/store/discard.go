@@ -4,27 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/job"
 )
 
-// discardJob deletes KEYS[2..1+ARGV[2]] and removes ARGV[3] from the zset
-// after them and ARGV[4] from the zsets after that, only while the job
-// hash KEYS[1] still holds ARGV[1] ("" for no job). A script, not
-// MULTI/EXEC: Redis out of memory refuses every command queued in a
-// transaction, while a script runs and only its denyoom commands (none
-// here) are refused.
+// discardJob deletes KEYS[2..] only while the job hash KEYS[1] still
+// holds ARGV[1] ("" for no job). All are keys of one job, so the script
+// stays in the job's cluster slot; the index entries and the active-job
+// slot, in other slots, are removed after it. A script, not MULTI/EXEC:
+// Redis out of memory refuses every command queued in a transaction,
+// while a script runs and only its denyoom commands (none here) are
+// refused.
 var discardJob = redis.NewScript(`
 local cur = redis.call("HGET", KEYS[1], "job")
 if cur == false then cur = "" end
 if cur ~= ARGV[1] then return 0 end
-local n = tonumber(ARGV[2])
-for i = 2, 1 + n do redis.call("DEL", KEYS[i]) end
-redis.call("ZREM", KEYS[2 + n], ARGV[3])
-for i = 3 + n, #KEYS do redis.call("ZREM", KEYS[i], ARGV[4]) end
+for i = 2, #KEYS do redis.call("DEL", KEYS[i]) end
 return 1`)
 
 // discardAttempts bounds DiscardJob's rounds against a job that changes
@@ -62,9 +59,8 @@ func (s *Store) discardOnce(ctx context.Context, owner, id string) (bool, error)
 		return false, err
 	}
 	raw, member := "", ""
-	del := append(jobKeys(id), webhookSecretKey(id), deliveriesKey(id))
-	keys := append([]string{jobKey(id)}, del...)
-	keys = append(keys, activeJobsKey(owner))
+	keys := append([]string{jobKey(id)}, jobKeys(id)...)
+	keys = append(keys, webhookSecretKey(id), deliveriesKey(id))
 	if j != nil {
 		switch {
 		case j.Status != job.StatusQueued:
@@ -73,11 +69,27 @@ func (s *Store) discardOnce(ctx context.Context, owner, id string) (bool, error)
 			return false, fmt.Errorf("%w: job belongs to another owner", ErrConflict)
 		}
 		raw, member = vals[0].(string), indexMember(j)
-		keys = append(keys, indexKeys(owner, j.Status)...)
 	}
-	n, err := discardJob.Run(ctx, s.rdb, keys, raw, strconv.Itoa(len(del)), id, member).Int()
+	n, err := discardJob.Run(ctx, s.rdb, keys, raw).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return false, err
 	}
-	return n == 1, nil
+	if n != 1 {
+		return false, nil
+	}
+	// Only ZREM, served out of memory too. A retry after this failed finds
+	// no job and so no member: readers drop its entries (index.go).
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZRem(ctx, activeJobsKey(owner), id)
+		if member != "" {
+			for _, idx := range indexKeys(owner, job.StatusQueued) {
+				p.ZRem(ctx, idx, member)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return true, nil
 }

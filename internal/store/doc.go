@@ -3,13 +3,13 @@
 // task keys itself). The API and the worker call it; neither builds a key.
 //
 // Every key lives under the "benchq:" prefix and is built in keys.go, which
-// also documents the layout. Each job's keys carry the retention TTL,
+// also documents the layout (target leases: targetkeys.go). Each job's keys carry the retention TTL,
 // refreshed on every write, so a finished job disappears by itself after
 // Options.Retention; the list indexes carry the same TTL, refreshed whenever
 // a job is created or updated, and forget expired jobs lazily.
 //
 // Concurrency is optimistic: UpdateJob (through which a cancel goes too) runs under
-// WATCH/MULTI and retry on a conflicting write, so an API cancel and a
+// WATCH/MULTI on the job's keys and retries on a conflicting write, so an API cancel and a
 // worker's status change never overwrite each other. Runs are saved with
 // HSETNX on their (point, repeat) key, so a retried worker attempt can never
 // count a run twice. Progress lives in its own key, apart from the job, so
@@ -23,6 +23,9 @@
 // ErrUnavailable (an *UnavailableError naming the Condition) for Redis
 // unreachable, refusing writes or not ready: Classify decides it, and a
 // hook New adds to the client applies it to every command (unavailable.go).
-// Transactions span a job's keys and the global indexes, so the store needs
-// one Redis (standalone or behind Sentinel), not Redis Cluster.
+// Every transaction and script stays in one Redis Cluster slot (hash tags
+// per job and per key family, keys.go), so the store runs on one Redis,
+// Sentinel or Cluster alike; a job and its index entries are kept
+// consistent across slots by write order, not atomicity (index.go).
+// MigrateKeys renames the keys of the layout before tags.
 package store

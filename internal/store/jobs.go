@@ -28,8 +28,12 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 	if err != nil {
 		return fmt.Errorf("store: create job %s: encode: %w", j.ID, err)
 	}
-	key, member := jobKey(j.ID), indexMember(j)
-	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
+	key := jobKey(j.ID)
+	// Listed before it is stored, so no crash between the two steps leaves
+	// a job that no listing shows (index.go).
+	if err := s.listJob(ctx, j); err != nil {
+		return fmt.Errorf("store: create job %s: list: %w", j.ID, err)
+	}
 	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		n, err := tx.Exists(ctx, key).Result()
 		if err != nil {
@@ -40,12 +44,7 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			p.HSet(ctx, key, fieldJob, data, fieldOwner, j.Owner)
-			for _, idx := range indexKeys(j.Owner, j.Status) {
-				p.ZAdd(ctx, idx, redis.Z{Member: member})
-				p.ZRemRangeByLex(ctx, idx, "-", horizon) // jobs long expired
-			}
 			s.touchJob(ctx, p, j.ID)
-			s.touchIndexes(ctx, p, j.Owner)
 			return nil
 		})
 		return err
@@ -81,13 +80,15 @@ func (s *Store) GetJob(ctx context.Context, id string) (*job.Job, error) {
 func (s *Store) UpdateJob(ctx context.Context, id string, fn func(j *job.Job) error) (*job.Job, error) {
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
 		var out *job.Job
+		var from job.Status
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			var err error
-			out, err = s.updateOnce(ctx, tx, id, fn)
+			out, from, err = s.updateOnce(ctx, tx, id, fn)
 			return err
 		}, jobKey(id))
 		switch {
 		case err == nil:
+			s.settle(ctx, from, out)
 			return out, nil
 		case errors.Is(err, redis.TxFailedErr):
 			if err := sleepJitter(ctx, attempt); err != nil {
@@ -102,15 +103,16 @@ func (s *Store) UpdateJob(ctx context.Context, id string, fn func(j *job.Job) er
 	return nil, fmt.Errorf("store: update job %s: %w: still contended after %d attempts", id, ErrConflict, maxTxAttempts)
 }
 
-// updateOnce is one optimistic round of UpdateJob under WATCH.
-func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func(*job.Job) error) (*job.Job, error) {
+// updateOnce is one optimistic round of UpdateJob under WATCH; it returns
+// the job written and the status it had before.
+func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func(*job.Job) error) (*job.Job, job.Status, error) {
 	jobs, err := s.loadJobs(ctx, tx, []string{id})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	j := jobs[0]
 	if j == nil {
-		return nil, ErrNotFound
+		return nil, "", ErrNotFound
 	}
 	before := *j
 	if r := j.Progress.CurrentRun; r != nil {
@@ -118,34 +120,35 @@ func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func
 		before.Progress.CurrentRun = &c
 	}
 	if err := fn(j); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	j.ID, j.Owner, j.CreatedAt = before.ID, before.Owner, before.CreatedAt
 	data, err := json.Marshal(j)
 	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
+		return nil, "", fmt.Errorf("encode: %w", err)
+	}
+	if j.Status != before.Status {
+		// In the index of the new status before the job has it (index.go);
+		// settle removes the old entry once the change committed.
+		if err := s.rdb.ZAdd(ctx, statusIndexKey(j.Status), redis.Z{Member: indexMember(j)}).Err(); err != nil {
+			return nil, "", fmt.Errorf("index: %w", err)
+		}
 	}
 	_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.HSet(ctx, jobKey(id), fieldJob, data)
-		if j.Status != before.Status {
-			p.ZRem(ctx, statusIndexKey(before.Status), indexMember(j))
-			p.ZAdd(ctx, statusIndexKey(j.Status), redis.Z{Member: indexMember(j)})
-		}
 		if !sameProgress(j.Progress, before.Progress) {
 			s.setProgress(ctx, p, id, j.Progress)
 		}
 		if j.CancelRequested && !before.CancelRequested {
 			p.Set(ctx, cancelKey(id), "1", s.retention)
 		}
-		releaseOnFinish(ctx, p, before.Status, j) // quota.go: the owner's active-job slot
 		s.touchJob(ctx, p, id)
-		s.touchIndexes(ctx, p, j.Owner)
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return j, nil
+	return j, before.Status, nil
 }
 
 // CancelRequested reports whether a cancel was requested for job id: one

@@ -13,15 +13,25 @@ import (
 
 // Key layout. Every key benchq writes (besides asynq's own) is built here.
 //
-//	benchq:job:<id>                hash   "job" = job.Job as JSON, "owner" = API key id
-//	benchq:job:<id>:progress       string job.Progress as JSON (written up to 4×/s, apart from the hash)
-//	benchq:job:<id>:cancel         string "1" once a cancel was requested (the worker polls it)
-//	benchq:job:<id>:runs           hash   "<point>:<repeat>" = job.Run as JSON (HSETNX: never twice)
-//	benchq:job:<id>:events         stream fields type, data (JSON), time (RFC 3339); MAXLEN ~ maxEvents
-//	benchq:job:<id>:lease          string the holder of the attempt running the job; TTL seconds (lease.go)
-//	benchq:jobs                    zset   every job, see indexMember
-//	benchq:jobs:status:<status>    zset   jobs in that status
-//	benchq:jobs:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
+//	benchq:job:{<id>}                hash   "job" = job.Job as JSON, "owner" = API key id
+//	benchq:job:{<id>}:progress       string job.Progress as JSON (written up to 4×/s, apart from the hash)
+//	benchq:job:{<id>}:cancel         string "1" once a cancel was requested (the worker polls it)
+//	benchq:job:{<id>}:runs           hash   "<point>:<repeat>" = job.Run as JSON (HSETNX: never twice)
+//	benchq:job:{<id>}:events         stream fields type, data (JSON), time (RFC 3339); MAXLEN ~ maxEvents
+//	benchq:job:{<id>}:lease          string the holder of the attempt running the job; TTL seconds (lease.go)
+//	benchq:{jobs}                    zset   every job, see indexMember
+//	benchq:{jobs}:status:<status>    zset   jobs in that status
+//	benchq:{jobs}:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
+//
+// Hash tags (the part in braces) decide a key's Redis Cluster slot. Every
+// key of one job carries the job's ID as its tag, so a WATCH, MULTI or
+// script over one job's keys stays in one slot; a key added for a job must
+// be built from jobKey. The indexes share the tag {jobs}, so one MULTI
+// moves a job between status indexes. A job and its index entries are in
+// different slots, so no transaction spans both: writers add a job's entry
+// in the index of its new status before the job changes and remove the
+// old one after, and readers skip entries that disagree with the job
+// (index.go).
 //
 // The first five job keys get the retention TTL on every write to any of them.
 // The indexes get it on every CreateJob and UpdateJob, which every job's
@@ -30,7 +40,9 @@ import (
 // far past the retention are trimmed at each CreateJob.
 const prefix = "benchq:"
 
-func jobKey(id string) string      { return prefix + "job:" + id }
+// jobKey is job id's hash, and the stem of every other key of the job:
+// the one place a job's hash tag is written.
+func jobKey(id string) string      { return prefix + "job:{" + id + "}" }
 func progressKey(id string) string { return jobKey(id) + ":progress" }
 func cancelKey(id string) string   { return jobKey(id) + ":cancel" }
 func runsKey(id string) string     { return jobKey(id) + ":runs" }
@@ -43,9 +55,12 @@ func jobKeys(id string) []string {
 	return []string{jobKey(id), progressKey(id), cancelKey(id), runsKey(id), eventsKey(id)}
 }
 
-func allIndexKey() string                { return prefix + "jobs" }
-func statusIndexKey(s job.Status) string { return prefix + "jobs:status:" + string(s) }
-func ownerIndexKey(owner string) string  { return prefix + "jobs:owner:" + owner }
+// indexTag is the hash tag every job index shares.
+const indexTag = prefix + "{jobs}"
+
+func allIndexKey() string                { return indexTag }
+func statusIndexKey(s job.Status) string { return indexTag + ":status:" + string(s) }
+func ownerIndexKey(owner string) string  { return indexTag + ":owner:" + owner }
 func runField(k job.RunKey) string       { return strconv.Itoa(k.Point) + ":" + strconv.Itoa(k.Repeat) }
 func indexKeys(owner string, s job.Status) []string {
 	return []string{allIndexKey(), ownerIndexKey(owner), statusIndexKey(s)}
@@ -108,10 +123,10 @@ func parseRunField(f string) (job.RunKey, error) {
 // Shard rounds (shards.go): one try at one sharded run. <round> is unique
 // per try (the worker names it after the run and a random part).
 //
-//	benchq:job:<id>:shards:<round>:state      hash   "start" = agreed start, unix µs on Redis's clock; "abort" = why it was given up
-//	benchq:job:<id>:shards:<round>:joined     hash   "<shard>" = the worker process that joined
-//	benchq:job:<id>:shards:<round>:results    hash   "<shard>" = the shard's measurement (the engine's JSON codec)
-//	benchq:job:<id>:shards:<round>:lease:<n>  string the holder of shard n; TTL the job lease, renewed while it runs
+//	benchq:job:{<id>}:shards:<round>:state      hash   "start" = agreed start, unix µs on Redis's clock; "abort" = why it was given up
+//	benchq:job:{<id>}:shards:<round>:joined     hash   "<shard>" = the worker process that joined
+//	benchq:job:{<id>}:shards:<round>:results    hash   "<shard>" = the shard's worker and its part as a job.Run (with its measurement)
+//	benchq:job:{<id>}:shards:<round>:lease:<n>  string the holder of shard n; TTL the job lease, renewed while it runs
 //
 // TTL: a bound of the run, given by the coordinator on every write; the
 // coordinator deletes the first three once the run is stored or given up.
@@ -125,25 +140,31 @@ func shardLeaseKey(id, round string, shard int) string {
 
 // API keys and quotas.
 //
-//	benchq:apikey:<id>                    string apikey.Key as JSON (the hash, never the plaintext); no TTL
-//	benchq:apikeys:hash:<sha256 hex>      string key id: the lookup index of a presented key
-//	benchq:apikeys                        set    every key id, revoked ones included
-//	benchq:apikeys:active                 set    ids of keys not revoked (ActiveKeyCount)
+//	benchq:{apikeys}:key:<id>             string apikey.Key as JSON (the hash, never the plaintext); no TTL
+//	benchq:{apikeys}:hash:<sha256 hex>    string key id: the lookup index of a presented key
+//	benchq:{apikeys}                      set    every key id, revoked ones included
+//	benchq:{apikeys}:active               set    ids of keys not revoked (ActiveKeyCount)
 //	benchq:quota:active:<owner>           zset   the owner's queued + running job ids, score = admission unix ms
 //	rate:benchq:quota:submissions:<owner> string redis_rate's GCRA state; redis_rate adds the "rate:" itself
-func apiKeyKey(id string) string         { return prefix + "apikey:" + id }
-func apiKeyHashKey(hash string) string   { return prefix + "apikeys:hash:" + hash }
-func apiKeysKey() string                 { return prefix + "apikeys" }
-func activeAPIKeysKey() string           { return prefix + "apikeys:active" }
+//
+// The API keys share one hash tag: AddKey and RevokeKey change a record
+// and its indexes in one transaction, and keys are few and rarely
+// written, so one slot holds them all. A quota key is used alone.
+const apiKeysTag = prefix + "{apikeys}"
+
+func apiKeyKey(id string) string         { return apiKeysTag + ":key:" + id }
+func apiKeyHashKey(hash string) string   { return apiKeysTag + ":hash:" + hash }
+func apiKeysKey() string                 { return apiKeysTag }
+func activeAPIKeysKey() string           { return apiKeysTag + ":active" }
 func activeJobsKey(owner string) string  { return prefix + "quota:active:" + owner }
 func submissionsKey(owner string) string { return prefix + "quota:submissions:" + owner }
 
 // Webhook deliveries.
 //
-//	benchq:job:<id>:webhook_secret           string the signing secret ("whsec_..."), kept out of the job JSON
-//	benchq:job:<id>:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1,
-//	                                                at most one per event (CreateDelivery's script)
-//	benchq:job:<id>:delivery:<n>:attempts    list   webhook.Attempt as JSON, in attempt order
+//	benchq:job:{<id>}:webhook_secret           string the signing secret ("whsec_..."), kept out of the job JSON
+//	benchq:job:{<id>}:deliveries               list   webhook.Delivery as JSON; delivery n is at index n-1,
+//	                                                  at most one per event (CreateDelivery's script)
+//	benchq:job:{<id>}:delivery:<n>:attempts    list   webhook.Attempt as JSON, in attempt order
 //
 // They get the retention TTL on every write to any of them, and the secret
 // is refreshed whenever a delivery of its job is written, so it lives as

@@ -75,9 +75,9 @@ func (s *Store) LeaseHolder(ctx context.Context, id string) (string, error) {
 
 // UnleasedRunning returns up to limit running jobs that no live lease
 // holds, oldest first: the jobs whose attempt died. It reads the running
-// index and two EXISTS per job, in two round trips (running jobs are as
-// many as the workers run at once), and drops the index entries of jobs
-// that expired, as listings do.
+// index, then the jobs and their leases in one round trip (running jobs
+// are as many as the workers run at once), and drops the entries of jobs
+// that expired or ended, as listings do.
 func (s *Store) UnleasedRunning(ctx context.Context, limit int) ([]string, error) {
 	index := statusIndexKey(job.StatusRunning)
 	members, err := s.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{
@@ -89,12 +89,18 @@ func (s *Store) UnleasedRunning(ctx context.Context, limit int) ([]string, error
 	if len(members) == 0 {
 		return nil, nil
 	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = memberID(m)
+	}
+	jobs, err := s.loadJobs(ctx, s.rdb, ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: running jobs: %w", err)
+	}
 	leased := make([]*redis.IntCmd, len(members))
-	stored := make([]*redis.IntCmd, len(members))
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, m := range members {
-			leased[i] = p.Exists(ctx, leaseKey(memberID(m)))
-			stored[i] = p.Exists(ctx, jobKey(memberID(m)))
+		for i, id := range ids {
+			leased[i] = p.Exists(ctx, leaseKey(id))
 		}
 		return nil
 	})
@@ -102,18 +108,20 @@ func (s *Store) UnleasedRunning(ctx context.Context, limit int) ([]string, error
 		return nil, fmt.Errorf("store: leases of running jobs: %w", err)
 	}
 	var out []string
-	var gone []any
+	var drop []any
 	for i, m := range members {
-		switch {
-		case stored[i].Val() == 0:
-			gone = append(gone, m)
-		case leased[i].Val() == 0:
-			out = append(out, memberID(m))
+		switch s.classify(m, jobs[i], job.StatusRunning) {
+		case entryGone, entryStray:
+			drop = append(drop, m)
+		case entryLive:
+			if leased[i].Val() == 0 {
+				out = append(out, ids[i])
+			}
 		}
 	}
-	if len(gone) > 0 {
-		if err := s.rdb.ZRem(ctx, index, gone...).Err(); err != nil {
-			return nil, fmt.Errorf("store: drop expired running jobs: %w", err)
+	if len(drop) > 0 {
+		if err := s.rdb.ZRem(ctx, index, drop...).Err(); err != nil {
+			return nil, fmt.Errorf("store: drop stale running entries: %w", err)
 		}
 	}
 	return out, nil

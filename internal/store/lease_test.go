@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
 )
 
 // TestLease: one holder at a time; only the holder renews or releases;
@@ -46,7 +47,7 @@ func TestLease(t *testing.T) {
 			t.Fatalf("%s: %v, %v; want %v", st.name, got, err, st.want)
 		}
 	}
-	if ttl := rdb.PTTL(ctx, "benchq:job:j1:lease").Val(); ttl <= 0 || ttl > time.Minute {
+	if ttl := rdb.PTTL(ctx, store.LeaseKey("j1")).Val(); ttl <= 0 || ttl > time.Minute {
 		t.Errorf("lease TTL = %v, want the holder's minute", ttl)
 	}
 }
@@ -57,7 +58,9 @@ func TestUnleasedRunning(t *testing.T) {
 	s, rdb := newStore(t)
 	ctx := t.Context()
 	for i := range 4 {
-		mustCreate(t, s, newJob(jobID(i), "", i, nil))
+		j := newJob(jobID(i), "", i, nil)
+		j.CreatedAt = time.Now().Add(time.Duration(i-10) * time.Minute).UTC() // past indexGrace
+		mustCreate(t, s, j)
 	}
 	for _, id := range []string{jobID(0), jobID(1), jobID(2)} {
 		if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error {
@@ -70,14 +73,14 @@ func TestUnleasedRunning(t *testing.T) {
 	if ok, err := s.AcquireLease(ctx, jobID(1), "w", time.Minute); !ok || err != nil {
 		t.Fatalf("AcquireLease = %v, %v", ok, err)
 	}
-	if err := rdb.Del(ctx, "benchq:job:"+jobID(2)).Err(); err != nil { // expired
+	if err := rdb.Del(ctx, store.JobKey(jobID(2))).Err(); err != nil { // expired
 		t.Fatal(err)
 	}
 	got, err := s.UnleasedRunning(ctx, 10)
 	if err != nil || !slices.Equal(got, []string{jobID(0)}) {
 		t.Fatalf("UnleasedRunning = %v, %v; want only %s (1 is leased, 2 expired, 3 queued)", got, err, jobID(0))
 	}
-	if n := rdb.ZCard(ctx, "benchq:jobs:status:running").Val(); n != 2 {
+	if n := rdb.ZCard(ctx, store.StatusIndexKey(job.StatusRunning)).Val(); n != 2 {
 		t.Errorf("running index has %d entries, want 2: the expired job's dropped", n)
 	}
 }

@@ -90,8 +90,9 @@ type scan struct {
 	jobs    []*job.Job
 	last    string // last member looked at
 	scanned int
-	done    bool // the index has no entries past last
-	stale   []string
+	done    bool     // the index has no entries past last
+	gone    []string // entries of jobs that do not exist
+	strays  []string // entries of this index that their job disagrees with for good
 }
 
 func (sc *scan) run(ctx context.Context) error {
@@ -131,11 +132,15 @@ func (sc *scan) take(ctx context.Context, members []string) (int, error) {
 	for i, m := range members {
 		sc.last, sc.upper = m, "("+m
 		sc.scanned++
-		switch {
-		case jobs[i] == nil:
-			sc.stale = append(sc.stale, m)
-		case sc.f.match(jobs[i]):
-			sc.jobs = append(sc.jobs, jobs[i])
+		switch sc.s.classify(m, jobs[i], sc.status()) {
+		case entryGone:
+			sc.gone = append(sc.gone, m)
+		case entryStray:
+			sc.strays = append(sc.strays, m)
+		case entryLive:
+			if sc.f.match(jobs[i]) {
+				sc.jobs = append(sc.jobs, jobs[i])
+			}
 		}
 		if len(sc.jobs) == sc.limit {
 			return i + 1, nil
@@ -144,21 +149,41 @@ func (sc *scan) take(ctx context.Context, members []string) (int, error) {
 	return len(members), nil
 }
 
-// forget removes entries of expired jobs from every index they can be in
-// (the owner is gone with the job, so only the walked owner index is known).
+// status is the status whose index the scan walks; "" for the all and
+// owner indexes.
+func (sc *scan) status() job.Status {
+	if sc.index == statusIndexKey(sc.f.Status) {
+		return sc.f.Status
+	}
+	return ""
+}
+
+// forget removes entries of missing jobs from every index they can be in
+// (the owner is gone with the job, so only the walked owner index is
+// known), and stray entries from the walked index.
 func (sc *scan) forget(ctx context.Context) error {
-	if len(sc.stale) == 0 {
+	if len(sc.gone) == 0 && len(sc.strays) == 0 {
 		return nil
 	}
-	members := make([]any, len(sc.stale))
-	for i, m := range sc.stale {
-		members[i] = m
+	gone := make([]any, len(sc.gone))
+	for i, m := range sc.gone {
+		gone[i] = m
+	}
+	strays := make([]any, len(sc.strays))
+	for i, m := range sc.strays {
+		strays[i] = m
 	}
 	_, err := sc.s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, sc.index, members...)
-		p.ZRem(ctx, allIndexKey(), members...)
+		if len(strays) > 0 {
+			p.ZRem(ctx, sc.index, strays...)
+		}
+		if len(gone) == 0 {
+			return nil
+		}
+		p.ZRem(ctx, sc.index, gone...)
+		p.ZRem(ctx, allIndexKey(), gone...)
 		for _, st := range statuses() {
-			p.ZRem(ctx, statusIndexKey(st), members...)
+			p.ZRem(ctx, statusIndexKey(st), gone...)
 		}
 		return nil
 	})

@@ -1,9 +1,13 @@
 package store_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
@@ -93,20 +97,76 @@ func TestListJobsFilters(t *testing.T) {
 	}
 }
 
-func TestListJobsForgetsExpiredJobs(t *testing.T) {
-	s, rdb := newStore(t)
-	mustCreate(t, s, newJob("j0", "", 0, nil), newJob("j1", "", 1, nil), newJob("j2", "", 2, nil))
-	if err := rdb.Del(t.Context(), "benchq:job:j1").Err(); err != nil { // as if its TTL ran out
+// TestListJobsIndexEntries: a listing shows only entries that agree with
+// their job, and drops only those no write in flight can still make agree.
+// An index entry is written before its job (CreateJob) and before a status
+// change (UpdateJob), and the old status's entry removed after, so a
+// writer cut short leaves such entries behind.
+func TestListJobsIndexEntries(t *testing.T) {
+	ago := func(d time.Duration) func(*job.Job) {
+		return func(j *job.Job) { j.CreatedAt = time.Now().Add(-d).UTC().Truncate(time.Millisecond) }
+	}
+	tests := []struct {
+		name    string
+		created func(*job.Job)
+		// mess changes Redis behind the store's back, as a writer cut
+		// short would leave it.
+		mess      func(t *testing.T, rdb *redis.Client, j *job.Job)
+		filter    store.ListFilter
+		index     string
+		listed    bool
+		keptEntry bool
+	}{
+		{"job expired", ago(2 * time.Minute), func(t *testing.T, rdb *redis.Client, j *job.Job) {
+			mustOK(t, rdb.Del(t.Context(), store.JobKey(j.ID)).Err())
+		}, store.ListFilter{}, store.AllIndexKey(), false, false},
+		{"job still being created", ago(time.Second), func(t *testing.T, rdb *redis.Client, j *job.Job) {
+			mustOK(t, rdb.Del(t.Context(), store.JobKey(j.ID)).Err())
+		}, store.ListFilter{}, store.AllIndexKey(), false, true},
+		{"terminal job left in the running index", ago(time.Second), func(t *testing.T, rdb *redis.Client, j *job.Job) {
+			j.Status = job.StatusSucceeded
+			mustOK(t, rdb.HSet(t.Context(), store.JobKey(j.ID), "job", mustJSON(t, j)).Err())
+			mustOK(t, rdb.ZAdd(t.Context(), store.StatusIndexKey(job.StatusRunning), redis.Z{Member: store.IndexMember(j)}).Err())
+		}, store.ListFilter{Status: job.StatusRunning}, store.StatusIndexKey(job.StatusRunning), false, false},
+		{"queued job about to start", ago(time.Second), func(t *testing.T, rdb *redis.Client, j *job.Job) {
+			mustOK(t, rdb.ZAdd(t.Context(), store.StatusIndexKey(job.StatusRunning), redis.Z{Member: store.IndexMember(j)}).Err())
+		}, store.ListFilter{Status: job.StatusRunning}, store.StatusIndexKey(job.StatusRunning), false, true},
+		{"queued job in its index", ago(time.Second), func(*testing.T, *redis.Client, *job.Job) {},
+			store.ListFilter{Status: job.StatusQueued}, store.StatusIndexKey(job.StatusQueued), true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, rdb := newStore(t)
+			j := newJob("j1", "", 0, nil)
+			tt.created(j)
+			mustCreate(t, s, j)
+			tt.mess(t, rdb, j)
+			got := pageAll(t, s, tt.filter, nil)
+			if listed := slices.Contains(got, "j1"); listed != tt.listed {
+				t.Errorf("ListJobs(%+v) = %v; listed %v, want %v", tt.filter, got, listed, tt.listed)
+			}
+			n, err := rdb.ZScore(t.Context(), tt.index, store.IndexMember(j)).Result()
+			if kept := err == nil; kept != tt.keptEntry || n != 0 {
+				t.Errorf("entry in %s after listing: kept %v (%v), want %v", tt.index, kept, err, tt.keptEntry)
+			}
+		})
+	}
+}
+
+func mustOK(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := pageAll(t, s, store.ListFilter{}, nil)
-	if want := []string{"j2", "j0"}; !slices.Equal(got, want) {
-		t.Errorf("ListJobs after j1 expired = %v, want %v", got, want)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n, err := rdb.ZCard(t.Context(), "benchq:jobs").Result()
-	if err != nil || n != 2 {
-		t.Errorf("ZCARD benchq:jobs after listing = %d, %v; want 2 (the expired entry removed)", n, err)
-	}
+	return string(b)
 }
 
 func TestListJobsBadCursor(t *testing.T) {
@@ -141,6 +201,34 @@ func TestCountByStatus(t *testing.T) {
 	for st, n := range want {
 		if got[st] != n {
 			t.Errorf("CountByStatus()[%s] = %d, want %d", st, got[st], n)
+		}
+	}
+}
+
+// TestStatusChangesLeaveOneEntry: after a job's life through the status
+// indexes (started, handed back, started again, finished) it is in the
+// index of its status and in no other.
+func TestStatusChangesLeaveOneEntry(t *testing.T) {
+	s, rdb := newStore(t)
+	ctx := t.Context()
+	j := newJob("j1", "", 0, nil)
+	mustCreate(t, s, j)
+	steps := []func(j *job.Job) error{
+		func(j *job.Job) error { _, err := j.Start("w1", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { return j.TransitionAs(j.Attempt, job.StatusQueued, nowUTC()) },
+		func(j *job.Job) error { _, err := j.Start("w2", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { return j.Finish(job.StatusSucceeded, "", nil, nowUTC()) },
+	}
+	for i, step := range steps {
+		got, err := s.UpdateJob(ctx, j.ID, step)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		for _, st := range []job.Status{job.StatusQueued, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCanceled} {
+			_, err := rdb.ZScore(ctx, store.StatusIndexKey(st), store.IndexMember(j)).Result()
+			if in := err == nil; in != (st == got.Status) {
+				t.Errorf("step %d (job %s): in the %s index = %v", i, got.Status, st, in)
+			}
 		}
 	}
 }

@@ -7,8 +7,6 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/benchq/benchq/internal/job"
 )
 
 // ActiveSlot is the outcome of an admission to an owner's active jobs.
@@ -39,7 +37,7 @@ const reconcileGrace = time.Minute
 
 // ReserveActive admits job id into owner's queued + running jobs if fewer
 // than limit are there. The slot is given back when the job reaches a
-// terminal status (UpdateJob) or by ReleaseActive. When the owner is at its
+// terminal status (UpdateJob, after the job is written) or by ReleaseActive. When the owner is at its
 // limit, slots whose job is gone or finished (a crash between admission and
 // CreateJob, a release lost with a Redis blip) are reclaimed first, so a
 // leak heals at the next refusal instead of locking the owner out.
@@ -119,15 +117,6 @@ func (s *Store) ActiveJobs(ctx context.Context, owner string) (int, error) {
 		return 0, fmt.Errorf("store: count active jobs: %w", err)
 	}
 	return int(n), nil
-}
-
-// releaseOnFinish queues, inside UpdateJob's transaction, the release of
-// the job's slot when this update ends it: the transition and the release
-// commit together or not at all.
-func releaseOnFinish(ctx context.Context, p redis.Pipeliner, before job.Status, j *job.Job) {
-	if j.Status.Terminal() && !before.Terminal() {
-		p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
-	}
 }
 
 // Submission is the verdict of the submission rate limiter.

@@ -76,13 +76,13 @@ func TestShardRound(t *testing.T) {
 	if err != nil || string(res[1]) != `{"n":1}` || len(res) != 1 {
 		t.Errorf("results = %v, %v", res, err)
 	}
-	if d := rdb.PTTL(ctx, "benchq:job:j1:shards:r1:results").Val(); d <= 0 || d > ttl {
+	if d := rdb.PTTL(ctx, "benchq:job:{j1}:shards:r1:results").Val(); d <= 0 || d > ttl {
 		t.Errorf("results TTL = %s, want the round's", d)
 	}
 	if err := s.DropShardRound(ctx, "j1", "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if n := rdb.Exists(ctx, "benchq:job:j1:shards:r1:state", "benchq:job:j1:shards:r1:joined", "benchq:job:j1:shards:r1:results").Val(); n != 0 {
+	if n := rdb.Exists(ctx, "benchq:job:{j1}:shards:r1:state", "benchq:job:{j1}:shards:r1:joined", "benchq:job:{j1}:shards:r1:results").Val(); n != 0 {
 		t.Errorf("%d round keys left after drop", n)
 	}
 }
@@ -98,7 +98,7 @@ func TestShardJoinAfterAbort(t *testing.T) {
 	if _, err := s.JoinShard(ctx, "j1", "r1", 1, "w1", time.Minute, time.Hour); !errors.Is(err, store.ErrRoundOver) {
 		t.Errorf("join = %v, want ErrRoundOver", err)
 	}
-	if rdb.Exists(ctx, "benchq:job:j1:shards:r1:lease:1").Val() != 0 {
+	if rdb.Exists(ctx, "benchq:job:{j1}:shards:r1:lease:1").Val() != 0 {
 		t.Error("a refused join took a lease")
 	}
 }

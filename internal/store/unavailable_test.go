@@ -73,7 +73,6 @@ func TestClassify(t *testing.T) {
 		{"lost optimistic round", redis.TxFailedErr, ""},
 		{"wrong type", replyErr("WRONGTYPE Operation against a key holding the wrong kind of value"), ""},
 		{"syntax", replyErr("ERR wrong number of arguments for 'set' command"), ""},
-		{"auth", replyErr("NOAUTH Authentication required."), ""},
 		{"script bug", replyErr("ERR user_script:1: Script attempted to access nonexistent global variable"), ""},
 		{"not found", store.ErrNotFound, ""},
 		{"conflict", fmt.Errorf("x: %w", store.ErrConflict), ""},

@@ -17,4 +17,8 @@
 //
 // StartFasthttp is the plain case: an in-process fasthttp server answering
 // with the test's handler.
+//
+// A SpanTarget records when it served each load, named by a request
+// header, so a test can see from the target's side whether two loads ran
+// at once.
 package testservers

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/job"
+)
+
+// A job and its index entries live in different Redis Cluster slots (the
+// job's tag and {jobs}), so no transaction covers both. Writers keep one
+// invariant instead: a job is always in the index of its status. An entry
+// is added before the job is written (CreateJob, a status change in
+// UpdateJob) and the entry of the old status is removed after, so a crash
+// or an outage between the steps leaves an extra entry, never a missing
+// one. Readers take an entry only when it agrees with its job, and drop
+// it only when no writer in flight can still make it agree.
+
+// indexGrace is how old an entry whose job is missing must be before a
+// reader drops it: younger ones may belong to a CreateJob between its
+// index step and its job step.
+const indexGrace = time.Minute
+
+// entryKind is what a reader makes of one index entry.
+type entryKind int
+
+const (
+	entryLive    entryKind = iota // the entry agrees with its job
+	entryPending                  // disagrees, but a writer in flight may still make it agree: skip it
+	entryGone                     // its job expired or was never stored: drop it from every index
+	entryStray                    // left by a write cut short: drop it from this index
+)
+
+// classify judges member m of the index of status st ("" for the all and
+// owner indexes) against its job j, nil when the job does not exist.
+func (s *Store) classify(m string, j *job.Job, st job.Status) entryKind {
+	switch {
+	case j == nil:
+		if memberTime(m).Before(s.now().Add(-indexGrace)) {
+			return entryGone
+		}
+		return entryPending
+	case m != indexMember(j):
+		// A CreateJob that lost to an existing job of the same ID listed
+		// it under its own creation time; the job's time never changes.
+		return entryStray
+	case st != "" && j.Status != st:
+		// A terminal job changes no more, so no status change in flight
+		// can still move it into st.
+		if j.Status.Terminal() {
+			return entryStray
+		}
+		return entryPending
+	}
+	return entryLive
+}
+
+// memberTime is the creation time an index member starts with.
+func memberTime(m string) time.Time {
+	ms, err := strconv.ParseInt(m[:min(len(m), msDigits)], 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// listJob queues the entries of a new job in every index it belongs to,
+// trims entries long past the retention, and refreshes the indexes' TTL:
+// one MULTI, as every index shares one slot.
+func (s *Store) listJob(ctx context.Context, j *job.Job) error {
+	member := indexMember(j)
+	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, idx := range indexKeys(j.Owner, j.Status) {
+			p.ZAdd(ctx, idx, redis.Z{Member: member})
+			p.ZRemRangeByLex(ctx, idx, "-", horizon) // jobs long expired
+		}
+		s.touchIndexes(ctx, p, j.Owner)
+		return nil
+	})
+	return err
+}
+
+// settle finishes an UpdateJob that moved job j from status from: the
+// entry of the old status goes, the indexes' TTL is refreshed, and a job
+// that ended gives its active-job slot back. The job is already written,
+// so whatever of this a Redis outage prevents is repaired, not undone:
+// readers drop the old entry once the job is terminal (classify), and
+// ReserveActive reclaims the slot of a finished job.
+func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
+	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if j.Status != from {
+			p.ZRem(ctx, statusIndexKey(from), indexMember(j))
+		}
+		if j.Status.Terminal() && !from.Terminal() {
+			p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
+		}
+		s.touchIndexes(ctx, p, j.Owner)
+		return nil
+	})
+	if j.Status == from || from.Terminal() {
+		return
+	}
+	// Another update may have moved the job back into from meanwhile (a
+	// hand-back and the next attempt's start), its entry added before the
+	// removal above: put it back then.
+	cur, err := s.loadJobs(ctx, s.rdb, []string{j.ID})
+	if err == nil && cur[0] != nil && cur[0].Status == from {
+		_ = s.rdb.ZAdd(ctx, statusIndexKey(from), redis.Z{Member: indexMember(j)}).Err()
+	}
+}
