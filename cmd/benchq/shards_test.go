@@ -164,7 +164,7 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	killedPid := shard.cmd.Process.Pid
-	kill(t, shard)
+	killed := kill(t, shard)
 	t.Logf("killed shard worker pid %d with %d requests served", killedPid, tg.hits.Load())
 	workers = append(workers, startProcess(t, ce.bin, ce.env, "worker"))
 	got := waitJob(t, ce.base, j.ID, 2*time.Minute)
@@ -176,6 +176,17 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 		t.Fatalf("%d runs stored, want the run once", len(runs))
 	}
 	checkShardedRun(t, runs[0], 3, requests, 6)
+	redone := runs[0].Shards[0].StartedAt
+	for _, s := range runs[0].Shards {
+		if s.StartedAt.Before(redone) {
+			redone = s.StartedAt
+		}
+	}
+	t.Logf("the redone run started %s after the kill, the job succeeded %s after it",
+		redone.Sub(killed).Round(10*time.Millisecond), time.Since(killed).Round(100*time.Millisecond))
+	if !redone.After(killed) {
+		t.Errorf("the stored run started at %s, before the kill at %s: it is the lost round's", redone, killed)
+	}
 	for _, s := range runs[0].Shards {
 		if strings.Contains(s.Worker, fmt.Sprintf(":%d:", killedPid)) {
 			t.Errorf("shard stored from the killed worker %s", s.Worker)
