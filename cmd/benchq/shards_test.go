@@ -134,6 +134,18 @@ func TestShardedRunOnThreeWorkers(t *testing.T) {
 	if got := strings.Count(stderr.String(), "benchq ab: shard "); got != 3 {
 		t.Errorf("benchq ab listed %d shards on stderr, want 3:\n%s", got, stderr.String())
 	}
+	// Without --json: ab's report of the merged run.
+	cmd = exec.Command(ce.bin, "ab", "--server", "http://"+u.Host, "--shards", "2", "-n", "1000", "-c", "4", tg.URL)
+	cmd.Env = append(ce.env, "BENCHQ_API_KEY="+u.User.Username())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("benchq ab --server --shards 2: %v", err)
+	}
+	for _, want := range []string{"Benchmarking 127.0.0.1 (be patient).....done", "Concurrency Level:      4", "Complete requests:      1000", "Percentage of the requests served"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("benchq ab --server report lacks %q:\n%s", want, out)
+		}
+	}
 	for _, w := range workers {
 		w.stop(t)
 	}
