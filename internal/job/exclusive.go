@@ -1,10 +1,10 @@
 package job
 
 import (
-	"net"
 	"net/url"
 	"slices"
-	"strings"
+
+	"github.com/benchq/benchq/internal/netguard"
 )
 
 // IsExclusive reports whether the job must have its target hosts to
@@ -33,22 +33,13 @@ func (s Spec) TargetHosts() []string {
 	return slices.Compact(out)
 }
 
-// hostPort normalizes one target URL's address.
+// hostPort normalizes one target URL's address as the address policy
+// names hosts.
 func hostPort(raw string) (string, bool) {
 	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
+	if err != nil {
 		return "", false
 	}
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		default:
-			return "", false
-		}
-	}
-	return net.JoinHostPort(strings.ToLower(u.Hostname()), port), true
+	h, err := netguard.URLHostPort(u)
+	return h, err == nil
 }

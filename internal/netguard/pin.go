@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -39,6 +40,29 @@ func (p Pins) Admits(hostPort string, ip netip.Addr) bool {
 // a trailing dot, then the port ("example.com:443", "[::1]:80").
 func HostPort(host, port string) string {
 	return net.JoinHostPort(strings.TrimSuffix(strings.ToLower(host), "."), port)
+}
+
+// URLHostPort is HostPort for the address a URL sends its requests to: the
+// port the scheme's default (80 for http, 443 for https) when the URL has
+// none. It is how every part of benchq names a target's host (pins,
+// verified hosts, the hosts an exclusive job holds), so that they agree.
+func URLHostPort(u *url.URL) (string, error) {
+	host := u.Hostname()
+	if host == "" {
+		return "", fmt.Errorf("netguard: %q has no host", u.Redacted())
+	}
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		default:
+			return "", fmt.Errorf("netguard: scheme %q is not http or https", u.Scheme)
+		}
+	}
+	return HostPort(host, port), nil
 }
 
 type pinsKey struct{}

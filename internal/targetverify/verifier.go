@@ -134,22 +134,11 @@ func Path(token string) string { return "/benchq-verify-" + token + ".txt" }
 // HostKey names the host of u as tokens are kept: lower-case host and
 // explicit port ("127.0.0.1:8081", "[::1]:443", "example.com:80").
 func HostKey(u *url.URL) (string, error) {
-	host := u.Hostname()
-	if host == "" {
-		return "", fmt.Errorf("targetverify: %q has no host", u.Redacted())
+	key, err := netguard.URLHostPort(u) // the key of the load's pins
+	if err != nil {
+		return "", fmt.Errorf("targetverify: %w", err)
 	}
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		default:
-			return "", fmt.Errorf("targetverify: scheme %q is not http or https", u.Scheme)
-		}
-	}
-	return netguard.HostPort(host, port), nil // the key of the load's pins
+	return key, nil
 }
 
 // Verify gives owner a token for u's host (the one it has, or a new one)
