@@ -126,8 +126,9 @@ type shardTask struct {
 
 // runShard runs one shard: its warm-up, then it joins the round with a
 // lease, measures its clock against Redis, waits for the agreed start,
-// sleeps until that instant on its own clock, runs its part of the load
-// and stores its measurement. It stops when the round is given up, when a
+// runs its part of the load from that instant on its own clock (the
+// engine prepares first, then waits for it: Plan.StartAt) and stores its
+// part of the run. It stops when the round is given up, when a
 // joined peer's lease runs out before it stored its result, or when ctx
 // ends; a failure of its own gives the round up with the reason. It
 // returns nil once its result is stored, errRoundOver when the round
