@@ -67,6 +67,9 @@ type RunResponse struct {
 	StartedAt   time.Time        `json:"started_at"`
 	FinishedAt  time.Time        `json:"finished_at"`
 	Result      *abreport.Report `json:"result"`
+	// Shards lists the worker processes of a sharded run (sweep.shards >
+	// 1); result is their merged measurement.
+	Shards []job.ShardRun `json:"shards,omitempty"`
 }
 
 // HealthResponse answers /healthz and /readyz.
@@ -105,6 +108,7 @@ func newRunResponses(runs []job.Run) []RunResponse {
 			StartedAt:   r.StartedAt,
 			FinishedAt:  r.FinishedAt,
 			Result:      r.Result,
+			Shards:      r.Shards,
 		})
 	}
 	return out

@@ -1540,6 +1540,13 @@ const docTemplate = `{
                 "result": {
                     "$ref": "#/definitions/abreport.Report"
                 },
+                "shards": {
+                    "description": "Shards lists the worker processes of a sharded run (sweep.shards \u003e\n1); result is their merged measurement.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ShardRun"
+                    }
+                },
                 "started_at": {
                     "type": "string"
                 },
@@ -1902,6 +1909,26 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ShardRun": {
+            "type": "object",
+            "properties": {
+                "complete_requests": {
+                    "type": "integer"
+                },
+                "concurrency": {
+                    "type": "integer"
+                },
+                "finished_at": {
+                    "type": "string"
+                },
+                "started_at": {
+                    "type": "string"
+                },
+                "worker": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Spec": {
             "type": "object",
             "properties": {
@@ -2032,6 +2059,13 @@ const docTemplate = `{
                     "items": {
                         "type": "integer"
                     }
+                },
+                "shards": {
+                    "description": "Shards runs every run on this many worker processes at once, each\nsending its share of the point's concurrency, requests and rate\n(ShardPlan), started together and merged into one result (default\n1: one worker).",
+                    "type": "integer",
+                    "maximum": 64,
+                    "minimum": 1,
+                    "example": 1
                 },
                 "warmup_requests": {
                     "type": "integer"

@@ -14,7 +14,10 @@
 // runs), exclusive.go (the leases on the job's target hosts, taken before
 // it starts; a job whose host another job holds waits queued), janitor.go
 // (resumes the jobs whose lease ran out, and ends the jobs whose task
-// asynq archived without a handler).
+// asynq archived without a handler), coordinate.go (a sharded run as its
+// coordinator sees it: the round, the barrier, the merge, the redo),
+// shard.go (one shard wherever it runs, and the job:shard handler),
+// clock.go (a shard's clock against Redis's).
 //
 // Failure model. Every attempt starts by reading which runs are stored and
 // skips them, so an attempt retried after a crash resumes where the dead

@@ -25,7 +25,7 @@ func (sw *sweep) end(err error) error {
 		})
 	case errors.Is(err, errCanceled):
 		return sw.finish(endAs(job.StatusCanceled, ""))
-	case errors.Is(err, errNeverRuns):
+	case errors.Is(err, errNeverRuns), errors.Is(err, errShards):
 		if ferr := sw.finish(endAs(job.StatusFailed, err.Error())); ferr != nil {
 			return ferr // retried: the next attempt fails it again
 		}

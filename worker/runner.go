@@ -47,6 +47,7 @@ type jobStore interface {
 	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
 	UnleasedRunning(ctx context.Context, limit int) ([]string, error) // janitor.go
 	leaseStore
+	shardStore  // shard.go
 	targetStore // exclusive.go
 	progressSink
 	cancelFlag
@@ -65,8 +66,13 @@ type Runner struct {
 	targets       TargetChecker
 	lease         time.Duration
 	crashRetries  int
-	id            string        // this process, in the holders of its leases
-	seq           atomic.Uint64 // numbers this process's attempts
+	shardWait     time.Duration
+	shards        shardQueue // coordinate.go; nil: no sharded runs
+	// recordShard, set by tests, gets each shard's measurement with its
+	// raw samples, which the stored result does not keep.
+	recordShard func(shard int, m *measure.Measurement)
+	id          string        // this process, in the holders of its leases
+	seq         atomic.Uint64 // numbers this process's attempts
 
 	drainOnce sync.Once
 	draining  chan struct{} // closed on shutdown: no run starts after it
@@ -83,7 +89,7 @@ func newRunner(st jobStore, cfg Config) *Runner {
 	return &Runner{
 		st: st, policy: cfg.Policy, resolver: cfg.Resolver, log: cfg.Logger,
 		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
-		targets: cfg.Targets, lease: cfg.JobLease, crashRetries: cfg.CrashRetries, id: workerID(),
+		targets: cfg.Targets, lease: cfg.JobLease, crashRetries: cfg.CrashRetries, shardWait: cfg.ShardWait, id: workerID(),
 		draining: make(chan struct{}),
 		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
 	}
@@ -344,6 +350,9 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	sw.progress.update(func(pr *job.Progress) {
 		pr.CurrentRun, pr.RequestsDone, pr.CurrentRPS = &job.RunKey{Point: k.Point, Repeat: k.Repeat}, 0, 0
 	})
+	if n := sw.job.Spec.ShardCount(); n > 1 {
+		return sw.runSharded(k, p, plan, n) // coordinate.go
+	}
 	if err := sw.warmup(p); err != nil {
 		return err
 	}

@@ -78,6 +78,10 @@ type Config struct {
 	// is resumed; the next death fails it, as a job that keeps killing its
 	// workers. Zero means DefaultCrashRetries, a negative value none.
 	CrashRetries int
+	// ShardWait is how long a sharded run waits for all its shards to
+	// join; zero means DefaultShardWait. CrashRetries also bounds how
+	// often a run is redone after losing a shard.
+	ShardWait time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -98,6 +102,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.JobLease <= 0 {
 		c.JobLease = DefaultJobLease
+	}
+	if c.ShardWait <= 0 {
+		c.ShardWait = DefaultShardWait
 	}
 	switch {
 	case c.CrashRetries == 0:
@@ -124,9 +131,14 @@ type Worker struct {
 func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	cfg = cfg.withDefaults()
 	r := newRunner(st, cfg)
+	r.shards = shardTasks{Client: asynq.NewClientFromRedisClient(rdb), ins: asynq.NewInspectorFromRedisClient(rdb)}
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency:       cfg.Concurrency,
-		Queues:            map[string]int{queue.QueueJobs: 1},
+		Concurrency: cfg.Concurrency,
+		// A free worker joins a sharded run waiting for it before it
+		// takes a job of its own: the run holds its other workers
+		// meanwhile.
+		Queues:            map[string]int{queue.QueueShards: 2, queue.QueueJobs: 1},
+		StrictPriority:    true,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
 		RetryDelayFunc:    retryDelay,
 		TaskCheckInterval: taskCheckInterval,
@@ -145,6 +157,7 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 	})
 	mux := asynq.NewServeMux()
 	mux.HandleFunc(queue.TypeJobRun, r.HandleJobRun)
+	mux.HandleFunc(queue.TypeJobShard, r.HandleShard)
 	jn := newJanitor(asynq.NewInspectorFromRedisClient(rdb), asynq.NewClientFromRedisClient(rdb), r,
 		cfg.JanitorInterval, cfg.JobLease/leaseRenewals, cfg.Logger)
 	return &Worker{srv: srv, mux: mux, runner: r, janitor: jn, log: cfg.Logger}

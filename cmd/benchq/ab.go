@@ -28,6 +28,9 @@ const abVersion = "This is ApacheBench, Version 2.3 <$Revision$>\n" +
 // runAB is `benchq ab [ab flags] URL`: ApacheBench on the benchq engine. It
 // prints what ab prints, where ab prints it, and exits as ab does.
 func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if n := splitRemoteAB(args); n > 0 {
+		return runABRemote(ctx, args[:n], args[n:], stdout, stderr, os.Getenv) // ab_remote.go
+	}
 	a, err := abcmd.ParseAB(args)
 	if err != nil {
 		return abParseFailed(err, stdout, stderr)

@@ -85,6 +85,7 @@ func TestBadInputEndToEnd(t *testing.T) {
 		{"concurrency 0", `{` + ok + `,"sweep":{"concurrency":[0],"requests":[10]}}`, 422, "sweep.concurrency[0]"},
 		{"concurrency 100000", `{` + ok + `,"sweep":{"concurrency":[100000],"requests":[100000]}}`, 422, "sweep.concurrency[0]"},
 		{"requests below concurrency", `{` + ok + `,"sweep":{"concurrency":[50],"requests":[10]}}`, 422, "sweep.requests"},
+		{"more shards than workers", `{` + ok + `,"sweep":{"concurrency":[2],"requests":[10],"shards":3}}`, 422, "sweep.shards"},
 		{"unparsable duration", `{` + ok + `,"sweep":{"duration":["a while"]}}`, 422, "sweep.duration[0]"},
 		{"exclusive not a bool", `{` + ok + `,"exclusive":"no"}`, 422, "exclusive"},
 	}

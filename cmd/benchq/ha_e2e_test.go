@@ -41,6 +41,7 @@ var clusterCases = []struct {
 	{"compare_to", clusterCompareTo},
 	{"metrics", clusterMetrics},
 	{"cancel and listings", clusterCancelAndList},
+	{"sharded point", clusterShardedPoint},
 }
 
 // TestServiceOnCluster runs the service on a 3-master Redis Cluster,
@@ -194,6 +195,24 @@ func clusterCompareTo(t *testing.T, e *clusterEnv) {
 	if !strings.Contains(string(b), baseline.ID) {
 		t.Errorf("candidate %s does not name baseline %s: %s", j.ID, baseline.ID, b)
 	}
+}
+
+// clusterShardedPoint: one run split over the three workers meets in a
+// round whose keys and scripts stay in the job's slot.
+func clusterShardedPoint(t *testing.T, e *clusterEnv) {
+	j := submit(t, e.base, map[string]any{
+		"name":    "sharded",
+		"targets": []map[string]string{{"name": "a", "url": e.target.URL}},
+		"sweep":   map[string]any{"concurrency": []int{6}, "requests": []int{3000}, "shards": 3},
+	})
+	if got := waitJob(t, e.base, j.ID, time.Minute); got.Status != "succeeded" {
+		t.Fatalf("job %s = %s (%s), want succeeded", j.ID, got.Status, got.Error)
+	}
+	runs := shardedRuns(t, e.base, j.ID)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs stored, want 1", len(runs))
+	}
+	checkShardedRun(t, runs[0], 3, 3000, 6)
 }
 
 // clusterMetrics: /metrics reads the job counts from the store's indexes

@@ -141,6 +141,7 @@ func (m *Main) startWorker(st *store.Store) {
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		JobLease:        m.Config.JobLease,
 		CrashRetries:    crashRetries(m.Config.CrashRetries),
+		ShardWait:       m.Config.ShardWait,
 		Logger:          m.Logger,
 		Policy:          m.Policy,
 		Resolver:        m.Resolver,

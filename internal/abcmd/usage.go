@@ -54,6 +54,12 @@ benchq options:
     --max-body n    Cut a response body longer than n bytes (default %[2]d)
                     and count the request as failed; bodies are counted,
                     never kept, whatever the cap
+benchq service options (first on the command line):
+    --server URL    Run through the benchq service at URL: the same command
+                    line as a job, waited for, its result printed here
+                    (API key from BENCHQ_API_KEY, --key-file f or --key k)
+    --shards k      With the service: split the run over k worker processes
+                    started together, one merged result
 Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
 `
 

@@ -67,6 +67,10 @@ type Config struct {
 	// such crashes a job is resumed after; the next one fails it.
 	JobLease     time.Duration
 	CrashRetries int
+	// ShardWait is how long a sharded run (sweep.shards > 1) waits for
+	// enough free worker processes to join it; the job then fails saying
+	// how many it needed and found.
+	ShardWait time.Duration
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
 	// LogFormat is "text" or "json".
@@ -137,6 +141,7 @@ func Defaults() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobLease:          10 * time.Second,
 		CrashRetries:      3,
+		ShardWait:         time.Minute,
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         "text",
 		MaxBody:           1 << 20,
@@ -283,6 +288,7 @@ func (c Config) validate() error {
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout},
 		{"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout},
 		{"webhook-timeout", c.WebhookTimeout}, {"unavailable-retry-after", c.UnavailableRetryAfter},
+		{"shard-wait", c.ShardWait},
 	} {
 		if d.d <= 0 {
 			problems = append(problems, fmt.Sprintf("%s must be positive, got %s", d.name, d.d))

@@ -74,6 +74,9 @@ func TestLoad(t *testing.T) {
 		{"crash recovery", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--job-lease=3s"}, map[string]string{"BENCHQ_CRASH_RETRIES": "0"}, func(c Config) (any, any) {
 			return [2]any{c.JobLease, c.CrashRetries}, [2]any{3 * time.Second, 0}
 		}},
+		{"shard wait", []string{"worker", "--redis-url", "redis://127.0.0.1:6379"}, map[string]string{"BENCHQ_SHARD_WAIT": "5s"}, func(c Config) (any, any) {
+			return c.ShardWait, 5 * time.Second
+		}},
 		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
 			return c.Command, CommandAll
 		}},

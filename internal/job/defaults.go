@@ -22,6 +22,7 @@ const (
 	DefaultOpenConcurrency = 100
 	DefaultRequests        = 100
 	DefaultRepeats         = 1
+	DefaultShards          = 1
 )
 
 // DefaultWebhookEvents are the events a webhook without an events list gets.
@@ -46,8 +47,9 @@ const (
 //     or POST when there is a body; content_type text/plain for a body;
 //     timeout 30s; max_body 1 GiB. A target with its own request uses it instead of the
 //     job's, as a whole (it is not merged field by field).
-//   - sweep: repeats 1, order interleaved. When no target comes from an ab
-//     or http_load command line: concurrency [1] ([100] with a rate) and,
+//   - sweep: repeats 1, order interleaved, shards 1. When no target comes
+//     from an ab or http_load command line: concurrency [1] ([100] with a
+//     rate) and,
 //     when none of requests, duration or rate is listed, requests [100].
 //     With command-line targets the lists stay empty here, because an
 //     empty list means "each target's own flags" (see Points).
@@ -104,6 +106,9 @@ func (r Request) withDefaults() Request {
 func (w Sweep) withDefaults(fromFlags bool) Sweep {
 	if w.Repeats == 0 {
 		w.Repeats = DefaultRepeats
+	}
+	if w.Shards == 0 {
+		w.Shards = DefaultShards
 	}
 	if w.Order == "" {
 		// Interleaved is the default (no DefaultOrder constant: swag would

@@ -93,3 +93,21 @@ func mulSat(d time.Duration, n int) time.Duration {
 	}
 	return d * time.Duration(n)
 }
+
+// RunEstimate is Estimate's upper bound for one run of p, its warm-up
+// included: what a sharded run's coordinator waits for its shards at most
+// once they started. A point that is not the spec's gets the default
+// timeout's worth.
+func (s Spec) RunEstimate(p Point) time.Duration {
+	d := s.WithDefaults()
+	cells := d.cells()
+	if p.Index < 0 || p.Index >= len(cells) {
+		return DefaultTimeout + estimateRunOverhead
+	}
+	c := cells[p.Index]
+	run := c.runEstimate() + estimateRunOverhead
+	if w := max(d.Sweep.WarmupRequests, 0); w > 0 {
+		run = addSat(run, closedEstimate(w, c.Concurrency))
+	}
+	return run
+}

@@ -92,6 +92,9 @@ type Run struct {
 	StartedAt   time.Time        `json:"started_at"`
 	FinishedAt  time.Time        `json:"finished_at"`
 	Result      *abreport.Report `json:"result"`
+	// Shards lists the worker processes a sharded run (sweep.shards > 1)
+	// ran on, in shard order; Result is their merged measurement.
+	Shards []ShardRun `json:"shards,omitempty"`
 	// Measurement is the run's measurement as measure.EncodeMeasurement
 	// wrote it: every phase with its sums and histogram, what Result
 	// summarises, so runs merge exactly (MergeShards). It stays in the

@@ -55,8 +55,9 @@ func (r *Run) DecodeMeasurement() (*measure.Measurement, error) {
 // MergeShards merges shards, parts of one run measured at the same time by
 // several processes (the same run key and target), into that run: their
 // measurements merged exactly (counts, bytes, status codes, each phase's
-// sums, extremes and histogram; concurrency adds, the elapsed time is the
-// longest; see measure.Measurement.Merge), its Result built from the merge
+// sums, extremes and histogram; concurrency adds, the elapsed time spans
+// from the first shard's start to the last one's end; see
+// measure.Measurement.Merge), its Result built from the merge
 // with the options the shards' results were built with, from the earliest
 // start to the latest finish, at the sum of the shards' Concurrency (each
 // shard's share of the point's). A single shard gives an equal copy of itself.

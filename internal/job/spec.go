@@ -83,6 +83,11 @@ type Sweep struct {
 	WarmupRequests   int        `json:"warmup_requests,omitempty"`
 	PauseBetweenRuns Duration   `json:"pause_between_runs,omitempty"`
 	Order            Order      `json:"order,omitempty"`
+	// Shards runs every run on this many worker processes at once, each
+	// sending its share of the point's concurrency, requests and rate
+	// (ShardPlan), started together and merged into one result (default
+	// 1: one worker).
+	Shards int `json:"shards,omitempty" minimum:"1" maximum:"64" example:"1"`
 }
 
 // Order is the sequence in which runs are executed.

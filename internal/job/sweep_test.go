@@ -19,7 +19,7 @@ func TestWithDefaults(t *testing.T) {
 				Method: "POST", Body: "x", ContentType: "text/plain", Timeout: Duration(30 * time.Second), MaxBody: 1 << 30}},
 		},
 		Request:   Request{Method: "GET", Timeout: Duration(30 * time.Second), MaxBody: 1 << 30},
-		Sweep:     Sweep{Concurrency: []int{1}, Requests: []int{100}, Repeats: 1, Order: OrderInterleaved},
+		Sweep:     Sweep{Concurrency: []int{1}, Requests: []int{100}, Repeats: 1, Order: OrderInterleaved, Shards: 1},
 		Webhook:   &Webhook{URL: "http://127.0.0.1:9/", Events: []string{EventSucceeded, EventFailed, EventCanceled}},
 		Exclusive: &exclusive,
 	}

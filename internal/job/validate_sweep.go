@@ -52,6 +52,12 @@ func (v *validator) sweepRunOptions(w Sweep) {
 	if w.PauseBetweenRuns < 0 || w.PauseBetweenRuns.Std() > v.lim.MaxDuration {
 		v.add("sweep.pause_between_runs", "%v is outside 0s..%v", w.PauseBetweenRuns, v.lim.MaxDuration)
 	}
+	switch {
+	case w.Shards < 1:
+		v.add("sweep.shards", "%d is below 1", w.Shards)
+	case w.Shards > MaxShards:
+		v.add("sweep.shards", "%d shards are above the limit of %d worker processes", w.Shards, MaxShards)
+	}
 	if w.Order != OrderInterleaved && w.Order != OrderSequential {
 		v.add("sweep.order", "unknown order %q: want %s or %s", w.Order, OrderInterleaved, OrderSequential)
 	}
@@ -72,9 +78,24 @@ func (v *validator) cells(s Spec) {
 		if c.Rate == 0 && c.Requests > 0 && c.Requests < c.Concurrency && c.Concurrency <= v.lim.MaxConcurrency {
 			v.add(c.stopField, "%d requests are fewer than the concurrency %d (ab's rule: -n at least -c)", c.Requests, c.Concurrency)
 		}
+		v.shardable(s.Sweep.Shards, c)
 	}
 	if runs := n * max(s.Sweep.Repeats, 1); runs > v.lim.MaxRuns {
 		v.add("sweep.repeats", "%d runs (%d points × %d repeats) exceed the limit of %d", runs, n, s.Sweep.Repeats, v.lim.MaxRuns)
+	}
+}
+
+// shardable refuses a point that k shards cannot share: each shard needs
+// at least one worker and one request of its own.
+func (v *validator) shardable(k int, c cell) {
+	if k <= 1 || k > MaxShards {
+		return
+	}
+	if c.Concurrency < k {
+		v.add("sweep.shards", "%d shards need a concurrency of at least %d per point, but %s is %d", k, k, c.concField, c.Concurrency)
+	}
+	if c.Requests > 0 && c.Requests < k {
+		v.add("sweep.shards", "%d shards need at least %d requests per run, but %s is %d", k, k, c.stopField, c.Requests)
 	}
 }
 

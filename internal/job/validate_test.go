@@ -86,6 +86,17 @@ func TestValidateRules(t *testing.T) {
 			s.Sweep.Repeats = 1
 		}, []string{"sweep"}},
 		{"bad order", func(s *Spec) { s.Sweep.Order = "random" }, []string{"sweep.order"}},
+		{"negative shards", func(s *Spec) { s.Sweep.Shards = -2 }, []string{"sweep.shards"}},
+		{"shards over limit", func(s *Spec) { s.Sweep.Concurrency = []int{100}; s.Sweep.Shards = MaxShards + 1 }, []string{"sweep.shards"}},
+		// concurrency 1 of [1, 4] cannot be shared by 2 workers.
+		{"shards above concurrency", func(s *Spec) { s.Sweep.Shards = 2 }, []string{"sweep.shards"}},
+		{"shards above an ab line's -c", func(s *Spec) {
+			s.Sweep = Sweep{Shards: 3}
+			s.Targets = []Target{{Name: "a", AB: "-n 10 -c 2 http://127.0.0.1:1/"}}
+		}, []string{"sweep.shards"}},
+		{"shards above the requests of an open run", func(s *Spec) {
+			s.Sweep = Sweep{Concurrency: []int{8}, Requests: []int{3}, Rate: []float64{10}, Shards: 4}
+		}, []string{"sweep.shards"}},
 		{"negative warmup", func(s *Spec) { s.Sweep.WarmupRequests = -5 }, []string{"sweep.warmup_requests"}},
 		{"negative pause", func(s *Spec) { s.Sweep.PauseBetweenRuns = Duration(-time.Second) }, []string{"sweep.pause_between_runs"}},
 		{"baseline unknown", func(s *Spec) { s.Baseline = "nginx" }, []string{"baseline"}},

@@ -132,6 +132,9 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		}()
 	}
 	ready.Wait()
+	if !waitStart(ctx, e.plan.StartAt) {
+		e.stop(stopCanceled, "") // before any worker may take a request
+	}
 	cpuStart := readCPU()
 	e.start = time.Now()
 	close(begin)
@@ -156,6 +159,23 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 	m := e.measurement()
 	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
 	return m
+}
+
+// waitStart sleeps until at (nothing for the zero time) and reports
+// false when ctx ended first.
+func waitStart(ctx context.Context, at time.Time) bool {
+	d := time.Until(at)
+	if at.IsZero() || d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // take reports whether a closed-model worker may start another request.

@@ -406,3 +406,39 @@ func checkEq[T comparable](t *testing.T, what string, got, want T) {
 		t.Errorf("%s = %v, want %v", what, got, want)
 	}
 }
+
+// TestRunStartAt: a run given a start instant sends nothing before it and
+// starts its clock there; a cancel during the wait ends the run at once,
+// before any request.
+func TestRunStartAt(t *testing.T) {
+	var first atomic.Int64 // unix ns of the first request the server saw
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
+		first.CompareAndSwap(0, time.Now().UnixNano())
+		ctx.SetBodyString("x")
+	}, nil)
+	at := time.Now().Add(300 * time.Millisecond)
+	m, err := Run(context.Background(), measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Started.Before(at.Round(0)) {
+		t.Errorf("clock started at %s, before StartAt %s", m.Started.Format(time.StampMicro), at.Format(time.StampMicro))
+	}
+	if got := time.Unix(0, first.Load()); got.Before(at.Round(0)) {
+		t.Errorf("first request at %s, before StartAt %s", got.Format(time.StampMicro), at.Format(time.StampMicro))
+	}
+	checkEq(t, "Complete", m.Complete, 20)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	began := time.Now()
+	m, err = Run(ctx, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, StartAt: time.Now().Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("canceled wait returned after %s, want soon after the cancel", took)
+	}
+	checkEq(t, "Canceled", m.Canceled, true)
+	checkEq(t, "Complete", m.Complete, 0)
+}

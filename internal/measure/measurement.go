@@ -146,7 +146,10 @@ type Sample struct {
 
 // Merge adds o, measured in parallel with m (a shard of the same point), to
 // m: counters, status codes and histograms add exactly; Started is the
-// earlier, Elapsed the longer, Concurrency, MaxInFlight, rates and the
+// earlier, Elapsed spans from there to the later end (the longer of the
+// two when they started together; shards started at one agreed instant
+// still start microseconds apart, and ab's "Time taken" covers every
+// request), Concurrency, MaxInFlight, rates and the
 // client's CPU time and cores add (each shard ran on its own cores). The first
 // response's fields are m's unless m has none. Callers that merge sequential
 // runs aggregate Elapsed and Concurrency themselves.
@@ -159,10 +162,21 @@ func (m *Measurement) Merge(o *Measurement) {
 		m.DocumentPath, m.DocumentLength, m.TLSProtocol = o.DocumentPath, o.DocumentLength, o.TLSProtocol
 		m.Method, m.KeepAlive = o.Method, o.KeepAlive
 	}
+	// On the wall clock: a decoded measurement has no monotonic reading,
+	// and a merge must not depend on whether its parts were decoded.
+	end := m.Started.Round(0).Add(m.Elapsed)
+	if oEnd := o.Started.Round(0).Add(o.Elapsed); m.Started.IsZero() || oEnd.After(end) {
+		end = oEnd
+	}
 	if m.Started.IsZero() || (!o.Started.IsZero() && o.Started.Before(m.Started)) {
 		m.Started = o.Started
 	}
-	m.Elapsed = max(m.Elapsed, o.Elapsed)
+	switch {
+	case m.Started.IsZero() || o.Started.IsZero(): // no clock to span: measured alone
+		m.Elapsed = max(m.Elapsed, o.Elapsed)
+	default:
+		m.Elapsed = end.Sub(m.Started.Round(0))
+	}
 	m.Concurrency += o.Concurrency
 	m.Complete += o.Complete
 	m.Failed += o.Failed

@@ -91,6 +91,14 @@ type Plan struct {
 	// fails the request as Failures.BodyTooLarge and closes the connection.
 	MaxBody int64
 
+	// StartAt, if set, is when the clock starts: every worker is ready
+	// (goroutine, buffers, targets resolved) before it, then the run waits
+	// for that instant, so runs on several machines that agreed on one
+	// start begin together however long their preparation took. An
+	// instant already past starts at once; the caller's context ends the
+	// wait.
+	StartAt time.Time
+
 	// RecordSamples keeps every request's timings in Measurement.Samples
 	// (needed for ab -g). Memory then grows with Requests; off by default.
 	RecordSamples bool

@@ -13,6 +13,7 @@ import (
 // Task types, as domain:verb.
 const (
 	TypeJobRun         = "job:run"
+	TypeJobShard       = "job:shard"
 	TypeWebhookDeliver = "webhook:deliver"
 )
 
@@ -21,6 +22,7 @@ const (
 // and short.
 const (
 	QueueJobs     = "jobs"
+	QueueShards   = "shards" // served by the jobs' server, before QueueJobs
 	QueueWebhooks = "webhooks"
 )
 
@@ -114,4 +116,73 @@ func ParseJobRun(t *asynq.Task) (JobRunPayload, error) {
 		return JobRunPayload{}, fmt.Errorf("%w: empty job_id", ErrBadPayload)
 	}
 	return p, nil
+}
+
+// ShardPayload is the body of a job:shard task: shard Shard of Shards of
+// the run (Point, Repeat) of job JobID, in the coordination round Round
+// (store.ShardRound), which names one try at the run.
+type ShardPayload struct {
+	JobID  string `json:"job_id"`
+	Point  int    `json:"point"`
+	Repeat int    `json:"repeat"`
+	Round  string `json:"round"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
+}
+
+// NewShardTask builds the task that runs one shard of a sharded run on
+// another worker process, within timeout. It is on QueueShards, which
+// workers serve before QueueJobs, so a free worker joins a run that is
+// waiting for it before it starts a job of its own. It is never retried:
+// a shard whose worker died is not resumed, its run is tried again as a
+// whole in a new round with new tasks. TaskID names the round and the
+// shard, so a round enqueues each shard once.
+func NewShardTask(p ShardPayload, timeout time.Duration) (*asynq.Task, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("queue: encode job:shard payload: %w", err)
+	}
+	return asynq.NewTask(TypeJobShard, payload,
+		asynq.TaskID(p.TaskID()),
+		asynq.Queue(QueueShards),
+		asynq.Timeout(timeout),
+		asynq.MaxRetry(0),
+		asynq.Retention(time.Hour),
+	), nil
+}
+
+// TaskID is the asynq TaskID of the shard's task: one per shard of a round.
+func (p ShardPayload) TaskID() string {
+	return fmt.Sprintf("%s:shard:%s:%d", p.JobID, p.Round, p.Shard)
+}
+
+// ParseShard reads a job:shard task's payload strictly; any error wraps
+// ErrBadPayload.
+func ParseShard(t *asynq.Task) (ShardPayload, error) {
+	if t.Type() != TypeJobShard {
+		return ShardPayload{}, fmt.Errorf("%w: type %q, want %q", ErrBadPayload, t.Type(), TypeJobShard)
+	}
+	var p ShardPayload
+	dec := json.NewDecoder(bytes.NewReader(t.Payload()))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return ShardPayload{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
+	}
+	return p, p.check()
+}
+
+func (p ShardPayload) check() error {
+	switch {
+	case p.JobID == "" || p.Round == "":
+		return fmt.Errorf("%w: empty job_id or round", ErrBadPayload)
+	case p.Shards < 2 || p.Shard < 1 || p.Shard >= p.Shards:
+		// Shard 0 is the coordinator's own and never a task.
+		return fmt.Errorf("%w: shard %d of %d", ErrBadPayload, p.Shard, p.Shards)
+	case p.Point < 0 || p.Repeat < 0:
+		return fmt.Errorf("%w: run %d/%d", ErrBadPayload, p.Point, p.Repeat)
+	}
+	return nil
 }

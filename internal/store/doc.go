@@ -13,7 +13,9 @@
 // worker's status change never overwrite each other. Runs are saved with
 // HSETNX on their (point, repeat) key, so a retried worker attempt can never
 // count a run twice. Progress lives in its own key, apart from the job, so
-// its frequent writes never make an UpdateJob retry.
+// its frequent writes never make an UpdateJob retry. The shards of a
+// sharded run meet in a round of keys of their own (shards.go): a barrier,
+// a start on Redis's clock, per-shard leases and results.
 //
 // Errors: ErrNotFound for a missing job, ErrConflict for a forbidden status
 // change or a contention that outlasted the retries, ErrInvalidCursor for a

@@ -120,6 +120,24 @@ func parseRunField(f string) (job.RunKey, error) {
 	return job.RunKey{Point: point, Repeat: repeat}, nil
 }
 
+// Shard rounds (shards.go): one try at one sharded run. <round> is unique
+// per try (the worker names it after the run and a random part).
+//
+//	benchq:job:{<id>}:shards:<round>:state      hash   "start" = agreed start, unix µs on Redis's clock; "abort" = why it was given up
+//	benchq:job:{<id>}:shards:<round>:joined     hash   "<shard>" = the worker process that joined
+//	benchq:job:{<id>}:shards:<round>:results    hash   "<shard>" = the shard's worker and its part as a job.Run (with its measurement)
+//	benchq:job:{<id>}:shards:<round>:lease:<n>  string the holder of shard n; TTL the job lease, renewed while it runs
+//
+// TTL: a bound of the run, given by the coordinator on every write; the
+// coordinator deletes the first three once the run is stored or given up.
+func shardRoundKey(id, round string) string   { return jobKey(id) + ":shards:" + round }
+func shardStateKey(id, round string) string   { return shardRoundKey(id, round) + ":state" }
+func shardJoinedKey(id, round string) string  { return shardRoundKey(id, round) + ":joined" }
+func shardResultsKey(id, round string) string { return shardRoundKey(id, round) + ":results" }
+func shardLeaseKey(id, round string, shard int) string {
+	return shardRoundKey(id, round) + ":lease:" + strconv.Itoa(shard)
+}
+
 // API keys and quotas.
 //
 //	benchq:{apikeys}:key:<id>             string apikey.Key as JSON (the hash, never the plaintext); no TTL
