@@ -13,6 +13,7 @@ require (
 	github.com/hibiken/asynq/x v0.0.0-20211219150637-8dfabfccb3be
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/mattn/go-shellwords v1.0.12
+	github.com/moby/patternmatcher v0.6.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/schollz/progressbar/v3 v3.19.1

@@ -44,6 +44,9 @@ func TestComposeFile(t *testing.T) {
 		if !ok {
 			t.Fatalf("docker-compose.yml has no %s service", name)
 		}
+		if svc.Build == nil || svc.Image != "benchq:latest" {
+			t.Errorf("service %s: build %v, image %q, want built from the Dockerfile as benchq:latest", name, svc.Build, svc.Image)
+		}
 		cfg, err := config.Load(svc.Command, envOf(svc))
 		if err != nil {
 			t.Errorf("service %s: benchq %q refused: %v", name, svc.Command, err)
