@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -78,9 +79,16 @@ type scaledObject struct {
 			HorizontalPodAutoscalerConfig *struct {
 				Behavior *autoscalingv2.HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 			} `json:"horizontalPodAutoscalerConfig,omitempty"`
+			ScalingModifiers *struct {
+				Formula          string `json:"formula"`
+				Target           string `json:"target"`
+				ActivationTarget string `json:"activationTarget,omitempty"`
+				MetricType       string `json:"metricType,omitempty"`
+			} `json:"scalingModifiers,omitempty"`
 		} `json:"advanced,omitempty"`
 		Triggers []struct {
 			Type              string            `json:"type"`
+			Name              string            `json:"name,omitempty"`
 			Metadata          map[string]string `json:"metadata"`
 			AuthenticationRef *struct {
 				Name string `json:"name"`
@@ -273,7 +281,22 @@ func TestKubernetesManifests(t *testing.T) {
 		{"keda target", "autoscaling/keda.yaml", "name: benchq-worker\n  pollingInterval", "name: benchq-api\n  pollingInterval", "scales Deployment benchq-api"},
 		{"keda list", "autoscaling/keda.yaml", "listName: asynq:{jobs}:pending", "listName: asynq:{default}:pending", "asynq:{default}:pending holds 0"},
 		{"keda address", "autoscaling/keda.yaml", "address: benchq-redis.benchq.svc:6379\n        databaseIndex: \"0\"\n        listName: asynq:{jobs}:active", "address: benchq-redis.benchq.svc:6380\n        databaseIndex: \"0\"\n        listName: asynq:{jobs}:active", "6380"},
-		{"hpa metric", "autoscaling/hpa.yaml", "state: pending", "state: waiting", `state="waiting"`},
+		{"keda shards list of no queue", "autoscaling/keda.yaml", "listName: asynq:{shards}:active", "listName: asynq:{shard}:active", "asynq:{shard}:active holds 0"},
+		{"keda shards not read", "autoscaling/keda.yaml", "listName: asynq:{shards}:pending", "listName: asynq:{jobs}:pending", "no trigger reads asynq:{shards}:pending"},
+		{"keda formula misses a trigger", "autoscaling/keda.yaml", " + shards_active\n", "\n", "trigger shards_active is named 1 times and summed 0 times"},
+		{"keda formula not a sum", "autoscaling/keda.yaml", "jobs_active + shards_pending", "jobs_active * shards_pending", `"jobs_active * shards_pending" is no trigger's name`},
+		{"keda formula twice", "autoscaling/keda.yaml", "+ shards_active\n", "+ shards_active + jobs_active\n", "trigger jobs_active is named 1 times and summed 2 times"},
+		{"keda trigger unnamed", "autoscaling/keda.yaml", "      name: shards_active\n", "", "has no name"},
+		{"keda largest trigger", "autoscaling/keda.yaml", "    scalingModifiers:\n      formula: jobs_pending + jobs_active + shards_pending + shards_active\n      target: \"1\"\n      metricType: AverageValue\n", "", "no advanced.scalingModifiers"},
+		{"keda modifier field", "autoscaling/keda.yaml", "      metricType: AverageValue", "      metricTyp: AverageValue", `unknown field "metricTyp"`},
+		{"keda modifier target", "autoscaling/keda.yaml", "      target: \"1\"", "      target: \"2\"", `target "2"`},
+		{"hpa adapter state", "autoscaling/hpa.yaml", `state=~"pending|active"`, `state=~"pending"`, "the adapter rule sums asynq_tasks_enqueued_total"},
+		{"hpa adapter queue", "autoscaling/hpa.yaml", `<<.Series>>{queue=~"jobs|shards"`, `<<.Series>>{queue="jobs"`, "the adapter rule sums asynq_tasks_enqueued_total"},
+		{"hpa adapter sums replicas", "autoscaling/hpa.yaml", "sum(max by", "sum(sum by", "want ^sum"},
+		{"hpa adapter name", "autoscaling/hpa.yaml", "as: benchq_worker_demand", "as: benchq_demand", "no adapter rule in the comment names the metric benchq_worker_demand"},
+		{"hpa adapter field", "autoscaling/hpa.yaml", "#       metricsQuery:", "#       metricQuery:", `unknown field "metricQuery"`},
+		{"hpa adapter namespace", "autoscaling/hpa.yaml", "#       resources:\n#         overrides: {namespace: {resource: namespace}}\n", "#       resources: {namespaced: false}\n", "does not map the namespace label"},
+		{"hpa largest metric", "autoscaling/hpa.yaml", "  metrics:\n", "  metrics:\n    - type: External\n      external:\n        metric:\n          name: benchq_worker_demand\n        target:\n          type: AverageValue\n          averageValue: \"1\"\n", "2 metrics, want one"},
 		{"hpa target", "autoscaling/hpa.yaml", "name: benchq-worker\n  minReplicas", "name: worker\n  minReplicas", "scales Deployment worker"},
 		{"egress admits private", "networkpolicy.yaml", "              - 10.0.0.0/8\n", "", "10.1.2.3"},
 		{"egress refuses public", "networkpolicy.yaml", "              - 100.64.0.0/10\n", "              - 100.0.0.0/8\n", "100.1.2.3"},
@@ -302,9 +325,9 @@ func TestKubernetesManifests(t *testing.T) {
 }
 
 // startLive starts `benchq serve` on a real redis-server and leaves one
-// job:run task pending and one active (held by a handler that waits for
-// the test's end), so the asynq lists and metrics the autoscalers read
-// exist.
+// job:run and one job:shard task pending and one of each active (held by
+// a handler that waits for the test's end), so the asynq lists and
+// metrics the autoscalers read exist for both queues a worker serves.
 func startLive(t *testing.T) live {
 	t.Helper()
 	rs := redistest.Start(t)
@@ -316,14 +339,14 @@ func startLive(t *testing.T) live {
 	client := asynq.NewClientFromRedisClient(rdb)
 	t.Cleanup(func() { _ = client.Close() })
 
-	held := make(chan struct{})
+	held := make(chan string, 2)
 	release := make(chan struct{})
 	srv := asynq.NewServerFromRedisClient(rdb, asynq.Config{
-		Concurrency: 1, Queues: map[string]int{queue.QueueJobs: 1},
+		Concurrency: 2, Queues: map[string]int{queue.QueueShards: 2, queue.QueueJobs: 1},
 		Logger: asynqQuiet{}, LogLevel: asynq.FatalLevel,
 	})
-	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
-		close(held)
+	if err := srv.Start(asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+		held <- task.Type()
 		select {
 		case <-release:
 		case <-ctx.Done():
@@ -333,23 +356,33 @@ func startLive(t *testing.T) live {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { close(release); srv.Shutdown() })
-	for i, id := range []string{"k8s-active", "k8s-pending"} {
-		task, err := queue.NewJobRunTask(id, time.Minute)
+	enqueue := func(state string) {
+		run, err := queue.NewJobRunTask("k8s-"+state, time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.Enqueue(task); err != nil {
+		shard, err := queue.NewShardTask(queue.ShardPayload{JobID: "k8s-shard-" + state, Round: "r", Shard: 1, Shards: 2}, time.Minute)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if i == 0 {
-			select {
-			case <-held:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the asynq server did not take the first task")
+		for _, task := range []*asynq.Task{run, shard} {
+			if _, err := client.Enqueue(task); err != nil {
+				t.Fatal(err)
 			}
-			srv.Stop() // take no more: the second task stays pending
 		}
 	}
+	enqueue("active")
+	var types []string
+	for len(types) < 2 {
+		select {
+		case typ := <-held:
+			types = append(types, typ)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the asynq server took %v, want a job:run and a job:shard task", types)
+		}
+	}
+	srv.Stop() // take no more: the next two tasks stay pending
+	enqueue("pending")
 	return live{
 		get: func(path string) (int, string) {
 			resp, err := http.Get(m.URL() + path)
@@ -523,16 +556,17 @@ func checkManifests(files map[string][]byte, readme []byte, lv live) []error {
 		switch v := o.obj.(type) {
 		case *scaledObject:
 			checkScaleTarget(o.String(), v.Spec.ScaleTargetRef.Kind, v.Spec.ScaleTargetRef.Name, deployments, fail)
+			checkDemandSum(o.String(), v, fail)
 			for _, tr := range v.Spec.Triggers {
 				if tr.Type != "redis" {
 					fail("%s: trigger type %q, want redis", o, tr.Type)
 					continue
 				}
 				checkServiceAddr(o.String(), tr.Metadata["address"], kz.Namespace, services, fail)
-				// asynq's own lists: a job:run task waits in one and runs
-				// in the other; startLive left one task in each.
+				// asynq's own lists: a task waits in one and runs in the
+				// other; startLive left one task in each, on both queues.
 				if n := lv.listLen(tr.Metadata["listName"]); n != 1 {
-					fail("%s: list %s holds %d tasks with one job:run task pending and one active, want 1: not a list asynq fills", o, tr.Metadata["listName"], n)
+					fail("%s: list %s holds %d tasks with one job:run and one job:shard task pending and one of each active, want 1: not a list asynq fills", o, tr.Metadata["listName"], n)
 				}
 				if tr.AuthenticationRef == nil || !slices.ContainsFunc(objs, func(p object) bool {
 					ta, ok := p.obj.(*triggerAuthentication)
@@ -548,16 +582,7 @@ func checkManifests(files map[string][]byte, readme []byte, lv live) []error {
 		case *autoscalingv2.HorizontalPodAutoscaler:
 			checkScaleTarget(o.String(), v.Spec.ScaleTargetRef.Kind, v.Spec.ScaleTargetRef.Name, deployments, fail)
 			_, metrics := lv.get("/metrics")
-			for _, m := range v.Spec.Metrics {
-				if m.External == nil || m.External.Metric.Selector == nil {
-					fail("%s: metric %+v is not an external metric with a selector", o, m)
-					continue
-				}
-				series := m.External.Metric.Name + promLabels(m.External.Metric.Selector.MatchLabels)
-				if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` 1$`).MatchString(metrics) {
-					fail("%s: the API's /metrics has no %s at 1 with one job:run task pending and one active", o, series)
-				}
-			}
+			checkAdapterRule(o.String(), files[o.file], v.Spec.Metrics, metrics, fail)
 		}
 	}
 
@@ -719,25 +744,163 @@ func checkServiceAddr(where, addr, namespace string, services map[string]*corev1
 	}
 }
 
+// demandLists are the asynq lists whose lengths add up to the worker pods
+// wanted: a worker process runs one task at a time from either queue, and
+// a job of k shards holds k of them.
+var demandLists = []string{
+	"asynq:{" + queue.QueueJobs + "}:pending", "asynq:{" + queue.QueueJobs + "}:active",
+	"asynq:{" + queue.QueueShards + "}:pending", "asynq:{" + queue.QueueShards + "}:active",
+}
+
+// checkDemandSum checks that the ScaledObject scales on the sum of its
+// triggers, one pod per task, and that the triggers read every list in
+// demandLists: KEDA's default, the largest trigger, would give a sharded
+// job one pod where it needs k.
+func checkDemandSum(where string, so *scaledObject, fail func(string, ...any)) {
+	var lists []string
+	names := map[string]int{}
+	for _, tr := range so.Spec.Triggers {
+		lists = append(lists, tr.Metadata["listName"])
+		if tr.Name == "" {
+			fail("%s: trigger on %s has no name for the formula", where, tr.Metadata["listName"])
+		}
+		names[tr.Name]++
+	}
+	for _, l := range demandLists {
+		if !slices.Contains(lists, l) {
+			fail("%s: no trigger reads %s; the pods wanted are the sum of %v", where, l, demandLists)
+		}
+	}
+	if so.Spec.Advanced == nil || so.Spec.Advanced.ScalingModifiers == nil {
+		fail("%s: no advanced.scalingModifiers: KEDA would take the largest trigger, not the sum", where)
+		return
+	}
+	sm := so.Spec.Advanced.ScalingModifiers
+	if sm.Target != "1" || (sm.MetricType != "" && sm.MetricType != string(autoscalingv2.AverageValueMetricType)) {
+		fail("%s: scalingModifiers target %q metricType %q, want \"1\" AverageValue: one pod per task", where, sm.Target, sm.MetricType)
+	}
+	terms := map[string]int{}
+	for _, term := range strings.Split(sm.Formula, "+") {
+		terms[strings.TrimSpace(term)]++
+	}
+	for name, n := range names {
+		if n != 1 || terms[name] != 1 {
+			fail("%s: trigger %s is named %d times and summed %d times in formula %q, want once each", where, name, n, terms[name])
+		}
+	}
+	for term := range terms {
+		if names[term] == 0 {
+			fail("%s: formula %q: %q is no trigger's name; the formula must be the triggers' names joined by +", where, sm.Formula, term)
+		}
+	}
+}
+
+// adapterRule is the part of a prometheus-adapter external rule that
+// hpa.yaml's comment gives, decoded strictly.
+type adapterRule struct {
+	SeriesQuery string `json:"seriesQuery"`
+	Resources   struct {
+		Namespaced *bool `json:"namespaced,omitempty"`
+		Overrides  map[string]struct {
+			Group    string `json:"group,omitempty"`
+			Resource string `json:"resource"`
+		} `json:"overrides,omitempty"`
+	} `json:"resources"`
+	Name struct {
+		Matches string `json:"matches,omitempty"`
+		As      string `json:"as"`
+	} `json:"name"`
+	MetricsQuery string `json:"metricsQuery"`
+}
+
+// demandQuery is the form the adapter's metricsQuery must take: the max
+// over the API replicas (which all report the same queues) per queue and
+// state, summed.
+var demandQuery = regexp.MustCompile(`^sum\(max by \(queue, state\) \(<<\.Series>>\{(.*),<<\.LabelMatchers>>\}\)\)$`)
+
+// checkAdapterRule checks the HPA's one external metric against the
+// prometheus-adapter rule in its file's comment (the lines indented
+// "#   "), and that rule's query against the API's /metrics: it must add
+// up exactly the asynq gauges of demandLists' queues and states, which
+// startLive left at 1 each.
+func checkAdapterRule(where string, file []byte, specs []autoscalingv2.MetricSpec, metrics string, fail func(string, ...any)) {
+	var block strings.Builder
+	for _, line := range strings.Split(string(file), "\n") {
+		if rest, ok := strings.CutPrefix(line, "#   "); ok {
+			block.WriteString(rest + "\n")
+		}
+	}
+	var cfg struct {
+		ExternalRules []adapterRule `json:"externalRules"`
+	}
+	if err := yaml.UnmarshalStrict([]byte(block.String()), &cfg); err != nil {
+		fail("%s: the prometheus-adapter rule in the comment: %v", where, err)
+		return
+	}
+	if len(specs) != 1 || specs[0].External == nil {
+		fail("%s: %d metrics, want one external metric: an HPA takes the largest of several, not their sum", where, len(specs))
+		return
+	}
+	name := specs[0].External.Metric.Name
+	i := slices.IndexFunc(cfg.ExternalRules, func(r adapterRule) bool { return r.Name.As == name })
+	if i < 0 {
+		fail("%s: no adapter rule in the comment names the metric %s", where, name)
+		return
+	}
+	r := cfg.ExternalRules[i]
+	if t := specs[0].External.Target; t.Type != autoscalingv2.AverageValueMetricType || t.AverageValue == nil || t.AverageValue.String() != "1" {
+		fail("%s: target %+v, want AverageValue 1: one pod per task", where, t)
+	}
+	if r.Resources.Overrides["namespace"].Resource != "namespace" {
+		fail("%s: the adapter rule does not map the namespace label: other namespaces' asynq queues would count", where)
+	}
+	series, _, _ := strings.Cut(r.SeriesQuery, "{")
+	m := demandQuery.FindStringSubmatch(r.MetricsQuery)
+	if m == nil {
+		fail("%s: metricsQuery %q, want %s", where, r.MetricsQuery, demandQuery)
+		return
+	}
+	matcher := regexp.MustCompile(`^(\w+)(=~|=)"([^"]*)"$`)
+	var want []func(labels map[string]string) bool
+	for _, part := range strings.Split(m[1], ",") {
+		mm := matcher.FindStringSubmatch(part)
+		if mm == nil {
+			fail("%s: metricsQuery matcher %q: this test reads only label=\"v\" and label=~\"re\"", where, part)
+			return
+		}
+		re := regexp.MustCompile("^(?:" + mm[3] + ")$")
+		if mm[2] == "=" {
+			re = regexp.MustCompile("^" + regexp.QuoteMeta(mm[3]) + "$")
+		}
+		want = append(want, func(l map[string]string) bool { return re.MatchString(l[mm[1]]) })
+	}
+	got := map[string]string{} // "queue/state" → value
+	line := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + `\{([^}]*)\} (\S+)$`)
+	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
+	for _, sm := range line.FindAllStringSubmatch(metrics, -1) {
+		l := map[string]string{}
+		for _, kv := range label.FindAllStringSubmatch(sm[1], -1) {
+			l[kv[1]] = kv[2]
+		}
+		if !slices.ContainsFunc(want, func(f func(map[string]string) bool) bool { return !f(l) }) {
+			got[l["queue"]+"/"+l["state"]] = sm[2]
+		}
+	}
+	wantSeries := map[string]string{}
+	for _, l := range demandLists {
+		q, state, _ := strings.Cut(strings.TrimPrefix(l, "asynq:{"), "}:")
+		wantSeries[q+"/"+state] = "1"
+	}
+	if !maps.Equal(got, wantSeries) {
+		fail("%s: the adapter rule sums %s by queue/state %v on the API's /metrics with one job:run and one job:shard task pending and one of each active, want %v", where, series, got, wantSeries)
+	}
+}
+
 func checkScaleTarget(where, kind, name string, deployments map[string]*appsv1.Deployment, fail func(string, ...any)) {
 	d := deployments[name]
 	if kind != "Deployment" || d == nil || d.Spec.Template.Labels["app.kubernetes.io/component"] != "worker" {
 		fail("%s: scales %s %s, want the worker Deployment", where, kind, name)
 	}
-}
-
-// promLabels is the Prometheus text form of a label set, names sorted.
-func promLabels(m map[string]string) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%s=%q", k, m[k])
-	}
-	return "{" + strings.Join(parts, ",") + "}"
 }
 
 // readmeSecrets are the Secret keys (name/key) README.md's `kubectl create
