@@ -47,6 +47,10 @@ type PointSummary struct {
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.
 	Comparison *Comparison `json:"comparison,omitempty"`
+
+	// samples holds the per-repeat values behind RPS and PercentilesMs
+	// (keys "rps", "50", "99"...), for the significance of a comparison.
+	samples map[string][]float64
 }
 
 // NoisyCV is the coefficient of variation of req/s over repeats above which
@@ -65,6 +69,12 @@ type Comparison struct {
 	RPS string `json:"rps"`
 	P50 string `json:"p50"`
 	P99 string `json:"p99"`
+	// Whether each difference is more than the noise of the repeats; a
+	// report shows the Text of these, not the bare percentage, so that a
+	// difference within noise reads as "~".
+	RPSSignificance Significance `json:"rps_significance"`
+	P50Significance Significance `json:"p50_significance"`
+	P99Significance Significance `json:"p99_significance"`
 }
 
 // Saturation says where one target stops scaling in a concurrency sweep

@@ -37,13 +37,19 @@ func newStat(xs []float64) Stat {
 // metricStat summarises one threshold metric (see Metrics) over reports,
 // counting only the runs where it is defined (see metricOf).
 func metricStat(reports []*abreport.Report, metric string) Stat {
+	return newStat(metricSamples(reports, metric))
+}
+
+// metricSamples is one metric's value in each of reports where it is
+// defined, in the reports' order.
+func metricSamples(reports []*abreport.Report, metric string) []float64 {
 	xs := make([]float64, 0, len(reports))
 	for _, r := range reports {
 		if v, ok := metricOf(r, metric); ok {
 			xs = append(xs, v)
 		}
 	}
-	return newStat(xs)
+	return xs
 }
 
 // metricOf reads one threshold metric from a run's report. ok is false for
