@@ -47,6 +47,10 @@ var minRepeatsForSignificance = func() int {
 	return 100
 }()
 
+// MinRepeatsForSignificance is how many repeats per side a comparison
+// needs before it can say anything.
+func MinRepeatsForSignificance() int { return minRepeatsForSignificance }
+
 func significanceOf(base, x []float64) benchmath.Comparison {
 	th := benchmath.Thresholds{CompareAlpha: SignificanceAlpha}
 	return benchmath.AssumeNothing.Compare(benchmath.NewSample(base, &th), benchmath.NewSample(x, &th))

@@ -66,6 +66,7 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 	}
 	if baseline != "" && hasTarget(g, baseline) {
 		writeMDComparisons(w, g, s, baseline)
+		fmt.Fprintf(w, "\n%s\n", noiseNote)
 	}
 	if marked {
 		fmt.Fprintf(w, "\n%s the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.\n", clientMark)
@@ -93,6 +94,9 @@ func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
 	}
 }
 
+// noiseNote explains the "~" and p-values of a comparison under its table.
+var noiseNote = fmt.Sprintf("Differences are tested over the repeats (Mann-Whitney U, α = %.2f, as benchstat): \"~\" is within noise; with fewer than %d repeats per side nothing can be concluded.", job.SignificanceAlpha, job.MinRepeatsForSignificance())
+
 func hasTarget(g grid, name string) bool {
 	for _, t := range g.Targets {
 		if t == name {
@@ -116,7 +120,7 @@ func comparisonCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Comparison == nil {
 		return "–"
 	}
-	return ps.Comparison.RPS
+	return ps.Comparison.RPSSignificance.Text
 }
 
 // mdRow writes one table row; an empty first cell (the corner of the
@@ -211,9 +215,10 @@ func writeMDCompareTo(w io.Writer, c *job.BaselineComparison) {
 		row := []string{mdEscape(cell.Point.Target), concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
 			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
 		if cmp := cell.Comparison; cmp != nil {
-			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPS
-			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPSSignificance.Text
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99Significance.Text
 		}
 		mdRow(w, row)
 	}
+	fmt.Fprintf(w, "\n%s\n", noiseNote)
 }
