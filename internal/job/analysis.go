@@ -130,6 +130,11 @@ type ThresholdFailure struct {
 	BaselineJob string   `json:"baseline_job,omitempty"`
 	Baseline    *float64 `json:"baseline,omitempty"`
 	Bound       *float64 `json:"bound,omitempty"`
+	// Significance, for a relative threshold, tests the cell's repeats
+	// against the baseline's moved to the bound: the cell fails only on a
+	// significant difference, or when too few repeats leave nothing to
+	// conclude (then the mean alone decided).
+	Significance *Significance `json:"significance,omitempty"`
 	// Reason is set when the cell fails without a value to compare: a
 	// latency metric of a point where no request completed, a cell the
 	// baseline job does not have, or a run without a successful request.
