@@ -120,7 +120,16 @@ func comparisonCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Comparison == nil {
 		return "–"
 	}
-	return ps.Comparison.RPSSignificance.Text
+	return sigText(ps.Comparison.RPSSignificance, ps.Comparison.RPS)
+}
+
+// sigText is a difference with its significance; an analysis stored
+// before comparisons were tested has none, and shows the bare percentage.
+func sigText(s job.Significance, bare string) string {
+	if s.Text == "" {
+		return bare
+	}
+	return s.Text
 }
 
 // mdRow writes one table row; an empty first cell (the corner of the
@@ -215,8 +224,8 @@ func writeMDCompareTo(w io.Writer, c *job.BaselineComparison) {
 		row := []string{mdEscape(cell.Point.Target), concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
 			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
 		if cmp := cell.Comparison; cmp != nil {
-			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPSSignificance.Text
-			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99Significance.Text
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), sigText(cmp.RPSSignificance, cmp.RPS)
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), sigText(cmp.P99Significance, cmp.P99)
 		}
 		mdRow(w, row)
 	}
