@@ -28,7 +28,8 @@ type Significance struct {
 	// be concluded then, and Text says how many repeats it needs.
 	Conclusive bool `json:"conclusive"`
 	// Text is the difference as a person reads it: "+12.69 % (p=0.01)",
-	// "~ (no significant difference, p=0.40)" or "~ (too few repeats…)".
+	// "~ (no significant difference, p=0.40)" or "~ (nothing can be
+	// concluded: …)", or "n/a" when there is no percentage to give.
 	Text string `json:"text"`
 }
 
