@@ -30,11 +30,13 @@ type PointSummary struct {
 	Point Point `json:"point"`
 	Runs  int   `json:"runs"`
 
-	RPS              Stat            `json:"rps"`
-	TimePerRequestMs Stat            `json:"time_per_request_ms"`
-	PercentilesMs    map[string]Stat `json:"percentiles_ms"` // keys "50".."100", as abreport
-	FailedRatio      Stat            `json:"failed_ratio"`
-	Non2xxRatio      Stat            `json:"non_2xx_ratio"`
+	RPS              Stat `json:"rps"`
+	TimePerRequestMs Stat `json:"time_per_request_ms"`
+	// PercentilesMs has ab's keys "50".."100", as abreport, and the tail
+	// "99.9" and "99.99" read from each run's histogram.
+	PercentilesMs map[string]Stat `json:"percentiles_ms"`
+	FailedRatio   Stat            `json:"failed_ratio"`
+	Non2xxRatio   Stat            `json:"non_2xx_ratio"`
 
 	// Noisy is set when the CV of req/s is above NoisyCV: rerun, or add
 	// repeats, before trusting a difference between targets.

@@ -74,13 +74,17 @@ func summarise(p Point, reports []*abreport.Report) PointSummary {
 		Runs:             len(reports),
 		samples:          map[string][]float64{"rps": metricSamples(reports, "rps")},
 		TimePerRequestMs: metricStat(reports, "time_per_request_ms"),
-		PercentilesMs:    make(map[string]Stat, len(percentKeys())),
+		PercentilesMs:    make(map[string]Stat, len(percentKeys())+len(abreport.TailPercents())),
 		FailedRatio:      metricStat(reports, "failed_ratio"),
 		Non2xxRatio:      metricStat(reports, "non_2xx_ratio"),
 	}
 	ps.RPS = newStat(ps.samples["rps"])
 	for _, pc := range percentKeys() {
 		k := strconv.Itoa(pc)
+		ps.samples[k] = metricSamples(reports, "p"+k+"_ms")
+		ps.PercentilesMs[k] = newStat(ps.samples[k])
+	}
+	for _, k := range abreport.TailPercents() {
 		ps.samples[k] = metricSamples(reports, "p"+k+"_ms")
 		ps.PercentilesMs[k] = newStat(ps.samples[k])
 	}

@@ -86,8 +86,8 @@ func TestAnalyzePointStatistics(t *testing.T) {
 	if want := 0.1 / 3; !near(pa.Non2xxRatio.Mean, want) {
 		t.Errorf("point a non-2xx ratio mean = %v, want %v", pa.Non2xxRatio.Mean, want)
 	}
-	if got := pa.PercentilesMs["50"]; got.N != 3 || !near(got.Min, 2000.0/120) || len(pa.PercentilesMs) != 9 {
-		t.Errorf("point a p50 = %+v of %d keys, want n 3, min %v, 9 keys", got, len(pa.PercentilesMs), 2000.0/120)
+	if got := pa.PercentilesMs["50"]; got.N != 3 || !near(got.Min, 2000.0/120) || len(pa.PercentilesMs) != 11 || pa.PercentilesMs["99.9"].N != 0 {
+		t.Errorf("point a p50 = %+v of %d keys, want n 3, min %v, 11 keys (no tail without a histogram)", got, len(pa.PercentilesMs), 2000.0/120)
 	}
 	// b: 50 and 150 → sd 70.7, cv 0.707.
 	if !pb.Noisy || !near(pb.RPS.CV, 70.71067811865476/100) {

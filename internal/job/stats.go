@@ -88,7 +88,24 @@ func metricOf(r *abreport.Report, metric string) (float64, bool) {
 	if pct, ok := percentOf(metric); ok {
 		return r.PercentilesMs.At(pct)
 	}
+	if tail, ok := tailPercentOf(metric); ok {
+		// A run stored without a readable histogram has no tail, like a
+		// run where nothing completed: not a 0 that would pass a bound.
+		v, ok, err := abreport.TailPercentileMs(r, tail)
+		return v, ok && err == nil
+	}
 	return 0, false
+}
+
+// tailPercentOf reads "p99.9_ms" as "99.9": one of the percentages past
+// ab's that the histogram answers.
+func tailPercentOf(metric string) (string, bool) {
+	for _, pc := range abreport.TailPercents() {
+		if metric == "p"+pc+"_ms" {
+			return pc, true
+		}
+	}
+	return "", false
 }
 
 // counterOf reads the metrics defined for every run, even one where
