@@ -1790,7 +1790,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Stat"
                 },
                 "percentiles_ms": {
-                    "description": "keys \"50\"..\"100\", as abreport",
+                    "description": "PercentilesMs has ab's keys \"50\"..\"100\", as abreport, and the tail\n\"99.9\" and \"99.99\" read from each run's histogram.",
                     "type": "object",
                     "additionalProperties": {
                         "$ref": "#/definitions/job.Stat"
@@ -2031,22 +2031,27 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "cv": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "max": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "mean": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "min": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "n": {
                     "type": "integer"
                 },
                 "sd": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 }
             }
         },

@@ -40,7 +40,7 @@ type noiseAnalysis struct {
 	} `json:"verdict"`
 }
 
-// TestComparisonsSayWhenTheyAreNoise runs real jobs, five repeats a point,
+// TestComparisonsSayWhenTheyAreNoise runs real jobs, six repeats a point,
 // against loopback targets whose time per request is a sleep: two
 // identical jobs compared show no significant difference and pass a 5 %
 // regression gate; a target 25 % slower per request (20 % fewer req/s)
@@ -61,7 +61,7 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 		s := map[string]any{
 			"targets": ts,
 			"request": map[string]any{"keepalive": true},
-			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{60}, "repeats": 5},
+			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{120}, "repeats": 6},
 		}
 		for k, v := range extra {
 			s[k] = v
@@ -98,9 +98,9 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	again, a := run(spec(map[string]string{"svc": fast}, gate))
 	c := vsJob(a)
 	t.Logf("identical jobs: %+.2f %%, %s", c.RPSPct, c.RPS.Text)
-	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 5 || c.RPS.N != 5 ||
+	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 6 || c.RPS.N != 6 ||
 		!strings.HasPrefix(c.RPS.Text, "~ (no significant difference, p=") {
-		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 5 + 5 repeats", c.RPS)
+		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 6 + 6 repeats", c.RPS)
 	}
 	if again.Verdict != "pass" {
 		t.Errorf("identical job's gate verdict = %q, want pass", again.Verdict)

@@ -1,5 +1,7 @@
 package job
 
+import "encoding/json"
+
 // Analysis is what a job's runs mean, beyond their raw numbers: statistics
 // over repeats per point, the difference to the baseline target, where each
 // target saturates, and the threshold verdict. Analyze builds it
@@ -16,13 +18,25 @@ type Analysis struct {
 
 // Stat summarises one metric over a point's repeats. SD is the sample
 // standard deviation (0 for one repeat); CV = SD / Mean (0 when Mean is 0).
+// With N = 0 (a point not run, or canceled, or a latency where nothing
+// completed) nothing was measured: JSON then carries null for every number
+// but N, never a 0 that reads as a measurement.
 type Stat struct {
 	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	SD   float64 `json:"sd"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	CV   float64 `json:"cv"`
+	Mean float64 `json:"mean" extensions:"x-nullable"`
+	SD   float64 `json:"sd" extensions:"x-nullable"`
+	Min  float64 `json:"min" extensions:"x-nullable"`
+	Max  float64 `json:"max" extensions:"x-nullable"`
+	CV   float64 `json:"cv" extensions:"x-nullable"`
+}
+
+// MarshalJSON writes an empty Stat's numbers as null.
+func (s Stat) MarshalJSON() ([]byte, error) {
+	if s.N == 0 {
+		return []byte(`{"n":0,"mean":null,"sd":null,"min":null,"max":null,"cv":null}`), nil
+	}
+	type plain Stat // without this method, so no recursion
+	return json.Marshal(plain(s))
 }
 
 // PointSummary aggregates every stored run of one point.
