@@ -49,8 +49,8 @@ type noiseAnalysis struct {
 func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	m := startMain(t, nil)
 	base := "http://" + m.Addr()
-	fast := startSlowTarget(t, 2*time.Millisecond).URL
-	slow := startSlowTarget(t, 2500*time.Microsecond).URL
+	fast := startSlowTarget(t, 5*time.Millisecond).URL
+	slow := startSlowTarget(t, 6250*time.Microsecond).URL
 	spec := func(targets map[string]string, extra map[string]any) map[string]any {
 		var ts []map[string]any
 		for _, name := range []string{"svc", "slower"} {
@@ -61,7 +61,7 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 		s := map[string]any{
 			"targets": ts,
 			"request": map[string]any{"keepalive": true},
-			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{120}, "repeats": 6},
+			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{80}, "repeats": 6},
 		}
 		for k, v := range extra {
 			s[k] = v
