@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/benchq/benchq/internal/job"
@@ -28,6 +29,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	for _, s := range g.Slices {
 		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
 		writeMDTable(bw, g, s, j.Spec.Baseline)
+		writeMDLatency(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
 	writeMDCompareTo(bw, a.CompareTo)
@@ -70,6 +72,39 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 	}
 	if marked {
 		fmt.Fprintf(w, "\n%s the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.\n", clientMark)
+	}
+}
+
+// mdLatencyPercents are the latency columns of the percentile table: the
+// body and the tail, up to what the histogram answers past ab's 99.
+func mdLatencyPercents() []string { return []string{"50", "90", "99", "99.9", "99.99"} }
+
+// writeMDLatency writes each target's latency percentiles per concurrency,
+// means over repeats in ms; "–" where nothing was measured.
+func writeMDLatency(w io.Writer, g grid, s slice) {
+	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats:\n\n")
+	head, rule := []string{"target", "c"}, []string{"---", "---:"}
+	for _, pc := range mdLatencyPercents() {
+		head, rule = append(head, "p"+pc), append(rule, "---:")
+	}
+	mdRow(w, head)
+	mdRow(w, rule)
+	for _, t := range g.Targets {
+		for _, c := range g.Conc[s] {
+			ps := g.Cell(s, t, c)
+			if ps == nil {
+				continue
+			}
+			row := []string{mdEscape(t), strconv.Itoa(c)}
+			for _, pc := range mdLatencyPercents() {
+				cell := "–"
+				if st, ok := ps.PercentilesMs[pc]; ok && st.N > 0 {
+					cell = fmt.Sprintf("%.2f", st.Mean)
+				}
+				row = append(row, cell)
+			}
+			mdRow(w, row)
+		}
 	}
 }
 
