@@ -28,7 +28,11 @@ type noiseAnalysis struct {
 		Point struct {
 			Target string `json:"target"`
 		} `json:"point"`
-		Comparison *noiseComparison `json:"comparison"`
+		Comparison    *noiseComparison `json:"comparison"`
+		PercentilesMs map[string]struct {
+			N    int      `json:"n"`
+			Mean *float64 `json:"mean"`
+		} `json:"percentiles_ms"`
 	} `json:"points"`
 	CompareTo *struct {
 		Cells []struct {
@@ -40,7 +44,7 @@ type noiseAnalysis struct {
 	} `json:"verdict"`
 }
 
-// TestComparisonsSayWhenTheyAreNoise runs real jobs, six repeats a point,
+// TestComparisonsSayWhenTheyAreNoise runs real jobs, eight repeats a point,
 // against loopback targets whose time per request is a sleep: two
 // identical jobs compared show no significant difference and pass a 5 %
 // regression gate; a target 25 % slower per request (20 % fewer req/s)
@@ -61,7 +65,7 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 		s := map[string]any{
 			"targets": ts,
 			"request": map[string]any{"keepalive": true},
-			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{80}, "repeats": 6},
+			"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{60}, "repeats": 8},
 		}
 		for k, v := range extra {
 			s[k] = v
@@ -98,9 +102,9 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	again, a := run(spec(map[string]string{"svc": fast}, gate))
 	c := vsJob(a)
 	t.Logf("identical jobs: %+.2f %%, %s", c.RPSPct, c.RPS.Text)
-	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 6 || c.RPS.N != 6 ||
+	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 8 || c.RPS.N != 8 ||
 		!strings.HasPrefix(c.RPS.Text, "~ (no significant difference, p=") {
-		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 6 + 6 repeats", c.RPS)
+		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 8 + 8 repeats", c.RPS)
 	}
 	if again.Verdict != "pass" {
 		t.Errorf("identical job's gate verdict = %q, want pass", again.Verdict)
@@ -109,7 +113,7 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	slower, a := run(spec(map[string]string{"svc": slow}, gate))
 	c = vsJob(a)
 	t.Logf("slower job: %+.2f %%, %s", c.RPSPct, c.RPS.Text)
-	if !c.RPS.Significant || c.RPSPct > -10 || !strings.HasPrefix(c.RPS.Text, "-") || !strings.Contains(c.RPS.Text, "(p=") {
+	if !c.RPS.Significant || c.RPSPct > -10 || !strings.HasPrefix(c.RPS.Text, "-") || !strings.Contains(c.RPS.Text, "(p") {
 		t.Errorf("slower job's req/s comparison = %+.2f %% %+v, want a significant drop", c.RPSPct, c.RPS)
 	}
 	if slower.Verdict != "fail" {
@@ -118,6 +122,12 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 
 	both, a := run(spec(map[string]string{"svc": fast, "slower": slow}, map[string]any{"baseline": "svc"}))
 	for _, p := range a.Points {
+		// The tail comes from each run's histogram: at least the sleep.
+		for _, pc := range []string{"99.9", "99.99"} {
+			if st := p.PercentilesMs[pc]; st.N != 8 || st.Mean == nil || *st.Mean < 5 {
+				t.Errorf("%s p%s = %+v, want 8 repeats of at least 5 ms", p.Point.Target, pc, st)
+			}
+		}
 		if p.Point.Target != "slower" {
 			continue
 		}
@@ -130,7 +140,8 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 		}
 	}
 	resp, md := call(t, http.MethodGet, base+"/v1/jobs/"+both.ID+"/report?format=markdown", nil)
-	if resp.StatusCode != 200 || !strings.Contains(string(md), "| slower vs svc | -") || !strings.Contains(string(md), "Mann-Whitney U") {
+	if resp.StatusCode != 200 || !strings.Contains(string(md), "| slower vs svc | -") || !strings.Contains(string(md), "Mann-Whitney U") ||
+		!strings.Contains(string(md), "| target | c | p50 | p90 | p99 | p99.9 | p99.99 |") {
 		t.Errorf("markdown report = %d\n%s\nwant the significant drop and the note on the test", resp.StatusCode, md)
 	}
 }

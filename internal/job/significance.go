@@ -75,18 +75,29 @@ func significance(base, x []float64, pct float64, ok bool) Significance {
 	s.Conclusive = s.Significant || len(base) >= minRepeatsForSignificance || len(x) >= minRepeatsForSignificance
 	switch {
 	case s.Significant:
-		s.Text = fmt.Sprintf("%s (p=%s)", FormatPercent(pct), formatP(p))
+		s.Text = fmt.Sprintf("%s (p%s)", FormatPercent(pct), withOp(formatP(p)))
 	case !s.Conclusive:
 		s.Text = fmt.Sprintf("~ (nothing can be concluded: %d vs %d repeats, the test needs %d per side)", len(base), len(x), minRepeatsForSignificance)
 	default:
-		s.Text = fmt.Sprintf("~ (no significant difference, p=%s)", formatP(p))
+		s.Text = fmt.Sprintf("~ (no significant difference, p%s)", withOp(formatP(p)))
 	}
 	return s
 }
 
-// formatP writes a p-value with two decimals, or three below 0.01 so that
-// a small one does not print as 0.00.
+// withOp puts "=" before a formatted p-value that carries no "<".
+func withOp(p string) string {
+	if p[0] == '<' {
+		return p
+	}
+	return "=" + p
+}
+
+// formatP writes a p-value with two decimals, three below 0.01 so that a
+// small one does not print as 0.00, and "<0.001" below that.
 func formatP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
 	if p < 0.01 {
 		return fmt.Sprintf("%.3f", p)
 	}

@@ -21,6 +21,7 @@ func TestSignificance(t *testing.T) {
 		{"one repeat each", []float64{100}, []float64{50}, -50, true, false, false, false, "~ (nothing can be concluded: 1 vs 1 repeats, the test needs 4 per side)"},
 		{"three apart each", []float64{1, 2, 3}, []float64{10, 11, 12}, 900, true, false, false, false, "~ (nothing can be concluded"},
 		{"four apart each", []float64{1, 2, 3, 4}, []float64{10, 11, 12, 13}, 900, true, true, true, false, "+900.00 % (p=0.03)"},
+		{"eight apart each", []float64{1, 2, 3, 4, 5, 6, 7, 8}, []float64{10, 11, 12, 13, 14, 15, 16, 17}, 900, true, true, true, false, "+900.00 % (p<0.001)"},
 		{"no percentage", []float64{0, 0}, []float64{1, 1}, 0, false, false, false, true, "n/a"},
 		{"empty side", nil, []float64{1, 2}, 0, true, false, false, true, "n/a"},
 	}
