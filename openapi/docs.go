@@ -1697,11 +1697,17 @@ const docTemplate = `{
                 "p50_pct": {
                     "type": "number"
                 },
+                "p50_significance": {
+                    "$ref": "#/definitions/job.Significance"
+                },
                 "p99": {
                     "type": "string"
                 },
                 "p99_pct": {
                     "type": "number"
+                },
+                "p99_significance": {
+                    "$ref": "#/definitions/job.Significance"
                 },
                 "rps": {
                     "description": "The same differences formatted as the seeds write them: \"+12.69 %\".",
@@ -1709,6 +1715,14 @@ const docTemplate = `{
                 },
                 "rps_pct": {
                     "type": "number"
+                },
+                "rps_significance": {
+                    "description": "Whether each difference is more than the noise of the repeats; a\nreport shows the Text of these, not the bare percentage, so that a\ndifference within noise reads as \"~\".",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Significance"
+                        }
+                    ]
                 }
             }
         },
@@ -1776,7 +1790,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Stat"
                 },
                 "percentiles_ms": {
-                    "description": "keys \"50\"..\"100\", as abreport",
+                    "description": "PercentilesMs has ab's keys \"50\"..\"100\", as abreport, and the tail\n\"99.9\" and \"99.99\" read from each run's histogram.",
                     "type": "object",
                     "additionalProperties": {
                         "$ref": "#/definitions/job.Stat"
@@ -1929,6 +1943,35 @@ const docTemplate = `{
                 }
             }
         },
+        "job.Significance": {
+            "type": "object",
+            "properties": {
+                "conclusive": {
+                    "description": "Conclusive is false when the repeats are too few for the test ever\nto reach SignificanceAlpha, however far apart they are: nothing can\nbe concluded then, and Text says how many repeats it needs.",
+                    "type": "boolean"
+                },
+                "n": {
+                    "type": "integer"
+                },
+                "n_base": {
+                    "description": "NBase and N are the repeats that had a value on the baseline's side\nand on this point's.",
+                    "type": "integer"
+                },
+                "p": {
+                    "description": "P is the test's p-value; null when there is nothing to test (a\nside without a value).",
+                    "type": "number",
+                    "x-nullable": true
+                },
+                "significant": {
+                    "description": "Significant is set only when P \u003c SignificanceAlpha.",
+                    "type": "boolean"
+                },
+                "text": {
+                    "description": "Text is the difference as a person reads it: \"+12.69 % (p=0.01)\",\n\"~ (no significant difference, p=0.40)\" or \"~ (nothing can be\nconcluded: …)\", or \"n/a\" when there is no percentage to give.",
+                    "type": "string"
+                }
+            }
+        },
         "job.Spec": {
             "type": "object",
             "properties": {
@@ -1988,22 +2031,27 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "cv": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "max": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "mean": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "min": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 },
                 "n": {
                     "type": "integer"
                 },
                 "sd": {
-                    "type": "number"
+                    "type": "number",
+                    "x-nullable": true
                 }
             }
         },
@@ -2134,6 +2182,14 @@ const docTemplate = `{
                 },
                 "requests": {
                     "type": "integer"
+                },
+                "significance": {
+                    "description": "Significance, for a relative threshold, tests the cell's repeats\nagainst the baseline's moved to the bound: the cell fails only on a\nsignificant difference, or when too few repeats leave nothing to\nconclude (then the mean alone decided).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Significance"
+                        }
+                    ]
                 },
                 "target": {
                     "type": "string"

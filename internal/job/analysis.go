@@ -1,5 +1,7 @@
 package job
 
+import "encoding/json"
+
 // Analysis is what a job's runs mean, beyond their raw numbers: statistics
 // over repeats per point, the difference to the baseline target, where each
 // target saturates, and the threshold verdict. Analyze builds it
@@ -16,13 +18,25 @@ type Analysis struct {
 
 // Stat summarises one metric over a point's repeats. SD is the sample
 // standard deviation (0 for one repeat); CV = SD / Mean (0 when Mean is 0).
+// With N = 0 (a point not run, or canceled, or a latency where nothing
+// completed) nothing was measured: JSON then carries null for every number
+// but N, never a 0 that reads as a measurement.
 type Stat struct {
 	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	SD   float64 `json:"sd"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-	CV   float64 `json:"cv"`
+	Mean float64 `json:"mean" extensions:"x-nullable"`
+	SD   float64 `json:"sd" extensions:"x-nullable"`
+	Min  float64 `json:"min" extensions:"x-nullable"`
+	Max  float64 `json:"max" extensions:"x-nullable"`
+	CV   float64 `json:"cv" extensions:"x-nullable"`
+}
+
+// MarshalJSON writes an empty Stat's numbers as null.
+func (s Stat) MarshalJSON() ([]byte, error) {
+	if s.N == 0 {
+		return []byte(`{"n":0,"mean":null,"sd":null,"min":null,"max":null,"cv":null}`), nil
+	}
+	type plain Stat // without this method, so no recursion
+	return json.Marshal(plain(s))
 }
 
 // PointSummary aggregates every stored run of one point.
@@ -30,11 +44,13 @@ type PointSummary struct {
 	Point Point `json:"point"`
 	Runs  int   `json:"runs"`
 
-	RPS              Stat            `json:"rps"`
-	TimePerRequestMs Stat            `json:"time_per_request_ms"`
-	PercentilesMs    map[string]Stat `json:"percentiles_ms"` // keys "50".."100", as abreport
-	FailedRatio      Stat            `json:"failed_ratio"`
-	Non2xxRatio      Stat            `json:"non_2xx_ratio"`
+	RPS              Stat `json:"rps"`
+	TimePerRequestMs Stat `json:"time_per_request_ms"`
+	// PercentilesMs has ab's keys "50".."100", as abreport, and the tail
+	// "99.9" and "99.99" read from each run's histogram.
+	PercentilesMs map[string]Stat `json:"percentiles_ms"`
+	FailedRatio   Stat            `json:"failed_ratio"`
+	Non2xxRatio   Stat            `json:"non_2xx_ratio"`
 
 	// Noisy is set when the CV of req/s is above NoisyCV: rerun, or add
 	// repeats, before trusting a difference between targets.
@@ -47,6 +63,10 @@ type PointSummary struct {
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.
 	Comparison *Comparison `json:"comparison,omitempty"`
+
+	// samples holds the per-repeat values behind RPS and PercentilesMs
+	// (keys "rps", "50", "99"...), for the significance of a comparison.
+	samples map[string][]float64
 }
 
 // NoisyCV is the coefficient of variation of req/s over repeats above which
@@ -65,6 +85,12 @@ type Comparison struct {
 	RPS string `json:"rps"`
 	P50 string `json:"p50"`
 	P99 string `json:"p99"`
+	// Whether each difference is more than the noise of the repeats; a
+	// report shows the Text of these, not the bare percentage, so that a
+	// difference within noise reads as "~".
+	RPSSignificance Significance `json:"rps_significance"`
+	P50Significance Significance `json:"p50_significance"`
+	P99Significance Significance `json:"p99_significance"`
 }
 
 // Saturation says where one target stops scaling in a concurrency sweep
@@ -120,6 +146,11 @@ type ThresholdFailure struct {
 	BaselineJob string   `json:"baseline_job,omitempty"`
 	Baseline    *float64 `json:"baseline,omitempty"`
 	Bound       *float64 `json:"bound,omitempty"`
+	// Significance, for a relative threshold, tests the cell's repeats
+	// against the baseline's moved to the bound: the cell fails only on a
+	// significant difference, or when too few repeats leave nothing to
+	// conclude (then the mean alone decided).
+	Significance *Significance `json:"significance,omitempty"`
 	// Reason is set when the cell fails without a value to compare: a
 	// latency metric of a point where no request completed, a cell the
 	// baseline job does not have, or a run without a successful request.

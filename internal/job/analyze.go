@@ -72,14 +72,21 @@ func summarise(p Point, reports []*abreport.Report) PointSummary {
 	ps := PointSummary{
 		Point:            p,
 		Runs:             len(reports),
-		RPS:              metricStat(reports, "rps"),
+		samples:          map[string][]float64{"rps": metricSamples(reports, "rps")},
 		TimePerRequestMs: metricStat(reports, "time_per_request_ms"),
-		PercentilesMs:    make(map[string]Stat, len(percentKeys())),
+		PercentilesMs:    make(map[string]Stat, len(percentKeys())+len(abreport.TailPercents())),
 		FailedRatio:      metricStat(reports, "failed_ratio"),
 		Non2xxRatio:      metricStat(reports, "non_2xx_ratio"),
 	}
+	ps.RPS = newStat(ps.samples["rps"])
 	for _, pc := range percentKeys() {
-		ps.PercentilesMs[strconv.Itoa(pc)] = metricStat(reports, "p"+strconv.Itoa(pc)+"_ms")
+		k := strconv.Itoa(pc)
+		ps.samples[k] = metricSamples(reports, "p"+k+"_ms")
+		ps.PercentilesMs[k] = newStat(ps.samples[k])
+	}
+	for _, k := range abreport.TailPercents() {
+		ps.samples[k] = metricSamples(reports, "p"+k+"_ms")
+		ps.PercentilesMs[k] = newStat(ps.samples[k])
 	}
 	ps.Noisy = ps.RPS.CV > NoisyCV
 	for _, r := range reports {

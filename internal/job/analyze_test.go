@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,8 +87,8 @@ func TestAnalyzePointStatistics(t *testing.T) {
 	if want := 0.1 / 3; !near(pa.Non2xxRatio.Mean, want) {
 		t.Errorf("point a non-2xx ratio mean = %v, want %v", pa.Non2xxRatio.Mean, want)
 	}
-	if got := pa.PercentilesMs["50"]; got.N != 3 || !near(got.Min, 2000.0/120) || len(pa.PercentilesMs) != 9 {
-		t.Errorf("point a p50 = %+v of %d keys, want n 3, min %v, 9 keys", got, len(pa.PercentilesMs), 2000.0/120)
+	if got := pa.PercentilesMs["50"]; got.N != 3 || !near(got.Min, 2000.0/120) || len(pa.PercentilesMs) != 11 || pa.PercentilesMs["99.9"].N != 0 {
+		t.Errorf("point a p50 = %+v of %d keys, want n 3, min %v, 11 keys (no tail without a histogram)", got, len(pa.PercentilesMs), 2000.0/120)
 	}
 	// b: 50 and 150 → sd 70.7, cv 0.707.
 	if !pb.Noisy || !near(pb.RPS.CV, 70.71067811865476/100) {
@@ -127,5 +128,37 @@ func TestAnalyzePointsNotRunYet(t *testing.T) {
 	if a.Points[1].Comparison != nil || a.Saturation != nil || a.Verdict.Result != VerdictPass {
 		t.Errorf("Analyze(one run) = comparison %v, saturation %v, verdict %+v; want none, none, pass on what ran",
 			a.Points[1].Comparison, a.Saturation, a.Verdict)
+	}
+}
+
+// Nothing measured is null in JSON, not a 0 that reads as a measurement;
+// what was measured keeps its numbers, 0 included.
+func TestStatJSONNullWhenNothingMeasured(t *testing.T) {
+	tests := []struct {
+		name string
+		st   Stat
+		want string
+	}{
+		{"not run", Stat{}, `{"n":0,"mean":null,"sd":null,"min":null,"max":null,"cv":null}`},
+		{"measured zero", newStat([]float64{0}), `{"n":1,"mean":0,"sd":0,"min":0,"max":0,"cv":0}`},
+		{"measured", newStat([]float64{1, 3}), `{"n":2,"mean":2,"sd":1.4142135623730951,"min":1,"max":3,"cv":0.7071067811865476}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.st)
+			if err != nil || string(b) != tt.want {
+				t.Errorf("Marshal = %s, %v; want %s", b, err, tt.want)
+			}
+			var back Stat
+			if err := json.Unmarshal(b, &back); err != nil || back != tt.st {
+				t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", b, back, err, tt.st)
+			}
+		})
+	}
+	// A point of the spec with no run yet (or canceled before it ran).
+	a := Analyze(sweepSpec([]int{1}, "a"), nil)
+	b, err := json.Marshal(a.Points[0])
+	if err != nil || !strings.Contains(string(b), `"rps":{"n":0,"mean":null`) || !strings.Contains(string(b), `"99.99":{"n":0,"mean":null`) {
+		t.Errorf("unrun point = %s, %v; want null req/s and percentiles", b, err)
 	}
 }

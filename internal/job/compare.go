@@ -35,10 +35,17 @@ func compareToBaseline(baseline string, points []PointSummary) {
 
 func compare(baseline string, base, x PointSummary) *Comparison {
 	c := &Comparison{Baseline: baseline}
-	c.RPSPct, c.RPS = PercentChange(base.RPS, x.RPS)
-	c.P50Pct, c.P50 = PercentChange(base.PercentilesMs["50"], x.PercentilesMs["50"])
-	c.P99Pct, c.P99 = PercentChange(base.PercentilesMs["99"], x.PercentilesMs["99"])
+	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "rps", base.RPS, x.RPS)
+	c.P50Pct, c.P50, c.P50Significance = compareMetric(base, x, "50", base.PercentilesMs["50"], x.PercentilesMs["50"])
+	c.P99Pct, c.P99, c.P99Significance = compareMetric(base, x, "99", base.PercentilesMs["99"], x.PercentilesMs["99"])
 	return c
+}
+
+// compareMetric is one metric's difference and its significance over the
+// repeats the two points' Stats summarise.
+func compareMetric(base, x PointSummary, key string, bs, xs Stat) (float64, string, Significance) {
+	pct, text := PercentChange(bs, xs)
+	return pct, text, significance(base.samples[key], x.samples[key], pct, text != "n/a")
 }
 
 // PercentChange is x's mean relative to base's, in percent of base's, and

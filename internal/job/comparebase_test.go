@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -217,10 +218,12 @@ func TestRelativeVerdictListsEveryRegressedCell(t *testing.T) {
 	s.CompareTo = &CompareTo{JobID: "BASE"}
 	got := AnalyzeAgainst(s, runs, baselineJob(t, 120, 300)).Verdict
 	d := Duration(10e9)
-	base, bound := 120.0, 114.0
+	base, bound, p := 120.0, 114.0, 1.0
+	// One baseline repeat: the test cannot conclude, so the means decide.
+	sig := &Significance{P: &p, NBase: 1, N: 3, Text: "~ (nothing can be concluded: 1 vs 3 repeats, the test needs 4 per side)"}
 	want := VerdictResult{Result: VerdictFail, Failures: []ThresholdFailure{
-		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 0, Concurrency: 1, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound},
-		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound},
+		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 0, Concurrency: 1, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound, Significance: sig},
+		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound, Significance: sig},
 	}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("verdict mismatch (-want +got):\n%s", diff)
@@ -280,5 +283,47 @@ func TestAnalyzeAgainstComparesCells(t *testing.T) {
 	}
 	if Analyze(s, runs).CompareTo != nil {
 		t.Errorf("Analyze without a baseline set CompareTo")
+	}
+}
+
+// A relative gate fails a cell only on a significant difference beyond
+// the bound: five repeats a side, the job's mean below 0.95 × the
+// baseline's either way.
+func TestRelativeVerdictIgnoresNoise(t *testing.T) {
+	tests := []struct {
+		name    string
+		base, x []float64
+		want    string
+	}{
+		// means 100 and 94.2: below the bound of 95, but the repeats overlap.
+		{"within noise", []float64{80, 90, 100, 110, 120}, []float64{75, 85, 96, 105, 110}, VerdictPass},
+		// means 100 and 80, apart in every repeat.
+		{"significant drop", []float64{98, 99, 100, 101, 102}, []float64{78, 79, 80, 81, 82}, VerdictFail},
+		// nothing below the bound: no test needed.
+		{"no drop", []float64{98, 99, 100, 101, 102}, []float64{98, 99, 100, 101, 102}, VerdictPass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := sweepSpec([]int{1}, "a")
+			s.Thresholds = []string{"rps >= 0.95 * baseline.rps"}
+			s.CompareTo = &CompareTo{JobID: "BASE"}
+			reports := func(rps []float64) []*abreport.Report {
+				var out []*abreport.Report
+				for _, v := range rps {
+					out = append(out, abRun(1, v))
+				}
+				return out
+			}
+			base := &Baseline{JobID: "BASE", Spec: s, Runs: runsFor(t, s, "a", 1, reports(tt.base)...)}
+			got := AnalyzeAgainst(s, runsFor(t, s, "a", 1, reports(tt.x)...), base).Verdict
+			if got.Result != tt.want {
+				t.Fatalf("verdict = %+v, want %s", got, tt.want)
+			}
+			for _, f := range got.Failures {
+				if f.Significance == nil || !f.Significance.Significant || f.Significance.P == nil || *f.Significance.P >= SignificanceAlpha {
+					t.Errorf("failing cell's significance = %+v, want significant", f.Significance)
+				}
+			}
+		})
 	}
 }

@@ -37,13 +37,19 @@ func newStat(xs []float64) Stat {
 // metricStat summarises one threshold metric (see Metrics) over reports,
 // counting only the runs where it is defined (see metricOf).
 func metricStat(reports []*abreport.Report, metric string) Stat {
+	return newStat(metricSamples(reports, metric))
+}
+
+// metricSamples is one metric's value in each of reports where it is
+// defined, in the reports' order.
+func metricSamples(reports []*abreport.Report, metric string) []float64 {
 	xs := make([]float64, 0, len(reports))
 	for _, r := range reports {
 		if v, ok := metricOf(r, metric); ok {
 			xs = append(xs, v)
 		}
 	}
-	return newStat(xs)
+	return xs
 }
 
 // metricOf reads one threshold metric from a run's report. ok is false for
@@ -82,7 +88,24 @@ func metricOf(r *abreport.Report, metric string) (float64, bool) {
 	if pct, ok := percentOf(metric); ok {
 		return r.PercentilesMs.At(pct)
 	}
+	if tail, ok := tailPercentOf(metric); ok {
+		// A run stored without a readable histogram has no tail, like a
+		// run where nothing completed: not a 0 that would pass a bound.
+		v, ok, err := abreport.TailPercentileMs(r, tail)
+		return v, ok && err == nil
+	}
 	return 0, false
+}
+
+// tailPercentOf reads "p99.9_ms" as "99.9": one of the percentages past
+// ab's that the histogram answers.
+func tailPercentOf(metric string) (string, bool) {
+	for _, pc := range abreport.TailPercents() {
+		if metric == "p"+pc+"_ms" {
+			return pc, true
+		}
+	}
+	return "", false
 }
 
 // counterOf reads the metrics defined for every run, even one where

@@ -63,7 +63,7 @@ func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []T
 			}
 			continue
 		}
-		if judgeRelative(&f, th, p, base) {
+		if judgeRelative(&f, th, c, base) {
 			out = append(out, f)
 		}
 	}
@@ -74,9 +74,17 @@ func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []T
 // reports whether the cell fails. A cell the baseline job lacks fails: a
 // regression gate that passes because nothing was compared is worse than
 // none.
-func judgeRelative(f *ThresholdFailure, th Threshold, p Point, base *baselineCells) bool {
+//
+// A cell whose mean breaks the bound fails only when the difference is
+// significant: its repeats are tested against the baseline's repeats
+// moved to the bound (factor × value + offset each), so "rps >= 0.95 *
+// baseline.rps" fails on a drop beyond 5 % that the noise of the repeats
+// does not explain. With too few repeats for the test to conclude
+// anything, the mean alone decides, as a gate that could never fail would
+// be worse than a noisy one.
+func judgeRelative(f *ThresholdFailure, th Threshold, c pointRuns, base *baselineCells) bool {
 	f.BaselineJob = base.jobID
-	bc, ok := base.cells[keyOfCell(p)]
+	bc, ok := base.cells[keyOfCell(c.point)]
 	if !ok || len(bc.reports) == 0 {
 		f.Reason = fmt.Sprintf("no matching cell in baseline job %s", base.jobID)
 		return true
@@ -88,7 +96,20 @@ func judgeRelative(f *ThresholdFailure, th Threshold, p Point, base *baselineCel
 	}
 	bound := th.Bound(bs.Mean)
 	f.Baseline, f.Bound = &bs.Mean, &bound
-	return !compareOp(th.Op, f.Value, bound)
+	if compareOp(th.Op, f.Value, bound) {
+		return false
+	}
+	bounds := metricSamples(bc.reports, th.Baseline)
+	for i, v := range bounds {
+		bounds[i] = th.Bound(v)
+	}
+	pct, ok := 0.0, bound != 0
+	if ok {
+		pct = (f.Value - bound) / bound * 100
+	}
+	sig := significance(bounds, metricSamples(c.reports, th.Metric), pct, ok)
+	f.Significance = &sig
+	return sig.Significant || !sig.Conclusive
 }
 
 func failureAt(raw string, p Point) ThresholdFailure {

@@ -15,7 +15,9 @@ import (
 	"github.com/benchq/benchq/internal/job"
 )
 
-// runColumns lead every CSV row: which run of which point it is.
+// runColumns lead every CSV row: which run of which point it is. point
+// and repeat are the indexes the JSON results and the API use (both from
+// 0), so a row joins with /results and the run's keys without arithmetic.
 func runColumns() []string {
 	return []string{"target", "point", "concurrency", "requests", "duration", "rate", "repeat"}
 }
@@ -39,7 +41,7 @@ func writeCSV(w io.Writer, j *job.Job, runs []job.Run) error {
 			v.Point.Target, strconv.Itoa(v.Point.Index), strconv.Itoa(v.Point.Concurrency),
 			optional(v.Point.Requests != 0, strconv.Itoa(v.Point.Requests)),
 			optional(v.Point.Duration != 0, v.Point.Duration.String()),
-			optional(v.Point.Rate != 0, floatCell(v.Point.Rate)), strconv.Itoa(v.Repeat + 1),
+			optional(v.Point.Rate != 0, floatCell(v.Point.Rate)), strconv.Itoa(v.Repeat),
 		}
 		for _, c := range flatten(reflect.ValueOf(*v.Result), "") {
 			row = append(row, c.value)

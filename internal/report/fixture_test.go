@@ -144,7 +144,14 @@ func addComparison(a *job.Analysis, i int, baseline string) {
 	for _, b := range a.Points {
 		if b.Point.Target == baseline && b.Point.Concurrency == ps.Point.Concurrency && b.Point.Requests == ps.Point.Requests {
 			pct := (ps.RPS.Mean - b.RPS.Mean) / b.RPS.Mean * 100
-			ps.Comparison = &job.Comparison{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct)}
+			// The renderers print the significance's text; which cells
+			// are significant is made up here (Analyze's test checks
+			// the rule): the small difference is within noise.
+			sig := job.Significance{P: ptrF(0.01), Significant: true, Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("%+.2f %% (p=0.01)", pct)}
+			if pct < 1 {
+				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: "~ (no significant difference, p=0.40)"}
+			}
+			ps.Comparison = &job.Comparison{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct), RPSSignificance: sig}
 		}
 	}
 }
@@ -169,3 +176,5 @@ func stat(rs []*abreport.Report, f func(*abreport.Report) float64) job.Stat {
 }
 
 func ptr(v int) *int { return &v }
+
+func ptrF(v float64) *float64 { return &v }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/benchq/benchq/internal/job"
@@ -28,6 +29,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	for _, s := range g.Slices {
 		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
 		writeMDTable(bw, g, s, j.Spec.Baseline)
+		writeMDLatency(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
 	writeMDCompareTo(bw, a.CompareTo)
@@ -66,9 +68,43 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 	}
 	if baseline != "" && hasTarget(g, baseline) {
 		writeMDComparisons(w, g, s, baseline)
+		fmt.Fprintf(w, "\n%s\n", noiseNote)
 	}
 	if marked {
 		fmt.Fprintf(w, "\n%s the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.\n", clientMark)
+	}
+}
+
+// mdLatencyPercents are the latency columns of the percentile table: the
+// body and the tail, up to what the histogram answers past ab's 99.
+func mdLatencyPercents() []string { return []string{"50", "90", "99", "99.9", "99.99"} }
+
+// writeMDLatency writes each target's latency percentiles per concurrency,
+// means over repeats in ms; "–" where nothing was measured.
+func writeMDLatency(w io.Writer, g grid, s slice) {
+	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats:\n\n")
+	head, rule := []string{"target", "c"}, []string{"---", "---:"}
+	for _, pc := range mdLatencyPercents() {
+		head, rule = append(head, "p"+pc), append(rule, "---:")
+	}
+	mdRow(w, head)
+	mdRow(w, rule)
+	for _, t := range g.Targets {
+		for _, c := range g.Conc[s] {
+			ps := g.Cell(s, t, c)
+			if ps == nil {
+				continue
+			}
+			row := []string{mdEscape(t), strconv.Itoa(c)}
+			for _, pc := range mdLatencyPercents() {
+				cell := "–"
+				if st, ok := ps.PercentilesMs[pc]; ok && st.N > 0 {
+					cell = fmt.Sprintf("%.2f", st.Mean)
+				}
+				row = append(row, cell)
+			}
+			mdRow(w, row)
+		}
 	}
 }
 
@@ -93,6 +129,9 @@ func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
 	}
 }
 
+// noiseNote explains the "~" and p-values of a comparison under its table.
+var noiseNote = fmt.Sprintf("Differences are tested over the repeats (Mann-Whitney U, α = %.2f, as benchstat): \"~\" is within noise; with fewer than %d repeats per side nothing can be concluded.", job.SignificanceAlpha, job.MinRepeatsForSignificance())
+
 func hasTarget(g grid, name string) bool {
 	for _, t := range g.Targets {
 		if t == name {
@@ -116,7 +155,16 @@ func comparisonCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Comparison == nil {
 		return "–"
 	}
-	return ps.Comparison.RPS
+	return sigText(ps.Comparison.RPSSignificance, ps.Comparison.RPS)
+}
+
+// sigText is a difference with its significance; an analysis stored
+// before comparisons were tested has none, and shows the bare percentage.
+func sigText(s job.Significance, bare string) string {
+	if s.Text == "" {
+		return bare
+	}
+	return s.Text
 }
 
 // mdRow writes one table row; an empty first cell (the corner of the
@@ -211,9 +259,10 @@ func writeMDCompareTo(w io.Writer, c *job.BaselineComparison) {
 		row := []string{mdEscape(cell.Point.Target), concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
 			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
 		if cmp := cell.Comparison; cmp != nil {
-			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPS
-			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), sigText(cmp.RPSSignificance, cmp.RPS)
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), sigText(cmp.P99Significance, cmp.P99)
 		}
 		mdRow(w, row)
 	}
+	fmt.Fprintf(w, "\n%s\n", noiseNote)
 }
