@@ -99,9 +99,22 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	first, _ := run(spec(map[string]string{"svc": fast}, nil))
 	gate := map[string]any{"compare_to": first.ID, "thresholds": []string{"rps >= 0.95 * baseline.rps"}}
 
-	again, a := run(spec(map[string]string{"svc": fast}, gate))
-	c := vsJob(a)
-	t.Logf("identical jobs: %+.2f %%, %s", c.RPSPct, c.RPS.Text)
+	// At α = 0.05 one comparison of identical jobs in twenty reads as
+	// significant by design, and back-to-back jobs drift on a shared
+	// machine: up to three identical jobs are tried, so a false failure
+	// is about one in 8000, while a comparison that calls identical jobs
+	// different every time still fails.
+	var again apiJob
+	var c noiseComparison
+	for try := 1; try <= 3; try++ {
+		var a noiseAnalysis
+		again, a = run(spec(map[string]string{"svc": fast}, gate))
+		c = vsJob(a)
+		t.Logf("identical jobs, try %d: %+.2f %%, %s", try, c.RPSPct, c.RPS.Text)
+		if !c.RPS.Significant && again.Verdict == "pass" {
+			break
+		}
+	}
 	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 8 || c.RPS.N != 8 ||
 		!strings.HasPrefix(c.RPS.Text, "~ (no significant difference, p=") {
 		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 8 + 8 repeats", c.RPS)
