@@ -143,7 +143,7 @@ func checkSVG(t *testing.T, body []byte) {
 	if root != "svg" {
 		t.Errorf("SVG report's root element = %q, want svg", root)
 	}
-	contains("requests = 10", "c=2", "p99 latency", "latency (ms, log scale)")(t, body)
+	contains("requests = 10", ">2</text>", "p99 latency", "latency (ms, log scale)")(t, body)
 }
 
 // TestReportAccept picks the format from Accept when ?format= is absent.

@@ -102,7 +102,10 @@ func inlineSVG(doc string) string {
 }
 
 func htmlRPSTable(g grid, s slice, baseline string) htmlTable {
-	t := htmlTable{Caption: "mean req/s, " + s.Label(), Head: append([]string{""}, concLabels(g.Conc[s])...)}
+	t := htmlTable{Caption: "mean req/s, " + s.Label(), Head: []string{""}}
+	for _, c := range g.Conc[s] {
+		t.Head = append(t.Head, concLabel(c))
+	}
 	marked := false
 	for _, target := range g.Targets {
 		row := []string{target}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -196,10 +197,12 @@ func styled(p *plot.Plot) {
 	p.Y.Label.Position = draw.PosRight
 }
 
-func concLabels(cs []int) []string {
+// concTicks label the chart's concurrency slots with the bare number: the
+// axis title names it, and "c=128c=256" runs together at ten levels.
+func concTicks(cs []int) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
-		out[i] = concLabel(c)
+		out[i] = strconv.Itoa(c)
 	}
 	return out
 }
@@ -291,7 +294,7 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 		eb.CapWidth = 8
 		p.Add(eb)
 	}
-	p.NominalX(concLabels(conc)...)
+	p.NominalX(concTicks(conc)...)
 	p.X.Min, p.X.Max = -0.5, float64(len(conc))-0.5
 	p.Y.Min, p.Y.Max = 0, max(top*1.08, 1)
 	return p, marked, nil
@@ -369,7 +372,7 @@ func latencyPlot(g grid, s slice) (*plot.Plot, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = logTicks{}
 	p.Y.Min, p.Y.Max = logFloor(lo), logCeil(hi)
-	p.NominalX(concLabels(conc)...)
+	p.NominalX(concTicks(conc)...)
 	p.X.Min, p.X.Max = -0.5, float64(len(conc))-0.5
 	return p, nil
 }
