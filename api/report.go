@@ -14,16 +14,18 @@ import (
 // formats.
 //
 //	@Summary		Get a job's report
-//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG chart (per request count, duration or rate: req/s bars and p50/p99 latency lines against concurrency) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
 //	@Tags			jobs
 //	@Produce		json
 //	@Produce		plain
 //	@Produce		text/csv
 //	@Produce		text/markdown
 //	@Produce		image/svg+xml
+//	@Produce		image/png
+//	@Produce		html
 //	@Produce		text/tab-separated-values
 //	@Param			id		path		string	true	"job id"
-//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, gnuplot)
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot)
 //	@Success		200		{string}	string	"the report"
 //	@Failure		400		{object}	Problem	"unknown format (field: format)"
 //	@Failure		404		{object}	Problem
@@ -49,9 +51,18 @@ func (s *Server) handleGetReport(c echo.Context) error {
 		return fmt.Errorf("api: report %s: %w", id, err)
 	}
 	c.Response().Header().Set("Vary", "Accept")
+	if f == report.FormatHTML {
+		// The report is self-contained; the policy keeps it so when opened
+		// from the API, whatever a job's names hold.
+		c.Response().Header().Set("Content-Security-Policy", htmlReportCSP)
+	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+extension(f)))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }
+
+// htmlReportCSP allows the HTML report its inline stylesheet and SVG and
+// nothing else: no script, no fetch, no frame.
+const htmlReportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // reportFormat reads ?format=, falling back to the Accept header and then
 // to JSON, the format every client can read.

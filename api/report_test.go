@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"image/png"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,6 +58,8 @@ func TestReportEveryFormat(t *testing.T) {
 		{"csv", "text/csv; charset=utf-8", checkCSV},
 		{"markdown", "text/markdown; charset=utf-8", contains("| | c=1 | c=2 |", "| b | 200.00 | 400.00 |", "| b vs a | ~ (nothing can be concluded: 2 vs 2 repeats, the test needs 4 per side) | ~ (nothing can be concluded: 2 vs 2 repeats, the test needs 4 per side) |")},
 		{"svg", "image/svg+xml", checkSVG},
+		{"png", "image/png", checkPNG},
+		{"html", "text/html; charset=utf-8", contains("<!DOCTYPE html>", "<svg ", "<table>", "<details>", "==&gt; target b, c=2, n=10, repeat 2/2 &lt;==")},
 		{"gnuplot", "text/tab-separated-values; charset=utf-8", contains("# columns: concurrency\ta\tb\n", "2\t200.00\t400.00\n")},
 	}
 	for _, tt := range tests {
@@ -68,7 +72,21 @@ func TestReportEveryFormat(t *testing.T) {
 				t.Errorf("Content-Type = %q, want %q", got, tt.contentType)
 			}
 			tt.check(t, body)
+			csp := resp.Header.Get("Content-Security-Policy")
+			if (tt.format == "html") != strings.Contains(csp, "default-src 'none'") {
+				t.Errorf("Content-Security-Policy = %q; want default-src 'none' on html only", csp)
+			}
 		})
+	}
+}
+
+func checkPNG(t *testing.T, body []byte) {
+	img, err := png.Decode(bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("PNG report: %v", err)
+	}
+	if w := img.Bounds().Dx(); w != 960 {
+		t.Errorf("PNG report is %d px wide, want 960", w)
 	}
 }
 
@@ -125,7 +143,7 @@ func checkSVG(t *testing.T, body []byte) {
 	if root != "svg" {
 		t.Errorf("SVG report's root element = %q, want svg", root)
 	}
-	contains("requests = 10", "c=2", "b p99")(t, body)
+	contains("requests = 10", ">2</text>", "p99 latency", "latency (ms, log scale)")(t, body)
 }
 
 // TestReportAccept picks the format from Accept when ?format= is absent.

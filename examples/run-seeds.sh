@@ -5,7 +5,7 @@
 # files on loopback (apache 127.0.0.1:18081, lighttpd :18082, nginx :18083,
 # all pinned to CPU 0), starts the all-in-one benchq on 127.0.0.1:18080
 # pinned to CPU 1, submits every examples/seed*.json, waits for each job and
-# writes its Markdown and SVG reports to docs/examples/.
+# writes its Markdown, SVG, PNG and HTML reports to docs/examples/.
 #
 # The studies are scaled down by --scale so the whole set takes minutes,
 # not the hours the seeds' authors spent (seed 003 alone is 60 runs of 600 s):
@@ -108,12 +108,16 @@ for spec in "$root"/examples/seed*.json; do
 	until curl -fsS "$api$loc" | grep -Eq '"status":"(succeeded|failed|canceled)"'; do sleep 1; done
 	curl -fsS "$api$loc/report?format=markdown" >"$out/$name.md"
 	curl -fsS "$api$loc/report?format=svg" >"$out/$name.svg"
+	curl -fsS "$api$loc/report?format=png" >"$out/$name.png"
+	curl -fsS "$api$loc/report?format=html" >"$out/$name.html"
 	{
 		echo "## $(jq -r .name "$spec")"
 		echo
 		echo "Spec: [\`examples/$name.json\`](../../examples/$name.json), scaled: \`$(jq -c .sweep "$work/$name.json")\`"
 		echo
 		echo "![$name](./$name.svg)"
+		echo
+		echo "Also as [PNG](./$name.png) and as one self-contained [HTML report](./$name.html)."
 		echo
 		sed 's/^#/###/' "$out/$name.md"
 		echo

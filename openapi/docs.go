@@ -584,13 +584,15 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG chart (per request count, duration or rate: req/s bars and p50/p99 latency lines against concurrency) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
+                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
                 "produces": [
                     "application/json",
                     "text/plain",
                     "text/csv",
                     "text/markdown",
                     "image/svg+xml",
+                    "image/png",
+                    "text/html",
                     "text/tab-separated-values"
                 ],
                 "tags": [
@@ -613,6 +615,8 @@ const docTemplate = `{
                             "csv",
                             "markdown",
                             "svg",
+                            "png",
+                            "html",
                             "gnuplot"
                         ],
                         "type": "string",

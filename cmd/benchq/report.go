@@ -78,7 +78,7 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&format, "format", string(report.FormatMarkdown),
-		"report format: ab, http_load, json, csv, markdown, svg or gnuplot")
+		"report format: ab, http_load, json, csv, markdown, svg, png, html or gnuplot")
 	a.api = addAPIFlags(fs, getenv)
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")

@@ -44,6 +44,7 @@ func TestReportEndToEnd(t *testing.T) {
 		"markdown": hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ",
 			"## Saturation\n\n- a: req/s ", "\n- b: req/s ", "## Verdict: fail", "2 failing cell(s)", "b: p99_ms < 0.000001"),
 		"svg":     reportSVG,
+		"html":    hasAll("<!DOCTYPE html>", "<svg ", "<h2>Verdict: <span class=\"verdict verdict-fail\">fail</span></h2>", "<summary>==&gt; target b, c=4, n=200, repeat 2/2 &lt;==</summary>"),
 		"gnuplot": hasAll("# columns: concurrency\ta\tb\n", "\n1\t", "\n4\t"),
 	}
 	for format, check := range checks {
@@ -141,9 +142,9 @@ func reportSVG(t *testing.T, out []byte) {
 			paths++
 		}
 	}
-	// 4 bars + 2 legend swatches at the least, plus axes and lines.
-	if paths < 6 {
-		t.Errorf("SVG report has %d paths, want at least 6", paths)
+	// 4 bars, 8 latency points and 3 legend swatches at the least, plus axes and lines.
+	if paths < 15 {
+		t.Errorf("SVG report has %d paths, want at least 15", paths)
 	}
 }
 

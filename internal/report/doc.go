@@ -3,17 +3,24 @@
 // saturation, verdict) — in the formats users of ab and its kin expect: ab
 // and http_load text per run, JSON, CSV with one row per run, Markdown
 // tables laid out like the hand-made comparisons in seeds/003 (rows =
-// targets, columns = concurrency), an SVG chart and a gnuplot data file.
+// targets, columns = concurrency), a chart as SVG or PNG, one
+// self-contained HTML page and a gnuplot data file.
 //
 // It sits above internal/job and internal/abreport: abreport renders one run
 // and cannot know about jobs (job imports it), so everything that spans runs
 // lives here. The API serves Write's output on GET /v1/jobs/{id}/report and
 // `benchq report` fetches it.
 //
-// The SVG document holds one row of two plots per request count, duration or
-// rate of the sweep: a grouped bar chart of mean req/s against concurrency
-// (one bar per target per concurrency) and a line chart of the mean p50
-// (solid) and p99 (dashed) latency against concurrency per target. Every
-// value of the sweep gets its own row rather than only the first, so nothing
+// The chart (gonum/plot, drawn once and written through vgsvg or vgimg)
+// holds one row of two panels per request count, duration or rate of the
+// sweep: mean req/s bars per target per concurrency, and each target's mean
+// p50 (circle) and p99 (triangle) latency on a log axis, joined by lines
+// when there is more than one concurrency level. Error bars are ± 1 sample
+// standard deviation over repeats, and the caption says so. Every value of
+// the sweep gets its own row rather than only the first, so nothing
 // measured is hidden.
+//
+// The HTML page is html/template over an embedded stylesheet, with the SVG
+// inline and each run's ab text folded in <details>: one file to attach to
+// a ticket, that requests nothing from anywhere.
 package report

@@ -19,6 +19,8 @@ const (
 	FormatCSV      Format = "csv"
 	FormatMarkdown Format = "markdown"
 	FormatSVG      Format = "svg"
+	FormatPNG      Format = "png"
+	FormatHTML     Format = "html"
 	FormatGnuplot  Format = "gnuplot"
 )
 
@@ -28,7 +30,7 @@ var ErrUnknownFormat = errors.New("report: unknown format")
 
 // Formats lists every format in the order the docs present them.
 func Formats() []Format {
-	return []Format{FormatAB, FormatHTTPLoad, FormatJSON, FormatCSV, FormatMarkdown, FormatSVG, FormatGnuplot}
+	return []Format{FormatAB, FormatHTTPLoad, FormatJSON, FormatCSV, FormatMarkdown, FormatSVG, FormatPNG, FormatHTML, FormatGnuplot}
 }
 
 // ParseFormat reads a format name as given in ?format=; case and the
@@ -65,6 +67,10 @@ func (f Format) ContentType() string {
 		return "text/markdown; charset=utf-8"
 	case FormatSVG:
 		return "image/svg+xml"
+	case FormatPNG:
+		return "image/png"
+	case FormatHTML:
+		return "text/html; charset=utf-8"
 	case FormatGnuplot:
 		return "text/tab-separated-values; charset=utf-8"
 	}
@@ -72,7 +78,10 @@ func (f Format) ContentType() string {
 }
 
 // acceptable maps the media types FormatFromAccept understands. text/plain
-// is ab's report, the text most scripts already parse.
+// is ab's report, the text most scripts already parse. text/html and
+// image/png are left out on purpose: every browser sends them, for pages
+// and for images, and would be switched from the default format by it;
+// ?format=html and ?format=png ask for them.
 func acceptable() map[string]Format {
 	return map[string]Format{
 		"application/json":          FormatJSON,

@@ -31,6 +31,7 @@ func TestContentType(t *testing.T) {
 		FormatAB: "text/plain; charset=utf-8", FormatHTTPLoad: "text/plain; charset=utf-8",
 		FormatJSON: "application/json", FormatCSV: "text/csv; charset=utf-8",
 		FormatMarkdown: "text/markdown; charset=utf-8", FormatSVG: "image/svg+xml",
+		FormatPNG: "image/png", FormatHTML: "text/html; charset=utf-8",
 		FormatGnuplot: "text/tab-separated-values; charset=utf-8",
 	}
 	for _, f := range Formats() {

@@ -4,9 +4,16 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"image/png"
 	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 // fillCounts parses an SVG document and counts the elements filled with
@@ -46,22 +53,23 @@ func hex(i int) string {
 	return fmt.Sprintf("#%02X%02X%02X", c.R, c.G, c.B)
 }
 
-// TestSVGBars counts one bar per target per concurrency per slice: the
-// fixture has 2 slices × 3 concurrency levels, so 6 bars per target, plus
-// the target's legend swatch in each slice's bar chart.
+// TestSVGBars counts, per target, one bar, one p50 circle and one p99
+// triangle per concurrency per slice: the fixture has 2 slices × 3
+// concurrency levels, so 6 of each, plus the target's one legend swatch.
 func TestSVGBars(t *testing.T) {
 	doc := render(t, FormatSVG)
 	counts := fillCounts(t, doc)
 	const slices, levels = 2, 3
 	for i, target := range []string{"apache", "lighttpd"} {
-		want := slices*levels + slices
+		want := 3*slices*levels + 1
 		if got := counts[hex(i)]; got != want {
-			t.Errorf("paths filled %s (%s) = %d, want %d (%d bars + %d legend swatches); all fills %v",
-				hex(i), target, got, want, slices*levels, slices, counts)
+			t.Errorf("paths filled %s (%s) = %d, want %d (%d bars, circles and triangles + 1 legend swatch); all fills %v",
+				hex(i), target, got, want, 3*slices*levels, counts)
 		}
 	}
-	for _, text := range []string{"requests = 100", "requests = 1000", "c=50", "concurrency",
-		"requests per second", "latency (ms)", "apache p99", "lighttpd p50"} {
+	for _, text := range []string{"requests = 100", "requests = 1000", ">50<", ">100<", "concurrency (connections)",
+		"throughput (req/s)", "latency (ms, log scale)", "p99 latency", "p50 latency", ">apache<", ">lighttpd<",
+		"± 1 standard deviation over repeats"} {
 		if !bytes.Contains(doc, []byte(text)) {
 			t.Errorf("SVG lacks the text %q (titles, axis labels, legend)", text)
 		}
@@ -96,19 +104,142 @@ func TestSVGAllFailed(t *testing.T) {
 	if err := Write(&buf, FormatSVG, j, runs, a); err != nil {
 		t.Fatalf("Write(svg, all failed) = %v, want nil", err)
 	}
-	if got, want := fillCounts(t, buf.Bytes())[hex(1)], 8; got != want {
+	// 6 bars and the legend swatch; no latency point, a log axis has no zero.
+	if got, want := fillCounts(t, buf.Bytes())[hex(1)], 7; got != want {
 		t.Errorf("paths filled %s = %d, want %d", hex(1), got, want)
+	}
+	if !strings.Contains(buf.String(), "no latency measured") {
+		t.Errorf("all-failed job's latency panel does not say no latency was measured")
 	}
 }
 
 // TestSVGClientMarks puts one mark over each client-bound bar, lighttpd at
-// c = 100 in both slices, and explains it in those charts' titles.
+// c = 100 in both slices, and explains it once in the caption.
 func TestSVGClientMarks(t *testing.T) {
 	doc := string(render(t, FormatSVG))
 	if n := strings.Count(doc, ">"+clientMark+"</text>"); n != 2 {
 		t.Errorf("SVG has %d client marks, want 2 (one bar per slice)", n)
 	}
-	if n := strings.Count(doc, clientMark+" load generator short of CPU: req/s measures the client"); n != 2 {
-		t.Errorf("SVG explains the mark %d times, want in both bar charts' titles", n)
+	if n := strings.Count(doc, clientMark+" load generator short of CPU"); n != 1 {
+		t.Errorf("SVG explains the mark %d times, want once in the caption", n)
+	}
+}
+
+// oneLevel is the fixture cut to one concurrency level and one slice,
+// seeds/001's shape: every target at c=50, n=100.
+func oneLevel(repeats int) (*job.Job, []job.Run, job.Analysis) {
+	j := fixtureJob()
+	j.Spec.Sweep = job.Sweep{Concurrency: []int{50}, Requests: []int{100}, Repeats: repeats}
+	runs := fixtureRuns(j)
+	return j, runs, fixtureAnalysis(j, runs)
+}
+
+// errorBarPaths counts the strokes of error bars: three per bar (the
+// whisker and its two caps), drawn in errorBarGrey.
+func errorBarPaths(doc []byte) int {
+	return bytes.Count(doc, []byte(fmt.Sprintf("stroke:#%02X%02X%02X", errorBarGrey, errorBarGrey, errorBarGrey)))
+}
+
+// TestSVGOneLevel: with a single concurrency level the latency panel is
+// not empty (a line through one point draws nothing): each target gets
+// its p50 circle and p99 triangle beside its bar; error bars appear over
+// repeats and only then.
+func TestSVGOneLevel(t *testing.T) {
+	for _, tc := range []struct {
+		repeats, errorBars int
+		caption            string
+	}{
+		{1, 0, "no repeats, so no error bars"},
+		{3, 2 * 3 * 3, "± 1 standard deviation over repeats"}, // 2 targets × (req/s, p50, p99) × 3 strokes
+	} {
+		t.Run(fmt.Sprintf("repeats=%d", tc.repeats), func(t *testing.T) {
+			j, runs, a := oneLevel(tc.repeats)
+			var buf bytes.Buffer
+			if err := Write(&buf, FormatSVG, j, runs, a); err != nil {
+				t.Fatal(err)
+			}
+			doc := buf.Bytes()
+			counts := fillCounts(t, doc)
+			for i := range 2 {
+				// bar + legend swatch + p50 circle + p99 triangle
+				if got := counts[hex(i)]; got != 4 {
+					t.Errorf("paths filled %s = %d, want 4 (bar, swatch, p50 and p99 points)", hex(i), got)
+				}
+			}
+			if got := errorBarPaths(doc); got != tc.errorBars {
+				t.Errorf("error bar strokes = %d, want %d", got, tc.errorBars)
+			}
+			if !bytes.Contains(doc, []byte(tc.caption)) {
+				t.Errorf("SVG lacks the caption %q", tc.caption)
+			}
+		})
+	}
+}
+
+// TestSVGText checks what makes the chart readable where it is shown: it
+// scales to its container by its 960-wide viewBox, names a sans-serif,
+// and no text is smaller than 12 px of that viewBox.
+func TestSVGText(t *testing.T) {
+	doc := string(render(t, FormatSVG))
+	if !strings.Contains(doc, `<svg width="100%" viewBox="0 0 960 `) {
+		t.Errorf("SVG root is not width=100%% with a 960-wide viewBox: %.200s", doc)
+	}
+	if strings.Contains(doc, "Serif") || !strings.Contains(doc, "font-family:system-ui, sans-serif;") {
+		t.Errorf("SVG text is not in system-ui, sans-serif")
+	}
+	sizes := regexp.MustCompile(`font-size:([0-9.]+)px`).FindAllStringSubmatch(doc, -1)
+	if len(sizes) == 0 {
+		t.Fatal("SVG has no font sizes")
+	}
+	for _, m := range sizes {
+		if v, _ := strconv.ParseFloat(m[1], 64); v < 12 {
+			t.Errorf("text at %s px, want at least 12", m[1])
+		}
+	}
+	// The fixture's latency runs from about 45 to 250 ms: the axis runs
+	// 20..500 (50 and 100 are concurrency ticks too, so not asserted here).
+	for _, tick := range []string{">20<", ">200<", ">500<"} {
+		if !strings.Contains(doc, tick) {
+			t.Errorf("latency axis lacks the tick %s", tick)
+		}
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []float64
+	}{
+		{20, 500, []float64{20, 50, 100, 200, 500}},
+		{0.5, 2, []float64{0.5, 1, 2}},
+		{1, 10, []float64{1, 2, 5, 10}},
+		{logFloor(0.37), logCeil(13), []float64{0.2, 0.5, 1, 2, 5, 10, 20}},
+	} {
+		var got []float64
+		for _, tk := range (logTicks{}).Ticks(tc.lo, tc.hi) {
+			got = append(got, tk.Value)
+			if tk.Label != strconv.FormatFloat(tk.Value, 'g', -1, 64) {
+				t.Errorf("tick %v labelled %q", tk.Value, tk.Label)
+			}
+		}
+		if !slices.EqualFunc(got, tc.want, func(x, y float64) bool { return math.Abs(x-y) < 1e-9*y }) {
+			t.Errorf("Ticks(%v, %v) = %v, want %v", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+// TestPNG decodes the PNG chart: the SVG's 960-wide canvas, one pixel a
+// point, on white.
+func TestPNG(t *testing.T) {
+	img, err := png.Decode(bytes.NewReader(render(t, FormatPNG)))
+	if err != nil {
+		t.Fatalf("PNG does not decode: %v", err)
+	}
+	b := img.Bounds()
+	if b.Dx() != chartWidth || b.Dy() != int(chartHeight(newGrid(fixtureAnalysis(fixtureJob(), fixtureRuns(fixtureJob()))))) {
+		t.Errorf("PNG is %dx%d, want %d wide and as tall as the SVG", b.Dx(), b.Dy(), chartWidth)
+	}
+	if r, g, bl, _ := img.At(1, 1).RGBA(); r != 0xffff || g != 0xffff || bl != 0xffff {
+		t.Errorf("PNG corner is not white")
 	}
 }

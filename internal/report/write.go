@@ -34,6 +34,10 @@ func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) er
 		err = writeMarkdown(w, j, a)
 	case FormatSVG:
 		err = writeSVG(w, j, a)
+	case FormatPNG:
+		err = writePNG(w, j, a)
+	case FormatHTML:
+		err = writeHTML(w, j, runs, a)
 	case FormatGnuplot:
 		err = writeGnuplot(w, j, a)
 	default:
