@@ -79,6 +79,11 @@ func TestList(t *testing.T) {
 	a, b := small("alpha", "ci"), small("beta", "dev")
 	waitJob(t, m.URL(), a.ID, 30*time.Second)
 	waitJob(t, m.URL(), b.ID, 30*time.Second)
+	// A finished job's progress says what was done, not the last run's
+	// counter reset.
+	if _, body := call(t, http.MethodGet, m.URL()+"/v1/jobs/"+a.ID, nil); !strings.Contains(string(body), `"requests_done":20`) {
+		t.Errorf("finished job = %s, want requests_done 20", body)
+	}
 	srv := []string{"--server", m.URL()}
 	tests := []struct {
 		name     string
