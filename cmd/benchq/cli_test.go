@@ -223,3 +223,21 @@ func TestSubmitRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmitABKeepAlive: `--ab "-k …"` runs with keep-alive and the job
+// shows no job-wide keepalive false beside the line.
+func TestSubmitABKeepAlive(t *testing.T) {
+	m := startMain(t, nil)
+	tg := startTarget(t, "x")
+	var stdout, stderr bytes.Buffer
+	args := []string{"submit", "--ab", "-k -n 20 -c 1 " + tg.URL, "--server", m.URL()}
+	if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitOK {
+		t.Fatalf("benchq %q = exit %d: %s", args, got, stderr.String())
+	}
+	id := strings.TrimSpace(stdout.String())
+	waitJob(t, m.URL(), id, 30*time.Second)
+	_, body := call(t, http.MethodGet, m.URL()+"/v1/jobs/"+id+"/results", nil)
+	if strings.Contains(string(body), `"keepalive":false`) || !strings.Contains(string(body), `"keep_alive":true,"keep_alive_requests":20`) {
+		t.Errorf("results of an ab -k job = %s, want no keepalive false and 20 keep-alive requests", body)
+	}
+}
