@@ -241,3 +241,30 @@ func TestSubmitABKeepAlive(t *testing.T) {
 		t.Errorf("results of an ab -k job = %s, want no keepalive false and 20 keep-alive requests", body)
 	}
 }
+
+// TestRefusedTargetNamesTheSetting: a 422 for an address an allowlist
+// entry would admit says which setting does; one no setting admits does
+// not send the reader there.
+func TestRefusedTargetNamesTheSetting(t *testing.T) {
+	m := startMainWith(t, nil, func(m *Main) { m.Resolver = stagingResolver{} })
+	tests := []struct {
+		name string
+		url  string
+		hint bool
+	}{
+		{"private address", "http://10.0.0.1/", true},
+		{"metadata address", "http://169.254.169.254/", true},
+		{"gopher scheme", "gopher://127.0.0.1:70/", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, b := call(t, http.MethodPost, m.URL()+"/v1/jobs", []byte(`{"targets":[{"url":"`+tt.url+`"}]}`))
+			if resp.StatusCode != http.StatusUnprocessableEntity {
+				t.Fatalf("POST = %d %s, want 422", resp.StatusCode, b)
+			}
+			if got := strings.Contains(string(b), "BENCHQ_ALLOW_TARGETS") && strings.Contains(string(b), "--allow-targets"); got != tt.hint {
+				t.Errorf("422 = %s; names the allowlist setting %t, want %t", b, got, tt.hint)
+			}
+		})
+	}
+}
