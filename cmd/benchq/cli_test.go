@@ -268,3 +268,22 @@ func TestRefusedTargetNamesTheSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestKeysWithoutRedisURL: with no URL and no all-in-one socket in the
+// data directory, keys says where it looked and why there may be none.
+func TestKeysWithoutRedisURL(t *testing.T) {
+	dir := t.TempDir()
+	env := func(k string) string {
+		if k == "BENCHQ_DATA_DIR" {
+			return dir
+		}
+		return ""
+	}
+	var stdout, stderr bytes.Buffer
+	if got := keysMain(t.Context(), []string{"list"}, env, &stdout, &stderr); got == keysExitOK {
+		t.Fatalf("keys list without a Redis = exit %d", got)
+	}
+	if !strings.Contains(stderr.String(), "no all-in-one redis-server socket") {
+		t.Errorf("stderr = %q, want it to say no all-in-one socket was found", stderr.String())
+	}
+}
