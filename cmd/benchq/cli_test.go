@@ -287,3 +287,27 @@ func TestKeysWithoutRedisURL(t *testing.T) {
 		t.Errorf("stderr = %q, want it to say no all-in-one socket was found", stderr.String())
 	}
 }
+
+// TestHelpStyle: every subcommand's -h has the one layout ("usage:" with
+// its synopsis, then its flags), but ab, whose help is ab's own.
+func TestHelpStyle(t *testing.T) {
+	for name := range subcommands() {
+		if name == "ab" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			args := []string{name, "-h"}
+			if name == "keys" {
+				args = []string{name, "add", "-h"}
+			}
+			var stdout, stderr bytes.Buffer
+			if got := run(t.Context(), args, nil, &stdout, &stderr); got != 0 {
+				t.Errorf("benchq %q = exit %d, want 0", args, got)
+			}
+			help := stderr.String()
+			if !strings.HasPrefix(help, "usage: benchq "+name) || !strings.Contains(help, "\n\nFlags:\n") {
+				t.Errorf("benchq %q help = %q, want \"usage: benchq %s ...\" and a Flags: section", args, help, name)
+			}
+		})
+	}
+}

@@ -27,17 +27,20 @@ const (
 	keysExitUsage  = 2 // bad command line
 )
 
-const keysUsage = `Usage:
-  benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
+// keysUsage is the help of `benchq keys` without a subcommand, in the
+// layout newFlagSet gives every command's -h.
+const keysUsage = "usage: " + keysSynopsis + "\n"
+
+const keysSynopsis = `benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
                        [--max-runs N] [--max-active-jobs N] [--submissions-per-minute N]
                        [--webhook-secret-file FILE]
-  benchq keys list
-  benchq keys revoke ID
+       benchq keys list
+       benchq keys revoke ID
 
-Manages API keys in the Redis of --redis-url (env BENCHQ_REDIS_URL). "add"
+Manages API keys in the Redis of --redis-url (env BENCHQ_REDIS_URL, else
+the all-in-one's redis-server socket in its data directory). "add"
 prints the new key once: only its SHA-256 is stored, so it cannot be shown
-again. Quota flags left at 0 follow the service-wide defaults.
-`
+again. Quota flags left at 0 follow the service-wide defaults.`
 
 // runKeys is `benchq keys add|list|revoke`.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -126,8 +129,7 @@ func (k *keysCommand) fromEnvAndFiles(getenv func(string) string) error {
 }
 
 func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("benchq keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("benchq keys "+sub, keysSynopsis, stderr)
 	fs.StringVar(&k.redisURL, "redis-url", "", "Redis URL (default: env BENCHQ_REDIS_URL, else the socket of the all-in-one's redis-server in its data directory)")
 	if sub != "add" {
 		return fs
