@@ -1824,7 +1824,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.RunKey"
                 },
                 "requests_done": {
-                    "description": "in the current run",
+                    "description": "RequestsDone counts the current run's requests while the job runs;\nonce it ended, the complete requests of all its stored runs.",
                     "type": "integer"
                 },
                 "runs_done": {

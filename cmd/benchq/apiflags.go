@@ -165,10 +165,16 @@ and the API key from env BENCHQ_API_KEY or --key-file FILE; -h lists the rest):
       submit a job; with --wait follow it and exit 0 pass, 1 verdict fail (a
       threshold failed or a run had no successful request), 2 job failed or
       canceled, 3 usage, connection or API error
+  benchq wait JOB_ID [--out FILE]...
+                                   re-attach to a job: follow it as submit --wait
+                                   does, with the same exit statuses
   benchq get JOB_ID [--json]       show a job
+  benchq list [--status S] [--label k:v]... [--json]
+                                   list the key's jobs, newest first
   benchq cancel JOB_ID             cancel a job (exit 2 if it already finished)
   benchq report JOB_ID [--format F] [--out FILE]
                                    fetch a job's report
+  benchq version                   the version, VCS revision and Go version (also --version)
 `)
 }
 

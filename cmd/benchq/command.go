@@ -34,6 +34,13 @@ func subcommands() map[string]subcommand {
 			return runKeys(ctx, args, stdout, stderr)
 		},
 		"submit": runSubmit,
+		"wait":   runWait,
+		"list": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return listMain(ctx, args, processEnv(nil, stdout, stderr))
+		},
+		"version": func(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+			return runVersion(args, stdout, stderr)
+		},
 		"get": func(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 			return runGet(ctx, args, stdout, stderr)
 		},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,11 +10,15 @@ import (
 	"time"
 )
 
+const healthcheckSynopsis = `benchq healthcheck [--url URL] [--timeout D]
+
+A container probe for images without a shell or curl: exits 0 when the URL
+answers 200, 1 when it does not, 2 on a usage error.`
+
 // healthcheckFlags parses `benchq healthcheck`'s flags; the compose test
 // uses it to check the file's healthcheck command.
 func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Duration, err error) {
-	fs := flag.NewFlagSet("benchq healthcheck", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := newFlagSet("benchq healthcheck", healthcheckSynopsis, out)
 	fs.StringVar(&url, "url", "http://127.0.0.1:8080/healthz", "URL that must answer 200")
 	fs.DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -29,6 +34,9 @@ func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Du
 // no shell or curl (distroless). Exit 0 when the URL answers 200.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	url, timeout, err := healthcheckFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
 	if err != nil {
 		return 2
 	}

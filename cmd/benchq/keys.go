@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/localredis"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -24,17 +27,20 @@ const (
 	keysExitUsage  = 2 // bad command line
 )
 
-const keysUsage = `Usage:
-  benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
+// keysUsage is the help of `benchq keys` without a subcommand, in the
+// layout newFlagSet gives every command's -h.
+const keysUsage = "usage: " + keysSynopsis + "\n"
+
+const keysSynopsis = `benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
                        [--max-runs N] [--max-active-jobs N] [--submissions-per-minute N]
                        [--webhook-secret-file FILE]
-  benchq keys list
-  benchq keys revoke ID
+       benchq keys list
+       benchq keys revoke ID
 
-Manages API keys in the Redis of --redis-url (env BENCHQ_REDIS_URL). "add"
+Manages API keys in the Redis of --redis-url (env BENCHQ_REDIS_URL, else
+the all-in-one's redis-server socket in its data directory). "add"
 prints the new key once: only its SHA-256 is stored, so it cannot be shown
-again. Quota flags left at 0 follow the service-wide defaults.
-`
+again. Quota flags left at 0 follow the service-wide defaults.`
 
 // runKeys is `benchq keys add|list|revoke`.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -105,6 +111,9 @@ func (k *keysCommand) fromEnvAndFiles(getenv func(string) string) error {
 	if k.redisURL == "" {
 		k.redisURL = getenv("BENCHQ_REDIS_URL")
 	}
+	if k.redisURL == "" {
+		k.redisURL = allInOneRedis(getenv)
+	}
 	if k.webhookSecretFile == "" {
 		return nil
 	}
@@ -120,9 +129,8 @@ func (k *keysCommand) fromEnvAndFiles(getenv func(string) string) error {
 }
 
 func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("benchq keys "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&k.redisURL, "redis-url", "", "Redis URL (default: env BENCHQ_REDIS_URL)")
+	fs := newFlagSet("benchq keys "+sub, keysSynopsis, stderr)
+	fs.StringVar(&k.redisURL, "redis-url", "", "Redis URL (default: env BENCHQ_REDIS_URL, else the socket of the all-in-one's redis-server in its data directory)")
 	if sub != "add" {
 		return fs
 	}
@@ -152,7 +160,7 @@ func (k *keysCommand) check(sub string, pos []string) error {
 	case len(pos) != n:
 		return fmt.Errorf("%s takes %d argument(s), got %d", sub, n, len(pos))
 	case k.redisURL == "":
-		return errors.New("needs a Redis URL (--redis-url or BENCHQ_REDIS_URL)")
+		return errors.New("needs a Redis URL (--redis-url or BENCHQ_REDIS_URL): no all-in-one redis-server socket was found in its data directory (BENCHQ_DATA_DIR, else the XDG default); an all-in-one with an embedded in-memory Redis keeps no keys another process can add to")
 	}
 	if err := k.quota.Validate(); err != nil {
 		return err
@@ -243,4 +251,27 @@ func revokeKey(ctx context.Context, st *store.Store, id string, stdout io.Writer
 	}
 	fmt.Fprintf(stdout, "Revoked %s (%q) at %s.\n", k.ID, k.Name, k.RevokedAt.Format(time.RFC3339))
 	return nil
+}
+
+// allInOneRedis is the URL of the all-in-one's redis-server child when its
+// socket is in the data directory the all-in-one would use (BENCHQ_DATA_DIR,
+// else the XDG default), "" otherwise: on the machine it runs on, keys
+// find its Redis as it does, with nothing to copy from its log.
+func allInOneRedis(getenv func(string) string) string {
+	dir := getenv("BENCHQ_DATA_DIR")
+	if dir == "" {
+		dir = config.DefaultDataDir(getenv)
+	}
+	if dir == "" {
+		return ""
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	sock := localredis.SocketIn(dir)
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Type() != fs.ModeSocket {
+		return ""
+	}
+	return "unix://" + sock
 }

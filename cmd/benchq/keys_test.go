@@ -89,7 +89,7 @@ func TestKeysCommandUsage(t *testing.T) {
 		args    []string
 		mention string
 	}{
-		{"no subcommand", "redis://127.0.0.1:1", nil, "Usage"},
+		{"no subcommand", "redis://127.0.0.1:1", nil, "usage: benchq keys add NAME"},
 		{"unknown subcommand", "redis://127.0.0.1:1", []string{"rotate"}, "unknown subcommand"},
 		{"add without name", "redis://127.0.0.1:1", []string{"add"}, "takes 1 argument"},
 		{"no redis", "", []string{"list"}, "needs a Redis URL"},

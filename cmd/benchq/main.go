@@ -22,6 +22,9 @@ func main() {
 // run dispatches to a subcommand and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
+		if args[0] == "--version" || args[0] == "-version" {
+			return runVersion(args[1:], stdout, stderr)
+		}
 		if cmd, ok := subcommands()[args[0]]; ok {
 			return cmd(ctx, args[1:], stdin, stdout, stderr)
 		}

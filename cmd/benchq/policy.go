@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
@@ -42,7 +43,22 @@ func (m *Main) urlChecker() *netguard.Checker {
 
 // urlSession is the API's check for the URLs of one request: lookups end
 // with the request and share one budget.
-func (m *Main) urlSession(ctx context.Context) job.URLChecker { return m.urlChecker().Session(ctx) }
+func (m *Main) urlSession(ctx context.Context) job.URLChecker {
+	return withAllowHint(m.urlChecker().Session(ctx))
+}
+
+// withAllowHint adds to a refusal an allowlist entry would lift the
+// setting that admits it: a newcomer pointing benchq at a private host
+// learns the knob from the 422 rather than from the source.
+func withAllowHint(check job.URLChecker) job.URLChecker {
+	return func(u *url.URL) error {
+		err := check(u)
+		if err != nil && netguard.Allowlistable(err) {
+			return fmt.Errorf("%w; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)", err)
+		}
+		return err
+	}
+}
 
 // guardedDial is the policy-enforcing dialer of benchq's own net/http
 // clients (verification fetches, webhooks). netguard.Dialer dials only

@@ -66,17 +66,17 @@ func reportMain(ctx context.Context, args []string, getenv func(string) string, 
 	return reportExitOK
 }
 
+const reportSynopsis = `benchq report JOB_ID [--format F] [--out FILE] [flags]
+
+Fetches a job's report, to stdout or --out FILE, in any of the formats
+--format names.`
+
 // parseReportArgs reads flags before and after the job id, as users type
 // `benchq report JOB --format csv` as often as the flags-first form.
 func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer) (reportArgs, error) {
 	var a reportArgs
 	var format string
-	fs := flag.NewFlagSet("benchq report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: benchq report JOB_ID [--format F] [--server URL] [--key-file FILE] [--out FILE]")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("benchq report", reportSynopsis, stderr)
 	fs.StringVar(&format, "format", string(report.FormatMarkdown),
 		"report format: ab, http_load, json, csv, markdown, svg, png, html or gnuplot")
 	a.api = addAPIFlags(fs, getenv)

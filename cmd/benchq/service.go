@@ -104,7 +104,7 @@ func (m *Main) startAPI(st *store.Store) error {
 	m.api = api.New(api.Config{
 		MaxBody:           c.MaxBody,
 		Limits:            &lim,
-		CheckURL:          m.urlChecker().Check,
+		CheckURL:          withAllowHint(m.urlChecker().Check),
 		CheckURLs:         m.urlSession, // policy.go
 		VerifyTargets:     c.VerifyTargets,
 		Logger:            m.Logger,

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +38,15 @@ type submitArgs struct {
 	timeout        time.Duration
 	quiet          bool
 	secretFile     string // --webhook-secret-file
+	retryWait      time.Duration
+}
+
+// addWaitFlags declares the flags of following a job, which submit --wait
+// and wait share.
+func addWaitFlags(fs *flag.FlagSet, a *submitArgs) {
+	fs.Var(&a.outs, "out", "with --wait: write the report to this file, format from the extension (.md .json .svg .csv .txt); repeatable")
+	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
+	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
 }
 
 // outFile is one --out: where, and in which format its extension says.
@@ -99,12 +110,12 @@ func submitMain(ctx context.Context, args []string, env cliEnv) int {
 	if err != nil {
 		return usageExit("benchq submit", err, env.stderr)
 	}
-	sub, err := c.Submit(ctx, client.Submission{Spec: spec, IdempotencyKey: a.idempotencyKey})
+	sub, err := submitRetrying(ctx, c, client.Submission{Spec: spec, IdempotencyKey: a.idempotencyKey}, a.retryWait, env.stderr)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "benchq submit: %v\n", err)
 		return exitError
 	}
-	s := &submission{args: a, env: env, c: c, job: sub.Job}
+	s := &submission{name: "benchq submit", args: a, env: env, c: c, job: sub.Job}
 	if err := s.keepSecret(); err != nil {
 		fmt.Fprintf(env.stderr, "benchq submit: job %s was submitted, but %v\n", sub.Job.ID, err)
 		if a.idempotencyKey != "" {
@@ -128,10 +139,9 @@ func parseSubmitArgs(args []string, env cliEnv) (submitArgs, error) {
 	a.api = addAPIFlags(fs, env.getenv)
 	fs.StringVar(&a.ab, "ab", "", `submit one target from an ab command line, e.g. "-n 1000 -c 10 http://127.0.0.1:8081/"`)
 	fs.BoolVar(&a.wait, "wait", false, "follow the job to its end, print the summary and exit with its outcome")
-	fs.Var(&a.outs, "out", "with --wait: write the report to this file, format from the extension (.md .json .svg .csv .txt); repeatable")
+	addWaitFlags(fs, &a)
 	fs.StringVar(&a.idempotencyKey, "idempotency-key", "", "sent as Idempotency-Key: a retried submit returns the same job")
-	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
-	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
+	fs.DurationVar(&a.retryWait, "retry-wait", defaultRetryWait, "on 429 or 503 wait as long as the server's Retry-After says and submit again, for at most this long in all; 0 never retries")
 	fs.StringVar(&a.secretFile, "webhook-secret-file", "", "write the job's generated webhook secret to this file (mode 0600) instead of showing it; it is shown on stderr only when stderr is a terminal")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -148,6 +158,8 @@ func parseSubmitArgs(args []string, env cliEnv) (submitArgs, error) {
 		return a, fmt.Errorf("--out needs --wait: the report exists once the job ends")
 	case a.timeout < 0:
 		return a, fmt.Errorf("--timeout must not be negative, got %s", a.timeout)
+	case a.retryWait < 0:
+		return a, fmt.Errorf("--retry-wait must not be negative, got %s", a.retryWait)
 	}
 	if len(pos) == 1 {
 		a.specPath = pos[0]
@@ -180,6 +192,7 @@ func (a submitArgs) spec(stdin io.Reader) ([]byte, error) {
 
 // submission is one submitted job being waited for.
 type submission struct {
+	name string // the command, for its messages: submit or wait
 	args submitArgs
 	env  cliEnv
 	c    *client.Client
@@ -270,7 +283,7 @@ func (s *submission) wait(ctx context.Context) int {
 	}
 	code := outcome(final)
 	if err := s.writeReports(ctx); err != nil {
-		fmt.Fprintf(s.env.stderr, "benchq submit: %v\n", err)
+		fmt.Fprintf(s.env.stderr, "%s: %v\n", s.name, err)
 		if code == exitOK { // a passing gate must not hide a missing artifact
 			code = exitError
 		}
@@ -284,13 +297,13 @@ func (s *submission) stoppedWaiting(ctx context.Context, err error) int {
 	id := s.job.ID
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(s.env.stderr, "benchq submit: interrupted; stopped waiting for job %s, which keeps running\n", id)
+		fmt.Fprintf(s.env.stderr, "%s: interrupted; stopped waiting for job %s, which keeps running\n", s.name, id)
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(s.env.stderr, "benchq submit: gave up waiting after %s; job %s keeps running\n", s.args.timeout, id)
+		fmt.Fprintf(s.env.stderr, "%s: gave up waiting after %s; job %s keeps running\n", s.name, s.args.timeout, id)
 	default:
-		fmt.Fprintf(s.env.stderr, "benchq submit: following job %s: %v\n", id, err)
+		fmt.Fprintf(s.env.stderr, "%s: following job %s: %v\n", s.name, id, err)
 	}
-	fmt.Fprintf(s.env.stderr, "benchq submit: to cancel it: benchq cancel %s --server %s\n", id, s.args.api.server)
+	fmt.Fprintf(s.env.stderr, "%s: to re-attach: benchq wait %s --server %s; to cancel it: benchq cancel %s --server %s\n", s.name, id, s.args.api.server, id, s.args.api.server)
 	return exitError
 }
 
@@ -329,4 +342,45 @@ func (s *submission) fetchReport(ctx context.Context, f report.Format, path stri
 	}
 	defer body.Close()
 	return writeReport(body, path, stdout)
+}
+
+// defaultRetryWait bounds how long submit waits out a busy server: long
+// enough for a rate-limit window, short enough that a CI job fails fast
+// when the server stays unavailable.
+const defaultRetryWait = 2 * time.Minute
+
+// submitRetrying submits, and on a 429 (rate limit, quota) or 503 (store
+// unavailable) waits as long as the answer's Retry-After says and submits
+// again, until the next wait would go past maxWait in all. It says on
+// stderr that it waits: a silent pause looks like a hang.
+func submitRetrying(ctx context.Context, c *client.Client, sub client.Submission, maxWait time.Duration, stderr io.Writer) (client.Submitted, error) {
+	var waited time.Duration
+	for {
+		out, err := c.Submit(ctx, sub)
+		var ae *client.APIError
+		if err == nil || !errors.As(err, &ae) ||
+			(ae.Status != http.StatusTooManyRequests && ae.Status != http.StatusServiceUnavailable) {
+			return out, err
+		}
+		d := ae.RetryAfter
+		if d <= 0 {
+			d = time.Second
+		}
+		if waited+d > maxWait {
+			if maxWait > 0 {
+				err = fmt.Errorf("%w (gave up after waiting %s; --retry-wait is %s)", err, waited, maxWait)
+			}
+			return out, err
+		}
+		fmt.Fprintf(stderr, "benchq submit: server answered %d %s; retrying in %s as its Retry-After says (--retry-wait %s)\n",
+			ae.Status, ae.Problem.Title, d, maxWait)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return out, fmt.Errorf("interrupted while waiting to retry: %w", err)
+		case <-t.C:
+		}
+		waited += d
+	}
 }

@@ -209,15 +209,18 @@ func TestClientCommandsHelp(t *testing.T) {
 	if got := run(t.Context(), []string{"--help"}, nil, &stdout, &stderr); got != 0 {
 		t.Fatalf("benchq --help = exit %d", got)
 	}
-	for _, s := range []string{"benchq submit", "--wait", "benchq get JOB_ID", "benchq cancel JOB_ID", "BENCHQ_API_KEY"} {
+	for _, s := range []string{"benchq submit", "--wait", "benchq get JOB_ID", "benchq cancel JOB_ID", "benchq wait JOB_ID", "benchq list", "benchq version", "BENCHQ_API_KEY"} {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("benchq --help lacks %q", s)
 		}
 	}
 	flags := map[string][]string{
-		"submit": {"-server", "-key", "-ab", "-wait", "-out", "-idempotency-key", "-timeout", "-quiet", "BENCHQ_SERVER", "BENCHQ_API_KEY"},
-		"get":    {"-server", "-key", "-json"},
-		"cancel": {"-server", "-key"},
+		"submit":  {"-server", "-key", "-ab", "-wait", "-out", "-idempotency-key", "-timeout", "-quiet", "-retry-wait", "BENCHQ_SERVER", "BENCHQ_API_KEY"},
+		"wait":    {"-server", "-key", "-out", "-timeout", "-quiet"},
+		"list":    {"-server", "-key", "-status", "-label", "-limit", "-cursor", "-json"},
+		"version": {"usage: benchq version"},
+		"get":     {"-server", "-key", "-json"},
+		"cancel":  {"-server", "-key"},
 	}
 	for cmd, want := range flags {
 		var stdout, stderr bytes.Buffer

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"time"
 
 	"github.com/benchq/benchq/internal/job"
 )
@@ -24,8 +26,60 @@ type Job struct {
 	QueuedReason string `json:"queued_reason,omitempty"`
 	// WebhookSecret is in the answer to the submission only, and only
 	// when the job has a webhook and the server made a secret for it.
-	WebhookSecret string `json:"webhook_secret,omitempty"`
-	Raw           []byte `json:"-"`
+	WebhookSecret string    `json:"webhook_secret,omitempty"`
+	CreatedAt     time.Time `json:"created_at"`
+	// Spec is the part of the spec a listing shows.
+	Spec JobSpec `json:"spec"`
+	Raw  []byte  `json:"-"`
+}
+
+// JobSpec is what the client reads of a job's spec.
+type JobSpec struct {
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// ListFilter selects the jobs List returns, as GET /v1/jobs filters them.
+// The zero value lists the newest page of every job the key may see.
+type ListFilter struct {
+	Status string
+	// Labels are key:value; every one must match.
+	Labels []string
+	// Limit is the page size, 0 for the server's default.
+	Limit  int
+	Cursor string
+}
+
+// JobList is one page of jobs, newest first.
+type JobList struct {
+	Jobs []Job `json:"jobs"`
+	// NextCursor fetches the next page; empty on the last one.
+	NextCursor string `json:"next_cursor"`
+	Raw        []byte `json:"-"`
+}
+
+// List GETs /v1/jobs with the filter.
+func (c *Client) List(ctx context.Context, f ListFilter) (JobList, error) {
+	q := url.Values{}
+	if f.Status != "" {
+		q.Set("status", f.Status)
+	}
+	for _, l := range f.Labels {
+		q.Add("label", l)
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	if f.Cursor != "" {
+		q.Set("cursor", f.Cursor)
+	}
+	path := "/v1/jobs"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var l JobList
+	_, err := c.call(ctx, http.MethodGet, path, nil, nil, &l, &l.Raw)
+	return l, err
 }
 
 // Submission is how a job is sent.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Problem is the RFC 9457 problem+json body benchq sends with every error.
@@ -32,6 +34,9 @@ type APIError struct {
 	Path    string
 	Status  int
 	Problem Problem
+	// RetryAfter is the server's Retry-After header, zero when absent or
+	// unreadable.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -70,7 +75,8 @@ func (e *APIError) Temporary() bool {
 }
 
 func readAPIError(req *http.Request, resp *http.Response) *APIError {
-	e := &APIError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode}
+	e := &APIError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<10))
 	if json.Unmarshal(b, &e.Problem) != nil || e.Problem.Title == "" {
 		detail := strings.TrimSpace(string(b))
@@ -80,4 +86,23 @@ func readAPIError(req *http.Request, resp *http.Response) *APIError {
 		e.Problem = Problem{Title: http.StatusText(resp.StatusCode), Status: resp.StatusCode, Detail: detail}
 	}
 	return e
+}
+
+// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date
+// (RFC 9110 10.2.3); anything else, or a date in the past, is zero.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil || !t.After(now) {
+		return 0
+	}
+	return t.Sub(now)
 }

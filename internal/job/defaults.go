@@ -46,7 +46,9 @@ const (
 //   - request (job-wide, and a target's own request when given): method GET,
 //     or POST when there is a body; content_type text/plain for a body;
 //     timeout 30s; max_body 1 GiB. A target with its own request uses it instead of the
-//     job's, as a whole (it is not merged field by field).
+//     job's, as a whole (it is not merged field by field). When every
+//     target is an ab line, the job-wide request only lends them a body,
+//     so only its content type is filled: the lines' flags decide the rest.
 //   - sweep: repeats 1, order interleaved, shards 1. When no target comes
 //     from an ab or http_load command line: concurrency [1] ([100] with a
 //     rate) and,
@@ -57,7 +59,7 @@ const (
 //   - exclusive: true.
 func (s Spec) WithDefaults() Spec {
 	s.Targets = append([]Target(nil), s.Targets...)
-	fromFlags := false
+	fromFlags, allAB := false, len(s.Targets) > 0
 	for i := range s.Targets {
 		t := &s.Targets[i]
 		if t.Name == "" {
@@ -68,8 +70,17 @@ func (s Spec) WithDefaults() Spec {
 			t.Request = &r
 		}
 		fromFlags = fromFlags || t.AB != "" || t.HTTPLoad != ""
+		allAB = allAB && t.AB != ""
 	}
-	s.Request = s.Request.withDefaults()
+	if allAB {
+		// ab lines decide method, keep-alive, timeout and headers; the
+		// job-wide request gives them only a body and its content type.
+		// Filled like any other, it would show "keepalive": false beside
+		// a "-k" line that keeps connections alive.
+		s.Request = s.Request.abDefaults()
+	} else {
+		s.Request = s.Request.withDefaults()
+	}
 	s.Sweep = s.Sweep.withDefaults(fromFlags)
 	s.CompareTo = s.CompareTo.withDefaults()
 	if s.Exclusive == nil {
@@ -82,6 +93,14 @@ func (s Spec) WithDefaults() Spec {
 		s.Webhook = &w
 	}
 	return s
+}
+
+// abDefaults is withDefaults for a request only ab lines read.
+func (r Request) abDefaults() Request {
+	if r.Body != "" && r.ContentType == "" {
+		r.ContentType = DefaultContentType
+	}
+	return r
 }
 
 func (r Request) withDefaults() Request {

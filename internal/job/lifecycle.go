@@ -158,3 +158,17 @@ func (j *Job) Finish(to Status, why string, a *Analysis, now time.Time) error {
 	j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
 	return nil
 }
+
+// Done sets the progress of a job that ended to what its stored runs
+// did: their complete requests in all (RunsDone already counts them). A reader of a
+// finished job would otherwise see the last run's counter reset to 0, as
+// if nothing had been measured.
+func (p *Progress) Done(runs []Run) {
+	p.CurrentRun, p.CurrentRPS = nil, 0
+	p.RequestsDone = 0
+	for _, r := range runs {
+		if r.Result != nil {
+			p.RequestsDone += r.Result.CompleteRequests
+		}
+	}
+}

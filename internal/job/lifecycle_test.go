@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/abreport"
 )
 
 func TestTransitions(t *testing.T) {
@@ -139,5 +141,27 @@ func TestCurrentTask(t *testing.T) {
 	}
 	if got := (&Job{ID: "j1", Task: "j1:resume:1"}).CurrentTask(); got != "j1:resume:1" {
 		t.Errorf("CurrentTask = %q, want the resume task", got)
+	}
+}
+
+func TestProgressDone(t *testing.T) {
+	run := func(complete int64) Run { return Run{Result: &abreport.Report{CompleteRequests: complete}} }
+	tests := []struct {
+		name string
+		runs []Run
+		want int64
+	}{
+		{"no runs", nil, 0},
+		{"runs summed", []Run{run(200), run(150)}, 350},
+		{"a run without result", []Run{run(10), {}}, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Progress{RunsTotal: 2, RunsDone: 2, RequestsDone: 7, CurrentRPS: 99, CurrentRun: &RunKey{}}
+			p.Done(tt.runs)
+			if p.RequestsDone != tt.want || p.CurrentRPS != 0 || p.CurrentRun != nil || p.RunsDone != 2 {
+				t.Errorf("Done = %+v, want requests_done %d, no current run or rate, runs_done kept", p, tt.want)
+			}
+		})
 	}
 }

@@ -56,11 +56,14 @@ type Job struct {
 	Crashes int    `json:"crashes,omitempty"`
 }
 
-// Progress is what a client polling the job sees while it runs.
+// Progress is what a client polling the job sees while it runs, and what
+// was done once it ended.
 type Progress struct {
-	RunsTotal    int     `json:"runs_total"`
-	RunsDone     int     `json:"runs_done"`
-	RequestsDone int64   `json:"requests_done"` // in the current run
+	RunsTotal int `json:"runs_total"`
+	RunsDone  int `json:"runs_done"`
+	// RequestsDone counts the current run's requests while the job runs;
+	// once it ended, the complete requests of all its stored runs.
+	RequestsDone int64   `json:"requests_done"`
 	CurrentRPS   float64 `json:"current_rps"`
 	CurrentRun   *RunKey `json:"current_run,omitempty"`
 }

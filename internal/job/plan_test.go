@@ -1,7 +1,9 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +166,39 @@ func TestPlanMaxBody(t *testing.T) {
 			}
 			if got.MaxBody != tt.want {
 				t.Errorf("Plan.MaxBody = %d, want %d", got.MaxBody, tt.want)
+			}
+		})
+	}
+}
+
+// TestABKeepAliveShown: a job of ab lines stores no job-wide request
+// options the lines override, so "-k" is not shown beside keepalive false.
+func TestABKeepAliveShown(t *testing.T) {
+	tests := []struct {
+		name      string
+		spec      Spec
+		keepAlive bool
+		request   string // what the stored spec's JSON says of the job-wide request
+	}{
+		{"ab -k", Spec{Targets: []Target{{AB: "-k -n 10 -c 1 http://127.0.0.1:1/"}}}, true, ""},
+		{"ab without -k", Spec{Targets: []Target{{AB: "-n 10 -c 1 http://127.0.0.1:1/"}}}, false, ""},
+		{"ab with a body", Spec{Targets: []Target{{AB: "-k -n 10 -m POST http://127.0.0.1:1/"}}, Request: Request{Body: "x"}}, true,
+			`"request":{"body":"x","content_type":"text/plain","keepalive":false,"accept_variable_length":false}`},
+		{"url target", Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}}}, false, `"request":{"method":"GET","keepalive":false`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.spec.Validate(Limits{}, nil); err != nil {
+				t.Fatalf("Validate = %v", err)
+			}
+			d := tt.spec.WithDefaults()
+			p, err := d.Plan(d.Points()[0])
+			if err != nil || p.KeepAlive != tt.keepAlive {
+				t.Errorf("Plan = keepalive %v, %v; want %v", p.KeepAlive, err, tt.keepAlive)
+			}
+			b, _ := json.Marshal(d)
+			if tt.request == "" && strings.Contains(string(b), `"request"`) || tt.request != "" && !strings.Contains(string(b), tt.request) {
+				t.Errorf("stored spec = %s, want request %q", b, tt.request)
 			}
 		})
 	}

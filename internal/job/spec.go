@@ -6,7 +6,7 @@ type Spec struct {
 	Name       string            `json:"name,omitempty"`
 	Labels     map[string]string `json:"labels,omitempty"`
 	Targets    []Target          `json:"targets"`
-	Request    Request           `json:"request"`
+	Request    Request           `json:"request,omitzero"`
 	Sweep      Sweep             `json:"sweep"`
 	Baseline   string            `json:"baseline,omitempty"`
 	Thresholds []string          `json:"thresholds,omitempty"`

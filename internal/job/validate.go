@@ -30,7 +30,9 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v := &validator{lim: lim.withDefaults(), check: check}
 	v.meta(d)
 	v.targets(d)
-	v.request("request", d.Request)
+	// Checked as filled even where WithDefaults leaves it as given (a job of
+	// ab lines only), so the same spec passes or fails either way.
+	v.request("request", d.Request.withDefaults())
 	v.sweep(d.Sweep)
 	v.cells(d)
 	v.baseline(d)

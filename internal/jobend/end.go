@@ -126,9 +126,15 @@ func (e *Ender) End(ctx context.Context, id string, how How) (Result, error) {
 			}
 			now := time.Now().UTC()
 			if how.Fenced {
-				return j.FinishAs(how.Attempt, to, why, a, now)
+				err = j.FinishAs(how.Attempt, to, why, a, now)
+			} else {
+				err = j.Finish(to, why, a, now)
 			}
-			return j.Finish(to, why, a, now)
+			if err == nil && a != nil {
+				// The runs were read: the ended job says what they did.
+				j.Progress.Done(runs)
+			}
+			return err
 		})
 		return err
 	})

@@ -83,7 +83,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	socket := filepath.Join(dir, socketName)
+	socket := SocketIn(dir)
 	if len(socket) > maxSocketPath {
 		return nil, fmt.Errorf("data directory %s is too long for the Redis unix socket inside it (%d bytes, at most %d): choose a shorter one", dir, len(socket), maxSocketPath)
 	}
@@ -120,6 +120,10 @@ func (s *Server) Socket() string { return s.socket }
 // URL is the redis URL of the child ("unix:///…/redis.sock"), for the CLI
 // commands that take --redis-url.
 func (s *Server) URL() string { return "unix://" + s.socket }
+
+// SocketIn is the path of the unix socket a child started on data
+// directory dir listens on, for a client that finds it by the directory.
+func SocketIn(dir string) string { return filepath.Join(dir, socketName) }
 
 // Pid is the child's process id.
 func (s *Server) Pid() int { return s.cmd.Process.Pid }

@@ -13,6 +13,19 @@ import (
 // policy does not admit. Callers test it with errors.Is.
 var ErrRefused = errors.New("netguard: address refused")
 
+// allowlistable marks a refusal that an allowlist entry would lift, as
+// opposed to one no configuration admits (a scheme, a zone).
+type allowlistable struct{ error }
+
+func (e allowlistable) Unwrap() error { return e.error }
+
+// Allowlistable reports whether err is a refused address that an entry of
+// the operator allowlist would admit, so a caller can say how to allow it.
+func Allowlistable(err error) bool {
+	var a allowlistable
+	return errors.As(err, &a)
+}
+
 // class is a named range of addresses refused unless allowlisted.
 type class struct {
 	name     string
@@ -123,7 +136,7 @@ func (p *Policy) CheckIP(ip netip.Addr) error {
 		}
 	}
 	if p.onlyAllow {
-		return fmt.Errorf("%w: %s is not in the allowlist (only loopback is admitted in this mode)", ErrRefused, ip)
+		return allowlistable{fmt.Errorf("%w: %s is not in the allowlist (only loopback is admitted in this mode)", ErrRefused, ip)}
 	}
 	if ip.Zone() != "" {
 		return fmt.Errorf("%w: %s has a zone", ErrRefused, ip)
@@ -131,7 +144,7 @@ func (p *Policy) CheckIP(ip netip.Addr) error {
 	for _, c := range refusedClasses {
 		for _, n := range c.prefixes {
 			if n.Contains(ip) {
-				return fmt.Errorf("%w: %s is %s", ErrRefused, ip, c.name)
+				return allowlistable{fmt.Errorf("%w: %s is %s", ErrRefused, ip, c.name)}
 			}
 		}
 	}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/benchq/benchq/internal/client"
+)
+
+const listSynopsis = `benchq list [--status S] [--label key:value]... [--limit N] [--cursor C] [--json] [flags]
+
+Lists the jobs the API key may see, newest first, as a table: id, status,
+runs done of runs total, verdict, created, name. Filters as GET /v1/jobs
+does: --status one of queued, running, succeeded, failed, canceled;
+--label repeatable, every one must match. When more jobs match than
+--limit, the last line gives the --cursor of the next page. --json prints
+the server's JSON page instead. Exits 0, or 3 on a usage, connection or
+API error.`
+
+// labelList is the repeatable --label flag.
+type labelList []string
+
+func (l *labelList) String() string { return strings.Join(*l, ",") }
+
+func (l *labelList) Set(v string) error {
+	if k, _, ok := strings.Cut(v, ":"); !ok || k == "" {
+		return fmt.Errorf("label %q is not key:value", v)
+	}
+	*l = append(*l, v)
+	return nil
+}
+
+func listMain(ctx context.Context, args []string, env cliEnv) int {
+	fs := newFlagSet("benchq list", listSynopsis, env.stderr)
+	api := addAPIFlags(fs, env.getenv)
+	var f client.ListFilter
+	var labels labelList
+	fs.StringVar(&f.Status, "status", "", "only jobs in this status")
+	fs.Var(&labels, "label", "only jobs with this key:value label; repeatable, all must match")
+	fs.IntVar(&f.Limit, "limit", 0, "jobs per page, 1..100 (0: the server's default, 20)")
+	fs.StringVar(&f.Cursor, "cursor", "", "the page after the one that printed this cursor")
+	asJSON := fs.Bool("json", false, "print the server's JSON page")
+	pos, err := parseInterleaved(fs, args)
+	if err == nil && len(pos) > 0 {
+		fs.Usage()
+		err = fmt.Errorf("takes no arguments, got %q", pos)
+	}
+	if err != nil {
+		return usageExit("benchq list", err, env.stderr)
+	}
+	f.Labels = labels
+	c, err := api.client()
+	if err != nil {
+		return usageExit("benchq list", err, env.stderr)
+	}
+	page, err := c.List(ctx, f)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "benchq list: %v\n", err)
+		return exitError
+	}
+	if *asJSON {
+		fmt.Fprintf(env.stdout, "%s\n", page.Raw)
+		return exitOK
+	}
+	if len(page.Jobs) == 0 {
+		fmt.Fprintln(env.stderr, "benchq list: no jobs match")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tRUNS\tVERDICT\tCREATED\tNAME")
+	for _, j := range page.Jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Status, j.Progress.RunsDone, j.Progress.RunsTotal,
+			dashIfEmpty(j.Verdict), j.CreatedAt.Local().Format(time.DateTime), dashIfEmpty(j.Spec.Name))
+	}
+	_ = tw.Flush()
+	if page.NextCursor != "" {
+		fmt.Fprintf(env.stderr, "benchq list: more jobs: --cursor %s\n", page.NextCursor)
+	}
+	return exitOK
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
