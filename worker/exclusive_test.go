@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -26,23 +25,6 @@ func spanSpec(tg *testservers.SpanTarget, load string, exclusive bool) job.Spec 
 		Sweep:     job.Sweep{Concurrency: []int{2}, Duration: []job.Duration{job.Duration(time.Second)}},
 		Exclusive: &exclusive,
 	}
-}
-
-// startWorkerWith runs a Worker configured as cfg (its logger is the
-// env's) until the test ends.
-func (e *env) startWorkerWith(t *testing.T, cfg worker.Config) {
-	t.Helper()
-	cfg.Logger, cfg.ShutdownTimeout = e.log, 2*time.Second
-	w := worker.New(e.rdb, e.st, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Worker.Run = %v", err)
-		}
-	})
 }
 
 // TestExclusiveJobsTakeTurns submits two jobs on one target host together

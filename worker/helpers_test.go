@@ -107,7 +107,15 @@ func (e *env) enqueue(t *testing.T, task *asynq.Task) {
 // startWorker runs a Worker until the test ends.
 func (e *env) startWorker(t *testing.T) {
 	t.Helper()
-	w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second})
+	e.startWorkerWith(t, worker.Config{})
+}
+
+// startWorkerWith runs a Worker configured as cfg (its logger is the
+// env's) until the test ends.
+func (e *env) startWorkerWith(t *testing.T, cfg worker.Config) {
+	t.Helper()
+	cfg.Logger, cfg.ShutdownTimeout = e.log, 2*time.Second
+	w := worker.New(e.rdb, e.st, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
