@@ -72,7 +72,7 @@ func TestReadResponseFraming(t *testing.T) {
 			if maxBody == 0 {
 				maxBody = measure.DefaultMaxBody
 			}
-			body, closing, err := readResponse(br, &h, tt.head, maxBody)
+			body, closing, err := readResponse(br, nil, &h, tt.head, maxBody)
 			switch {
 			case tt.err == nil && err != nil:
 				t.Fatalf("readResponse() error %v, want none", err)

@@ -26,6 +26,9 @@ type timedConn struct {
 	read      int64 // bytes read since arm
 	total     int64 // bytes read on every connection of the worker
 	err       error // raw error of the last failed read since arm
+	// sink is the engine's buffer of skipped bytes, which nothing reads
+	// (sockconn_linux.go).
+	sink []byte
 }
 
 // arm starts watching for the first byte of the next response.
@@ -37,6 +40,12 @@ func (c *timedConn) arm() {
 
 func (c *timedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
+	c.count(n, err)
+	return n, err
+}
+
+// count notes what a read or a skip got.
+func (c *timedConn) count(n int, err error) {
 	if n > 0 {
 		if c.armed {
 			c.firstRead = time.Now()
@@ -48,7 +57,6 @@ func (c *timedConn) Read(b []byte) (int, error) {
 	if err != nil {
 		c.err = err
 	}
-	return n, err
 }
 
 // nodelayAbove is the request size above which a fast-path dial sets

@@ -77,6 +77,9 @@ type engine struct {
 	abortedMsg string
 	refused    error // the Guard's refusal of a connect, wrapping ErrUnreachable
 	spin       bool  // each worker has a core: reads spin before they wait
+	// sink is the buffer every worker names when it skips body bytes: the
+	// kernel discards them unread, so one buffer serves all (discard).
+	sink []byte
 
 	firstMu        sync.Mutex
 	serverSoftware string
@@ -89,6 +92,7 @@ func newEngine(p measure.Plan) (*engine, error) {
 		e.guard = systemResolver{}
 	}
 	e.spin = p.Concurrency <= clientCores()
+	e.sink = make([]byte, maxSkip)
 	for _, raw := range p.URLs {
 		t, err := buildTarget(p, raw)
 		if err != nil {

@@ -57,6 +57,37 @@ type sockConn struct {
 	// spun, when set, lets a read that finds no data spin briefly before
 	// it waits in the poller, adding the time spun (spin.go).
 	spun *time.Duration
+
+	// trunc makes reads discard what they receive (Skip).
+	trunc bool
+}
+
+// Skip discards up to len(b) bytes of the stream as Read would return
+// them, without copying them: recv with MSG_TRUNC, which TCP has honoured
+// since Linux 2.4.4. The kernel is still handed b, as long as the bytes it
+// discards, so that one which copied anyway would write only a buffer
+// nothing reads.
+func (c *sockConn) Skip(b []byte) (int, error) {
+	c.trunc = true
+	n, err := c.Read(b)
+	c.trunc = false
+	return n, err
+}
+
+// skipper is c itself when its connection can discard bytes without
+// copying them (the engine's own plain socket), nil otherwise (TLS).
+func (c *timedConn) skipper() skipper {
+	if _, ok := c.Conn.(*sockConn); ok && c.sink != nil {
+		return c
+	}
+	return nil
+}
+
+// skip discards up to n bytes, counted and timed as Read's.
+func (c *timedConn) skip(n int) (int, error) {
+	k, err := c.Conn.(*sockConn).Skip(c.sink[:min(n, len(c.sink))])
+	c.count(k, err)
+	return k, err
 }
 
 // Read reads as net.Conn does: io.EOF at the peer's close.
@@ -151,7 +182,13 @@ func (c *sockConn) attach() error {
 // rawRead is one read attempt; false means the socket must wait for data.
 func (c *sockConn) rawRead(fd uintptr) bool {
 	for {
-		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
+		var n uintptr
+		var errno syscall.Errno
+		if c.trunc {
+			n, _, errno = syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)), syscall.MSG_TRUNC, 0, 0)
+		} else {
+			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&c.buf[0])), uintptr(len(c.buf)))
+		}
 		switch errno {
 		case 0:
 			c.n = int(n)

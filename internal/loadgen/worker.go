@@ -83,6 +83,7 @@ var errStopped = errors.New("loadgen: run stopped")
 // prepare allocates what the worker's requests reuse.
 func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
+	w.tc.sink = w.e.sink
 	w.batch = make([]record, 0, batchSize)
 }
 
@@ -170,7 +171,7 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	// through the poller (a third fewer reads without keep-alive). When no
 	// other worker is ready, the yield returns at once.
 	runtime.Gosched()
-	body, closing, err := readResponse(w.br, &w.hdr, t.head, w.e.plan.MaxBody)
+	body, closing, err := readResponse(w.br, w.tc.skipper(), &w.hdr, t.head, w.e.plan.MaxBody)
 	if err != nil {
 		if w.tc.err != nil && !errors.Is(err, ErrBodyTooLarge) && !errors.Is(err, ErrHeaderTooLarge) {
 			err = w.tc.err // fasthttp reports a failed first read as io.EOF
