@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/benchq/benchq/internal/abreport"
 )
 
 // Threshold is one parsed entry of spec.thresholds: "p95_ms < 200", or
@@ -71,13 +73,18 @@ func (t Threshold) Bound(baseline float64) float64 {
 
 // Metrics lists the metric names a threshold may use, each a field of a
 // run's ab-compatible result or derived from it.
+// The tail percentiles past ab's (p99.9_ms, p99.99_ms) come from the
+// stored histogram.
 func Metrics() []string {
-	return []string{
+	m := []string{
 		"rps", "time_per_request_ms", "time_per_request_all_ms", "transfer_rate_kbps",
 		"mean_ms", "min_ms", "max_ms",
-		"p50_ms", "p66_ms", "p75_ms", "p80_ms", "p90_ms", "p95_ms", "p98_ms", "p99_ms", "p100_ms",
-		"complete", "failed", "failed_ratio", "non_2xx", "non_2xx_ratio",
+		"p50_ms", "p66_ms", "p75_ms", "p80_ms", "p90_ms", "p95_ms", "p98_ms", "p99_ms",
 	}
+	for _, pc := range abreport.TailPercents() {
+		m = append(m, "p"+pc+"_ms")
+	}
+	return append(m, "p100_ms", "complete", "failed", "failed_ratio", "non_2xx", "non_2xx_ratio")
 }
 
 var (

@@ -16,6 +16,8 @@ func TestParseThreshold(t *testing.T) {
 		{"non_2xx == 0", Threshold{Metric: "non_2xx", Op: "==", Value: 0}},
 		{"failed != 3", Threshold{Metric: "failed", Op: "!=", Value: 3}},
 		{"lighttpd: p99_ms > 50", Threshold{Target: "lighttpd", Metric: "p99_ms", Op: ">", Value: 50}},
+		{"p99.9_ms < 20", Threshold{Metric: "p99.9_ms", Op: "<", Value: 20}},
+		{"p99.99_ms <= 1.5 * baseline.p99.99_ms", Threshold{Metric: "p99.99_ms", Op: "<=", Baseline: "p99.99_ms", Factor: 1.5}},
 	}
 	for _, tt := range tests {
 		got, err := ParseThreshold(tt.in)
@@ -26,7 +28,7 @@ func TestParseThreshold(t *testing.T) {
 			t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", tt.in, got.String(), again, err)
 		}
 	}
-	for _, bad := range []string{"", "rps", "rps = 5", "rps => 5", "rsp > 5", "rps > fast", "rps > NaN", ": rps > 1", "rps > 1e999"} {
+	for _, bad := range []string{"", "rps", "rps = 5", "rps => 5", "rsp > 5", "rps > fast", "rps > NaN", ": rps > 1", "rps > 1e999", "p99.5_ms < 3"} {
 		if _, err := ParseThreshold(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ParseThreshold(%q) = %v, want ErrInvalid", bad, err)
 		}
