@@ -181,7 +181,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 	}
 	d := done.Data
 	if d.JobID != j.ID || d.Status != job.StatusSucceeded || d.Verdict != job.VerdictNone || d.RunsDone != 1 || d.RunsTotal != 1 ||
-		len(d.Points) != 1 || d.Points[0].MeanRPS <= 0 || d.Links.Self != "http://benchq.test/v1/jobs/"+j.ID || d.FinishedAt == nil {
+		len(d.Points) != 1 || d.Points[0].MeanRPS == nil || *d.Points[0].MeanRPS <= 0 || d.Links.Self != "http://benchq.test/v1/jobs/"+j.ID || d.FinishedAt == nil {
 		t.Errorf("job.succeeded data = %+v", d)
 	}
 	for _, l := range logs {

@@ -39,6 +39,16 @@ func (s Stat) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(s))
 }
 
+// MeanOrNil is the mean where something was measured, nil where nothing
+// was (N = 0), for JSON that says null rather than 0.
+func (s Stat) MeanOrNil() *float64 {
+	if s.N == 0 {
+		return nil
+	}
+	m := s.Mean
+	return &m
+}
+
 // PointSummary aggregates every stored run of one point.
 type PointSummary struct {
 	Point Point `json:"point"`

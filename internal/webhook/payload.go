@@ -81,16 +81,18 @@ type Summary struct {
 
 // PointAggregate is one point's numbers, averaged over its repeats.
 type PointAggregate struct {
-	Target      string          `json:"target"`
-	Concurrency int             `json:"concurrency"`
-	Requests    int             `json:"requests,omitempty"`
-	Duration    job.Duration    `json:"duration,omitempty"`
-	Rate        float64         `json:"rate,omitempty"`
-	Runs        int             `json:"runs"`
-	MeanRPS     float64         `json:"mean_rps"`
-	P50Ms       float64         `json:"p50_ms"`
-	P99Ms       float64         `json:"p99_ms"`
-	FailedRatio float64         `json:"failed_ratio"`
+	Target      string       `json:"target"`
+	Concurrency int          `json:"concurrency"`
+	Requests    int          `json:"requests,omitempty"`
+	Duration    job.Duration `json:"duration,omitempty"`
+	Rate        float64      `json:"rate,omitempty"`
+	Runs        int          `json:"runs"`
+	// The means are null where nothing was measured: a point canceled
+	// before it ran, or latencies where no request completed.
+	MeanRPS     *float64        `json:"mean_rps"`
+	P50Ms       *float64        `json:"p50_ms"`
+	P99Ms       *float64        `json:"p99_ms"`
+	FailedRatio *float64        `json:"failed_ratio"`
 	CV          float64         `json:"cv"`
 	Comparison  *job.Comparison `json:"comparison,omitempty"`
 	CompareTo   *job.Comparison `json:"compare_to,omitempty"`
@@ -137,9 +139,9 @@ func aggregate(p job.PointSummary) PointAggregate {
 	return PointAggregate{
 		Target: p.Point.Target, Concurrency: p.Point.Concurrency,
 		Requests: p.Point.Requests, Duration: p.Point.Duration, Rate: p.Point.Rate,
-		Runs: p.Runs, MeanRPS: p.RPS.Mean,
-		P50Ms: p.PercentilesMs["50"].Mean, P99Ms: p.PercentilesMs["99"].Mean,
-		FailedRatio: p.FailedRatio.Mean, CV: p.RPS.CV, Comparison: p.Comparison,
+		Runs: p.Runs, MeanRPS: p.RPS.MeanOrNil(),
+		P50Ms: p.PercentilesMs["50"].MeanOrNil(), P99Ms: p.PercentilesMs["99"].MeanOrNil(),
+		FailedRatio: p.FailedRatio.MeanOrNil(), CV: p.RPS.CV, Comparison: p.Comparison,
 	}
 }
 

@@ -29,9 +29,9 @@ func analysis(n int) *job.Analysis {
 	for i := range n {
 		a.Points = append(a.Points, job.PointSummary{
 			Point: job.Point{Index: i, Target: fmt.Sprintf("target-%d", i), Concurrency: 1 << (i % 10), Requests: 1000},
-			Runs:  3, RPS: job.Stat{Mean: 1234.5, CV: 0.04},
-			PercentilesMs: map[string]job.Stat{"50": {Mean: 1.5}, "99": {Mean: 9.25}},
-			FailedRatio:   job.Stat{Mean: 0.01},
+			Runs:  3, RPS: job.Stat{N: 3, Mean: 1234.5, CV: 0.04},
+			PercentilesMs: map[string]job.Stat{"50": {N: 3, Mean: 1.5}, "99": {N: 3, Mean: 9.25}},
+			FailedRatio:   job.Stat{N: 3, Mean: 0.01},
 		})
 	}
 	return a
@@ -61,13 +61,44 @@ func TestNewPayload(t *testing.T) {
 	if len(d.Failures) != 1 || d.Failures[0].Target != "b" {
 		t.Errorf("failures = %+v, want the verdict's one failure", d.Failures)
 	}
-	if len(d.Points) != 2 || d.Points[1].MeanRPS != 1234.5 || d.Points[1].P99Ms != 9.25 || d.Points[1].P50Ms != 1.5 || d.Points[1].CV != 0.04 || d.AggregatesOmitted {
+	if len(d.Points) != 2 || num(d.Points[1].MeanRPS) != 1234.5 || num(d.Points[1].P99Ms) != 9.25 || num(d.Points[1].P50Ms) != 1.5 || d.Points[1].CV != 0.04 || d.AggregatesOmitted {
 		t.Errorf("points = %+v (omitted %v), want 2 with their means", d.Points, d.AggregatesOmitted)
 	}
 	want := Links{Self: "http://benchq.test:8080/v1/jobs/" + j.ID, Results: "http://benchq.test:8080/v1/jobs/" + j.ID + "/results",
 		Report: "http://benchq.test:8080/v1/jobs/" + j.ID + "/report"}
 	if d.Links != want {
 		t.Errorf("links = %+v, want %+v", d.Links, want)
+	}
+}
+
+// num reads a nullable number, -1 for null.
+func num(p *float64) float64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestPayloadNullWhereNothingMeasured: a point canceled before it ran, and
+// one whose runs completed no request, carry null means, not a 0 that a
+// receiver would read as a measurement.
+func TestPayloadNullWhereNothingMeasured(t *testing.T) {
+	a := &job.Analysis{Points: []job.PointSummary{
+		{Point: job.Point{Index: 0, Target: "never-ran", Concurrency: 1, Requests: 10}},
+		{Point: job.Point{Index: 1, Target: "all-failed", Concurrency: 1, Requests: 10}, Runs: 2,
+			RPS: job.Stat{N: 2}, FailedRatio: job.Stat{N: 2, Mean: 1}, PercentilesMs: map[string]job.Stat{"50": {}, "99": {}}},
+	}}
+	b, err := Encode(NewPayload(job.EventSucceeded, finishedJob(), a, "", time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"target":"never-ran","concurrency":1,"requests":10,"runs":0,"mean_rps":null,"p50_ms":null,"p99_ms":null,"failed_ratio":null`,
+		`"target":"all-failed","concurrency":1,"requests":10,"runs":2,"mean_rps":0,"p50_ms":null,"p99_ms":null,"failed_ratio":1`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("payload lacks %s:\n%s", want, b)
+		}
 	}
 }
 
