@@ -67,7 +67,9 @@ func (b *browser) do(method, path string, form url.Values, header map[string]str
 	return resp, string(raw)
 }
 
-func (b *browser) get(path string) (*http.Response, string) { return b.do(http.MethodGet, path, nil, nil) }
+func (b *browser) get(path string) (*http.Response, string) {
+	return b.do(http.MethodGet, path, nil, nil)
+}
 
 // keyedRedis is a real redis-server for the all-in-one, and its store to
 // make keys in before keyedMain starts, so the open mode is over from the
