@@ -165,8 +165,8 @@ func htmlCompareTo(c *job.BaselineComparison) *Table {
 		row := []string{cell.Point.Target, concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
 			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
 		if cmp := cell.Comparison; cmp != nil {
-			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPS
-			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), sigText(cmp.RPSSignificance, cmp.RPS)
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), sigText(cmp.P99Significance, cmp.P99)
 		}
 		t.Rows = append(t.Rows, row)
 	}
