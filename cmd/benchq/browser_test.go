@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/browsertest"
 )
@@ -26,7 +28,9 @@ func TestDashboardInChromium(t *testing.T) {
 	rs, st := keyedRedis(t)
 	key, _ := addKey(t, rs, st, "alice")
 	m := keyedMain(t, rs)
-	fast, slow := startTarget(t, "fast"), startTarget(t, "slow")
+	// The form's job reaches a "slow" target faster than the baseline's,
+	// so the compare view has a difference to show beside a "~".
+	fast, slow, slower := startTarget(t, "fast"), delayedTarget(t, 150*time.Microsecond), delayedTarget(t, 400*time.Microsecond)
 	shots := os.Getenv("BENCHQ_SCREENSHOTS")
 	shot := func(b *browsertest.Browser, name string) {
 		if shots != "" {
@@ -39,8 +43,9 @@ func TestDashboardInChromium(t *testing.T) {
 	// A comparison needs a baseline job; it runs while the browser signs in.
 	baseline := submit(t, "http://"+key+"@"+m.Addr(), map[string]any{
 		"name": "baseline sweep", "labels": map[string]string{"branch": "main"}, "baseline": "fast",
-		"targets": []map[string]string{{"name": "fast", "url": fast.URL}, {"name": "slow", "url": slow.URL}},
-		"sweep":   map[string]any{"concurrency": []int{1, 4}, "requests": []int{300}, "repeats": 3},
+		"targets":    []map[string]string{{"name": "fast", "url": fast.URL}, {"name": "slow", "url": slower.URL}},
+		"sweep":      map[string]any{"concurrency": []int{1, 4}, "requests": []int{600}, "repeats": 4},
+		"thresholds": []string{"p99_ms < 50"},
 	})
 
 	b.Do(t, 20*time.Second, chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.CSS("#key")),
@@ -51,14 +56,14 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	waitJob(t, "http://"+key+"@"+m.Addr(), baseline.ID, 60*time.Second)
 
-	// Submit through the form: duration runs, so the job runs for a few
-	// seconds and its page has progress to show.
+	// Submit through the form: the same sweep as the baseline's, which
+	// runs for a few seconds, so its page has progress to show.
 	in := func(name string) chromedp.CSS { return chromedp.CSS(`input[name="` + name + `"]`) }
 	b.Do(t, 20*time.Second, chromedp.Navigate(ui+"new"), chromedp.WaitVisible(in("targets[0].url")),
 		chromedp.SetValue(in("targets[0].name"), "fast"), chromedp.SetValue(in("targets[0].url"), fast.URL),
 		chromedp.SetValue(in("targets[1].name"), "slow"), chromedp.SetValue(in("targets[1].url"), slow.URL),
-		chromedp.SetValue(in("sweep.concurrency"), "1 4"), chromedp.Click(chromedp.CSS(`input[value="duration"]`)),
-		chromedp.SetValue(in("sweep.duration"), "2s"), chromedp.SetValue(in("sweep.repeats"), "1"),
+		chromedp.SetValue(in("sweep.concurrency"), "1 4"), chromedp.SetValue(in("sweep.requests"), "600"),
+		chromedp.SetValue(in("sweep.repeats"), "4"),
 		chromedp.SetValue(in("name"), "browser sweep"), chromedp.SetValue(in("baseline"), "fast"),
 		chromedp.SetValue(in("labels"), "branch:feature"),
 		chromedp.Click(chromedp.CSS("button.primary")), chromedp.WaitVisible(chromedp.CSS("#live")))
@@ -103,8 +108,8 @@ func TestDashboardInChromium(t *testing.T) {
 	shot(b, "ui-job.png")
 
 	b.Do(t, 20*time.Second, chromedp.Navigate(ui+"compare?a="+id+"&b="+baseline.ID), chromedp.WaitVisible(chromedp.CSS("table.data")))
-	if text := b.Text(t, "main"); !strings.Contains(text, "compared with job "+baseline.ID) || !strings.Contains(text, "req/s change") {
-		t.Errorf("compare view = %q, want the comparison table", text)
+	if text := b.Text(t, "main"); !strings.Contains(text, "compared with job "+baseline.ID) || !strings.Contains(text, "(p=") {
+		t.Errorf("compare view = %q, want the comparison table with a significant difference", text)
 	}
 	shot(b, "ui-compare.png")
 
@@ -145,4 +150,22 @@ func TestDashboardInChromium(t *testing.T) {
 	if resp, _ := call(t, http.MethodGet, m.URL()+"/v1/jobs/"+id, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the API without a key = %d, want 401: the test ran with keys", resp.StatusCode)
 	}
+}
+
+// delayedTarget is a loopback server that answers after delay, a server
+// slower than startTarget's by a known amount.
+func delayedTarget(t *testing.T, delay time.Duration) *target {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := &target{URL: "http://" + ln.Addr().String() + "/"}
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(delay)
+		ctx.SetBodyString("slow")
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return tg
 }
