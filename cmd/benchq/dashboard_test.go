@@ -140,6 +140,7 @@ func TestDashboardAuth(t *testing.T) {
 	seen := func(s string) { bodies = append(bodies, s) }
 
 	resp, body := b.get("/ui/")
+	seen(body)
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/ui/signin?next=%2Fui%2F" {
 		t.Fatalf("GET /ui/ without a session = %d Location %q, want 303 to the sign-in page", resp.StatusCode, resp.Header.Get("Location"))
 	}
@@ -165,6 +166,7 @@ func TestDashboardAuth(t *testing.T) {
 		}
 	}
 	resp, body = b.do(http.MethodPost, "/ui/signin", url.Values{"key": {key}}, map[string]string{"Origin": "", "Referer": m.URL() + "/ui/signin"})
+	seen(body)
 	if resp.StatusCode != http.StatusSeeOther || b.cookie == "" {
 		t.Errorf("POST /ui/signin with a same-site Referer = %d, want 303 and a session", resp.StatusCode)
 	}
