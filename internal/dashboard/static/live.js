@@ -26,10 +26,20 @@
     if (bar && p.runs_total > 0) { bar.value = Math.min(100, Math.floor(p.runs_done * 100 / p.runs_total)); }
   });
   es.addEventListener("run.finished", function () { set("livestate", "A run finished; updating as the job runs."); });
-  es.addEventListener("job.finished", function () {
+  function ended() {
     es.close();
     set("livestate", "The job ended; loading its results…");
     window.location.reload();
-  });
-  es.onerror = function () { set("livestate", "Connection to the event stream lost; retrying…"); };
+  }
+  ["job.finished", "job.succeeded", "job.failed", "job.canceled"].forEach(function (t) { es.addEventListener(t, ended); });
+  // A stream that keeps ending without a final event (the server ends it
+  // for a finished job whose final event expired) is settled by a reload,
+  // which shows whatever the job is now; a reload of a running job only
+  // starts the live view again.
+  var failures = 0;
+  es.onerror = function () {
+    failures += 1;
+    set("livestate", "Connection to the event stream lost; retrying…");
+    if (failures >= 3) { es.close(); window.location.reload(); }
+  };
 }());
