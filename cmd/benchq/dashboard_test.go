@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -85,6 +87,13 @@ func keyedMain(t *testing.T, rs *redistest.Server) *Main {
 	return startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
 }
 
+// keyedMainLogged is keyedMain logging every line, at debug level, to logs.
+func keyedMainLogged(t *testing.T, rs *redistest.Server, logs *logbuf.Buffer) *Main {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return startMainLogged(t, func(c *config.Config) { c.RedisURL = rs.URL() }, nil, log)
+}
+
 func addKey(t *testing.T, rs *redistest.Server, st *store.Store, args ...string) (key string, k apikey.Key) {
 	t.Helper()
 	code, out, errOut := keysCLI(t, rs.URL(), append([]string{"add"}, args...)...)
@@ -134,7 +143,8 @@ func TestDashboardAuth(t *testing.T) {
 	rs, st := keyedRedis(t)
 	key, k := addKey(t, rs, st, "alice")
 	admin, _ := addKey(t, rs, st, "--admin", "ops")
-	m := keyedMain(t, rs)
+	var logs logbuf.Buffer
+	m := keyedMainLogged(t, rs, &logs)
 	b := &browser{t: t, base: m.URL()}
 	var bodies []string
 	seen := func(s string) { bodies = append(bodies, s) }
@@ -244,6 +254,10 @@ func TestDashboardAuth(t *testing.T) {
 		if strings.Contains(body, key) || strings.Contains(body, admin) {
 			t.Fatalf("a dashboard page shows an API key:\n%s", body)
 		}
+	}
+	if l := logs.String(); !strings.Contains(l, "/ui/signin") || strings.Contains(l, key) || strings.Contains(l, admin) || strings.Contains(l, wrong) {
+		t.Errorf("the service's log has the sign-ins %v, and an API key %v", strings.Contains(l, "/ui/signin"),
+			strings.Contains(l, key) || strings.Contains(l, admin) || strings.Contains(l, wrong))
 	}
 }
 
