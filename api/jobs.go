@@ -165,11 +165,12 @@ func decodeError(err error, limit int64) error {
 // handleListJobs lists jobs, newest first.
 //
 //	@Summary		List jobs
-//	@Description	Filters by status and by labels (every label must match); pages with an opaque cursor.
+//	@Description	Filters by status, by labels (every label must match) and by a part of the name; pages with an opaque cursor.
 //	@Tags			jobs
 //	@Produce		json
 //	@Param			status	query		string		false	"only jobs in this status"	Enums(queued,running,succeeded,failed,canceled)
 //	@Param			label	query		[]string	false	"key:value; repeat to require several"	collectionFormat(multi)
+//	@Param			name	query		string		false	"only jobs whose name contains this, ignoring case"
 //	@Param			cursor	query		string		false	"next_cursor of the previous page"
 //	@Param			limit	query		int			false	"page size, 1..100 (default 20)"
 //	@Success		200		{object}	ListJobsResponse
@@ -204,7 +205,7 @@ func (s *Server) handleListJobs(c echo.Context) error {
 
 func listFilter(c echo.Context) (store.ListFilter, error) {
 	q := c.QueryParams()
-	f := store.ListFilter{Cursor: q.Get("cursor"), Limit: defaultPageSize}
+	f := store.ListFilter{Cursor: q.Get("cursor"), Name: q.Get("name"), Limit: defaultPageSize}
 	if st := q.Get("status"); st != "" {
 		switch s := job.Status(st); s {
 		case job.StatusQueued, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCanceled:

@@ -197,7 +197,7 @@ func TestListJobs(t *testing.T) {
 	env := newTestEnv(t, nil)
 	seedJob(env, "r1", job.StatusRunning)
 	seedJob(env, "s1", job.StatusSucceeded)
-	resp, body := env.do(t, http.MethodGet, "/v1/jobs?status=running&label=branch:main&label=os:linux&limit=5&cursor=c1", "")
+	resp, body := env.do(t, http.MethodGet, "/v1/jobs?status=running&label=branch:main&label=os:linux&name=Nightly&limit=5&cursor=c1", "")
 	var lr ListJobsResponse
 	if err := json.Unmarshal(body, &lr); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET /v1/jobs = %d %s: %v", resp.StatusCode, body, err)
@@ -206,8 +206,8 @@ func TestListJobs(t *testing.T) {
 		t.Errorf("GET /v1/jobs?status=running = %+v, want r1 and a next cursor", lr)
 	}
 	f := env.store.lastList
-	if f.Status != job.StatusRunning || f.Limit != 5 || f.Cursor != "c1" || f.Labels["branch"] != "main" || f.Labels["os"] != "linux" {
-		t.Errorf("ListJobs filter = %+v, want running, limit 5, cursor c1, two labels", f)
+	if f.Status != job.StatusRunning || f.Limit != 5 || f.Cursor != "c1" || f.Labels["branch"] != "main" || f.Labels["os"] != "linux" || f.Name != "Nightly" {
+		t.Errorf("ListJobs filter = %+v, want running, limit 5, cursor c1, two labels, name Nightly", f)
 	}
 	for q, field := range map[string]string{"status=done": "status", "label=nocolon": "label", "limit=0": "limit", "limit=x": "limit", "limit=101": "limit"} {
 		resp, body := env.do(t, http.MethodGet, "/v1/jobs?"+q, "")

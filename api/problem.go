@@ -49,6 +49,7 @@ var (
 	errUnavailable = errors.New("api: dependency unavailable")
 	errNoURLPolicy = errors.New("api: no URL policy configured")
 	errJobFinished = errors.New("api: job already finished")
+	errForbidden   = errors.New("api: forbidden")
 	// errUnauthorized, errTooManyActive, errRateLimited: auth.go, quota.go.
 )
 
@@ -93,6 +94,7 @@ func problemKinds() []problemKind {
 		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false, false},
 		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false, false},
 		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true, false},
+		{errForbidden, http.StatusForbidden, "forbidden", "Forbidden", true, false},
 		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
 		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
 	}

@@ -26,6 +26,9 @@ func (s *Server) routes() {
 	v1.GET("/jobs/:id/deliveries", s.handleListDeliveries)
 	v1.POST("/jobs/:id/deliveries/:n/redeliver", s.handleRedeliver)
 
+	s.uiRoutes()      // session.go: the dashboard under /ui, with its cookie session
+	s.monitorRoutes() // monitor.go: the queue monitor for admin keys
+
 	e.GET("/healthz", s.handleHealthz)
 	e.GET("/readyz", s.handleReadyz)
 	e.GET("/metrics", s.metrics.handler())

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/benchq/benchq/internal/dashboard"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 )
@@ -141,6 +142,9 @@ type Deps struct {
 	// Targets manages target verification tokens (targets.go); nil
 	// answers the /v1/targets endpoints with 503.
 	Targets TargetVerifier
+	// Monitor, when set, is the queue monitor mounted at /monitor/ for
+	// admin keys (monitor.go); it must expect that root path.
+	Monitor http.Handler
 }
 
 // Server is the benchq HTTP API.
@@ -174,6 +178,10 @@ type Server struct {
 	ready *readiness
 	undo  *undoer
 
+	// dashboard serves /ui (session.go); monitor /monitor (monitor.go).
+	dashboard *dashboard.Handler
+	monitor   http.Handler
+
 	// closing is canceled when Shutdown starts, ending event streams that
 	// http.Server.Shutdown would otherwise wait for until its deadline.
 	closing     context.Context
@@ -196,6 +204,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
+	s.monitor = deps.Monitor
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

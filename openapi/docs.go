@@ -82,7 +82,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Filters by status and by labels (every label must match); pages with an opaque cursor.",
+                "description": "Filters by status, by labels (every label must match) and by a part of the name; pages with an opaque cursor.",
                 "produces": [
                     "application/json"
                 ],
@@ -112,6 +112,12 @@ const docTemplate = `{
                         "collectionFormat": "multi",
                         "description": "key:value; repeat to require several",
                         "name": "label",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only jobs whose name contains this, ignoring case",
+                        "name": "name",
                         "in": "query"
                     },
                     {

@@ -93,6 +93,7 @@ func TestList(t *testing.T) {
 	}{
 		{"all", []string{"list"}, exitOK, []string{"ID", "STATUS", a.ID + "  succeeded  1/1", "alpha", b.ID, "beta"}, nil},
 		{"by label", []string{"list", "--label", "env:ci"}, exitOK, []string{a.ID, "alpha"}, []string{b.ID}},
+		{"by name part", []string{"list", "--name", "ALPH"}, exitOK, []string{a.ID, "alpha"}, []string{b.ID}},
 		{"by status", []string{"list", "--status", "running"}, exitOK, nil, []string{a.ID, b.ID}},
 		{"one per page", []string{"list", "--limit", "1"}, exitOK, []string{b.ID}, []string{a.ID}},
 		{"json", []string{"list", "--json", "--label", "env:dev"}, exitOK, []string{`"next_cursor"`, b.ID}, []string{a.ID}},

@@ -10,12 +10,13 @@ import (
 	"github.com/benchq/benchq/internal/client"
 )
 
-const listSynopsis = `benchq list [--status S] [--label key:value]... [--limit N] [--cursor C] [--json] [flags]
+const listSynopsis = `benchq list [--status S] [--label key:value]... [--name PART] [--limit N] [--cursor C] [--json] [flags]
 
 Lists the jobs the API key may see, newest first, as a table: id, status,
 runs done of runs total, verdict, created, name. Filters as GET /v1/jobs
 does: --status one of queued, running, succeeded, failed, canceled;
---label repeatable, every one must match. When more jobs match than
+--label repeatable, every one must match; --name a part of the name, any
+case. When more jobs match than
 --limit, the last line gives the --cursor of the next page. --json prints
 the server's JSON page instead. Exits 0, or 3 on a usage, connection or
 API error.`
@@ -40,6 +41,7 @@ func listMain(ctx context.Context, args []string, env cliEnv) int {
 	var labels labelList
 	fs.StringVar(&f.Status, "status", "", "only jobs in this status")
 	fs.Var(&labels, "label", "only jobs with this key:value label; repeatable, all must match")
+	fs.StringVar(&f.Name, "name", "", "only jobs whose name contains this, ignoring case")
 	fs.IntVar(&f.Limit, "limit", 0, "jobs per page, 1..100 (0: the server's default, 20)")
 	fs.StringVar(&f.Cursor, "cursor", "", "the page after the one that printed this cursor")
 	asJSON := fs.Bool("json", false, "print the server's JSON page")

@@ -45,6 +45,8 @@ type ListFilter struct {
 	Status string
 	// Labels are key:value; every one must match.
 	Labels []string
+	// Name keeps jobs whose name contains it, ignoring case.
+	Name string
 	// Limit is the page size, 0 for the server's default.
 	Limit  int
 	Cursor string
@@ -66,6 +68,9 @@ func (c *Client) List(ctx context.Context, f ListFilter) (JobList, error) {
 	}
 	for _, l := range f.Labels {
 		q.Add("label", l)
+	}
+	if f.Name != "" {
+		q.Set("name", f.Name)
 	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))

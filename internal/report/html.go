@@ -22,39 +22,81 @@ var (
 	htmlTemplate = template.Must(template.New("report").Parse(reportTmpl))
 )
 
-// htmlTable is one table of the report: a caption, a header row and rows
-// of cells; Numeric marks columns set right-aligned.
-type htmlTable struct {
+// Table is one table of the HTML views: a caption, a header row and rows
+// of cells, the first cell of each row naming it.
+type Table struct {
 	Caption string
 	Head    []string
 	Rows    [][]string
 	Note    string
 }
 
-type htmlRun struct {
+// RunText is one run's ab text under the header line that names its point.
+type RunText struct {
 	Header string
 	Text   string
 }
 
-type htmlReport struct {
-	CSS         template.CSS
+// View is what the HTML report shows besides its chart, ready for a
+// template: the Markdown report's tables as Tables, the saturation
+// sentences, the comparison with a compare_to job, the verdict with its
+// failing cells and each run's ab text. The dashboard renders the same
+// View, so a job reads the same in the report and in the browser.
+type View struct {
 	Title       string
 	JobID       string
 	Status      string
 	Repeats     int
-	Chart       template.HTML
-	Tables      []htmlTable
+	Tables      []Table
 	Saturation  []string
-	CompareTo   *htmlTable
+	CompareTo   *Table
 	CompareGone string
 	Verdict     string
 	VerdictMsg  string
-	Failures    *htmlTable
-	Runs        []htmlRun
+	Failures    *Table
+	Runs        []RunText
 }
 
-// writeHTML renders the Markdown report's tables as HTML tables under the
-// SVG chart, then each run's ab text folded away. html/template escapes
+type htmlReport struct {
+	View
+	CSS   template.CSS
+	Chart template.HTML
+}
+
+// NewView builds the View of a job's report from its runs and analysis,
+// with the job's secrets redacted as in every report.
+func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
+	if j == nil {
+		return View{}, fmt.Errorf("report: view: no job")
+	}
+	j = j.Redacted()
+	g := newGrid(a)
+	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
+	for _, s := range g.Slices {
+		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
+	}
+	for _, s := range a.Saturation {
+		v.Saturation = append(v.Saturation, s.Sentence)
+	}
+	if c := a.CompareTo; c != nil {
+		if c.Gone != "" {
+			v.CompareGone = fmt.Sprintf("Compared with job %s: %s.", c.JobID, c.Gone)
+		} else {
+			v.CompareTo = htmlCompareTo(c)
+		}
+	}
+	v.Verdict, v.VerdictMsg, v.Failures = htmlVerdict(a.Verdict, j.Spec.Points())
+	for _, rv := range runViews(j, runs) {
+		var text strings.Builder
+		if err := writeAB(&text, j, []job.Run{rv.Run}); err != nil {
+			return View{}, fmt.Errorf("report: view: %w", err)
+		}
+		v.Runs = append(v.Runs, RunText{Header: rv.header(), Text: text.String()})
+	}
+	return v, nil
+}
+
+// writeHTML renders the View under the SVG chart. html/template escapes
 // every user-chosen string (names, targets, labels); the chart's SVG is
 // trusted because vgsvg escapes the text it draws.
 func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
@@ -62,32 +104,14 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	if err := writeSVG(&svg, j, a); err != nil {
 		return err
 	}
-	g := newGrid(a)
+	v, err := NewView(j, runs, a)
+	if err != nil {
+		return err
+	}
 	r := htmlReport{
-		CSS: template.CSS(reportCSS), Title: title(j), JobID: j.ID, Status: string(j.Status),
-		Repeats: j.Spec.WithDefaults().Sweep.Repeats,
-		Chart:   template.HTML(inlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
-	}
-	for _, s := range g.Slices {
-		r.Tables = append(r.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
-	}
-	for _, s := range a.Saturation {
-		r.Saturation = append(r.Saturation, s.Sentence)
-	}
-	if c := a.CompareTo; c != nil {
-		if c.Gone != "" {
-			r.CompareGone = fmt.Sprintf("Compared with job %s: %s.", c.JobID, c.Gone)
-		} else {
-			r.CompareTo = htmlCompareTo(c)
-		}
-	}
-	r.Verdict, r.VerdictMsg, r.Failures = htmlVerdict(a.Verdict, j.Spec.Points())
-	for _, v := range runViews(j, runs) {
-		var text strings.Builder
-		if err := writeAB(&text, j, []job.Run{v.Run}); err != nil {
-			return err
-		}
-		r.Runs = append(r.Runs, htmlRun{Header: v.header(), Text: text.String()})
+		View:  v,
+		CSS:   template.CSS(reportCSS),
+		Chart: template.HTML(inlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
 	}
 	return htmlTemplate.Execute(w, r)
 }
@@ -101,8 +125,8 @@ func inlineSVG(doc string) string {
 	return strings.Replace(doc, "<svg ", `<svg role="img" aria-label="charts" `, 1)
 }
 
-func htmlRPSTable(g grid, s slice, baseline string) htmlTable {
-	t := htmlTable{Caption: "mean req/s, " + s.Label(), Head: []string{""}}
+func htmlRPSTable(g grid, s slice, baseline string) Table {
+	t := Table{Caption: "mean req/s, " + s.Label(), Head: []string{""}}
 	for _, c := range g.Conc[s] {
 		t.Head = append(t.Head, concLabel(c))
 	}
@@ -134,22 +158,22 @@ func htmlRPSTable(g grid, s slice, baseline string) htmlTable {
 	return t
 }
 
-func htmlCompareTo(c *job.BaselineComparison) *htmlTable {
-	t := &htmlTable{Caption: "compared with job " + c.JobID,
+func htmlCompareTo(c *job.BaselineComparison) *Table {
+	t := &Table{Caption: "compared with job " + c.JobID,
 		Head: []string{"target", "point", "req/s", "baseline req/s", "req/s change", "p99 ms", "baseline p99 ms", "p99 change"}}
 	for _, cell := range c.Cells {
 		row := []string{cell.Point.Target, concLabel(cell.Point.Concurrency) + ", " + stopFlag(cell.Point),
 			fmt.Sprintf("%.2f", cell.RPS), "", "no matching cell", fmt.Sprintf("%.2f", cell.P99Ms), "", ""}
 		if cmp := cell.Comparison; cmp != nil {
-			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), cmp.RPS
-			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), cmp.P99
+			row[3], row[4] = fmt.Sprintf("%.2f", cell.BaselineRPS), sigText(cmp.RPSSignificance, cmp.RPS)
+			row[6], row[7] = fmt.Sprintf("%.2f", cell.BaselineP99Ms), sigText(cmp.P99Significance, cmp.P99)
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *htmlTable) {
+func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *Table) {
 	result := v.Result
 	if result == "" {
 		result = job.VerdictNone
@@ -160,7 +184,7 @@ func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *html
 	case len(v.Failures) == 0:
 		return result, "Every point met every threshold.", nil
 	}
-	t := &htmlTable{Caption: "failing cells", Head: []string{"threshold", "target", "point", "value", "baseline", "bound"}}
+	t := &Table{Caption: "failing cells", Head: []string{"threshold", "target", "point", "value", "baseline", "bound"}}
 	for _, f := range v.Failures {
 		point := ""
 		if f.Point >= 0 {

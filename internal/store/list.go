@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,8 +26,11 @@ type ListFilter struct {
 	Owner  string            // only this API key's jobs; "" means every owner
 	Status job.Status        // only jobs in this status
 	Labels map[string]string // only jobs carrying every one of these labels
-	Cursor string            // the next value of the previous page; "" starts at the newest
-	Limit  int               // page size; zero means DefaultListLimit, capped at MaxListLimit
+	// Name keeps jobs whose name contains it, ignoring case: people
+	// remember part of a name, rarely all of it.
+	Name   string
+	Cursor string // the next value of the previous page; "" starts at the newest
+	Limit  int    // page size; zero means DefaultListLimit, capped at MaxListLimit
 }
 
 // ListJobs returns jobs newest first, and the cursor of the next page (""
@@ -70,6 +74,9 @@ func (f ListFilter) index() string {
 
 func (f ListFilter) match(j *job.Job) bool {
 	if f.Owner != "" && j.Owner != f.Owner || f.Status != "" && j.Status != f.Status {
+		return false
+	}
+	if f.Name != "" && !strings.Contains(strings.ToLower(j.Spec.Name), strings.ToLower(f.Name)) {
 		return false
 	}
 	for k, v := range f.Labels {

@@ -86,6 +86,9 @@ func TestListJobsFilters(t *testing.T) {
 		{"label", store.ListFilter{Labels: map[string]string{"branch": "main"}}, []string{"a3", "b2", "a0"}},
 		{"two labels", store.ListFilter{Labels: map[string]string{"branch": "main", "env": "ci"}}, []string{"a0"}},
 		{"label+owner paged", store.ListFilter{Owner: "alice", Labels: map[string]string{"branch": "main"}, Limit: 1}, []string{"a3", "a0"}},
+		{"name part, any case", store.ListFilter{Name: "JOB A"}, []string{"a3", "a1", "a0"}},
+		{"name+status", store.ListFilter{Name: "a", Status: job.StatusRunning}, []string{"a0"}},
+		{"name no match", store.ListFilter{Name: "nightly"}, nil},
 		{"no match", store.ListFilter{Owner: "carol"}, nil},
 	}
 	for _, tt := range tests {
