@@ -212,3 +212,102 @@ func allSuites() []*tls.CipherSuite {
 func isTLS13Only(cs *tls.CipherSuite) bool {
 	return len(cs.SupportedVersions) == 1 && cs.SupportedVersions[0] == tls.VersionTLS13
 }
+
+// TLSReason names why a TLS handshake failed, for the report and the
+// user's next step.
+type TLSReason int
+
+// The reasons TLSHandshakeReason tells apart.
+const (
+	TLSOther             TLSReason = iota // none of the below (a reset, an alert not listed)
+	TLSUnknownAuthority                   // the certificate is signed by no trusted CA
+	TLSBadCertificate                     // the server's certificate is expired, for another name, or unusable
+	TLSClientCertificate                  // the server refused the client's certificate, or wanted one
+	TLSProtocolVersion                    // no TLS version both ends allow
+	TLSHandshakeFailure                   // the server found nothing in common (cipher suites, curves)
+	TLSNotTLS                             // the server answered something that is not TLS (plain HTTP)
+)
+
+// TLSFailures counts failed handshakes by reason; their sum is
+// Failures.TLSHandshake.
+type TLSFailures struct {
+	UnknownAuthority  int64 `json:"unknown_authority,omitempty"`
+	BadCertificate    int64 `json:"bad_certificate,omitempty"`
+	ClientCertificate int64 `json:"client_certificate,omitempty"`
+	ProtocolVersion   int64 `json:"protocol_version,omitempty"`
+	HandshakeFailure  int64 `json:"handshake_failure,omitempty"`
+	NotTLS            int64 `json:"not_tls,omitempty"`
+	Other             int64 `json:"other,omitempty"`
+}
+
+// Add counts one failed handshake of reason r.
+func (f *TLSFailures) Add(r TLSReason) {
+	switch r {
+	case TLSUnknownAuthority:
+		f.UnknownAuthority++
+	case TLSBadCertificate:
+		f.BadCertificate++
+	case TLSClientCertificate:
+		f.ClientCertificate++
+	case TLSProtocolVersion:
+		f.ProtocolVersion++
+	case TLSHandshakeFailure:
+		f.HandshakeFailure++
+	case TLSNotTLS:
+		f.NotTLS++
+	default:
+		f.Other++
+	}
+}
+
+// Merge adds o's counts to f.
+func (f *TLSFailures) Merge(o TLSFailures) {
+	f.UnknownAuthority += o.UnknownAuthority
+	f.BadCertificate += o.BadCertificate
+	f.ClientCertificate += o.ClientCertificate
+	f.ProtocolVersion += o.ProtocolVersion
+	f.HandshakeFailure += o.HandshakeFailure
+	f.NotTLS += o.NotTLS
+	f.Other += o.Other
+}
+
+// IsZero reports whether no handshake failed.
+func (f TLSFailures) IsZero() bool { return f == TLSFailures{} }
+
+// Hints gives one line of advice per reason seen, naming it, for a report
+// to print under the generic TLS handshake hint.
+func (f TLSFailures) Hints() []string {
+	var hints []string
+	add := func(n int64, hint string) {
+		if n > 0 {
+			hints = append(hints, fmt.Sprintf("tls handshake, %s (%d)", hint, n))
+		}
+	}
+	add(f.UnknownAuthority, "unknown authority: the certificate is signed by no CA this run trusts; give the CA bundle (request.tls.ca_pem, --cacert) or skip verification for a self-signed target (request.tls.insecure_skip_verify, --insecure)")
+	add(f.BadCertificate, "bad certificate: the server's certificate is expired, not yet valid or for another name; check it, or name the server it is for (request.tls.server_name, --sni)")
+	add(f.ClientCertificate, "client certificate: the server wants a client certificate it accepts; give one (request.tls.client_cert_pem and client_key_pem, -E)")
+	add(f.ProtocolVersion, "protocol version: the server allows no TLS version in this run's range; widen min_version/max_version (-f)")
+	add(f.HandshakeFailure, "handshake failure: the server accepts none of the offered cipher suites or curves; check cipher_suites (-Z)")
+	add(f.NotTLS, "not TLS: the server answered plain HTTP; use http:// for this port")
+	add(f.Other, "other: the connection failed mid-handshake (reset, timeout or an unexpected alert)")
+	return hints
+}
+
+// String is the reason as a report names it.
+func (r TLSReason) String() string {
+	switch r {
+	case TLSUnknownAuthority:
+		return "unknown authority"
+	case TLSBadCertificate:
+		return "bad certificate"
+	case TLSClientCertificate:
+		return "client certificate refused"
+	case TLSProtocolVersion:
+		return "protocol version"
+	case TLSHandshakeFailure:
+		return "handshake failure"
+	case TLSNotTLS:
+		return "not TLS"
+	}
+	return "other"
+}
