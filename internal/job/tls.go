@@ -54,9 +54,9 @@ func (o *TLSOptions) plan() (measure.TLS, []tlsProblem) {
 	bad := func(field, msg string) { probs = append(probs, tlsProblem{field, msg}) }
 	t := measure.TLS{
 		SkipVerify:    o.InsecureSkipVerify,
-		CAPEM:         []byte(o.CAPEM),
-		ClientCertPEM: []byte(o.ClientCertPEM),
-		ClientKeyPEM:  []byte(o.ClientKeyPEM),
+		CAPEM:         pemBytes(o.CAPEM),
+		ClientCertPEM: pemBytes(o.ClientCertPEM),
+		ClientKeyPEM:  pemBytes(o.ClientKeyPEM),
 		ServerName:    o.ServerName,
 	}
 	for _, v := range []struct {
@@ -108,6 +108,14 @@ func (o *TLSOptions) plan() (measure.TLS, []tlsProblem) {
 		}
 	}
 	return t, probs
+}
+
+// pemBytes is s as bytes, nil when empty, as the engine's zero value.
+func pemBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 // clientMessage is a TLS option's error without the Go package prefix.
