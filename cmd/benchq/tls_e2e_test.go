@@ -72,6 +72,12 @@ func TestServiceTLSJob(t *testing.T) {
 		}
 	}
 
+	_, b = call(t, http.MethodGet, m.URL()+"/v1/jobs/"+j.ID+"/report?format=markdown", nil)
+	if md := string(b); !strings.Contains(md, "TLS handshake (a part of connect)") || !strings.Contains(md, "| verify | 2 | – | unknown authority: 20 |") ||
+		!strings.Contains(md, "| skip | 2 | ") {
+		t.Errorf("Markdown report:\n%s\nwant the TLS handshake table with both targets", md)
+	}
+
 	_, b = call(t, http.MethodGet, m.URL()+"/v1/jobs/"+j.ID, nil)
 	if strings.Contains(string(b), "PRIVATE KEY") || !strings.Contains(string(b), `"client_key_pem":"[redacted]"`) ||
 		!strings.Contains(string(b), "BEGIN CERTIFICATE") {
