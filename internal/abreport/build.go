@@ -46,7 +46,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		ConnectToWriteMs:      minMeanMax(&m.ConnectToWrite),
 		Aborted:               m.Aborted,
 		Canceled:              m.Canceled,
-		Hints:                 m.Failures.Hints(),
+		Hints:                 m.Hints(),
 		StartedAt:             m.Started,
 		ClientCPUS:            seconds(m.ClientCPU),
 		ClientCPUWaitS:        seconds(m.ClientCPUWait),
@@ -72,7 +72,6 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 	if !m.TLSFailures.IsZero() {
 		f := TLSFailures(m.TLSFailures)
 		r.TLSFailures = &f
-		r.Hints = append(r.Hints, m.TLSFailures.Hints()...)
 	}
 	if m.Open != nil {
 		r.OpenModel = openModel(m.Open)
