@@ -1,6 +1,7 @@
 package abcmd
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strings"
 
@@ -63,7 +64,7 @@ func ParseCiphers(list string) ([]uint16, error) {
 // to 1.3). SSL2 and SSL3 are refused.
 func ParseProtocol(v string) (minV, maxV uint16, err error) {
 	if strings.EqualFold(v, "ALL") {
-		return 0x0301, 0x0304, nil
+		return tls.VersionTLS10, tls.VersionTLS13, nil
 	}
 	ver, err := measure.ParseTLSVersion(v)
 	if err != nil {
