@@ -132,3 +132,40 @@ func TestParseCipherSuite(t *testing.T) {
 		t.Errorf("CipherSuiteNames() = %q", names)
 	}
 }
+
+// TestHandshakeEncodesAndMerges: the handshake phase and the reasons
+// survive the stored form and merge exactly; a plain run stores neither.
+func TestHandshakeEncodesAndMerges(t *testing.T) {
+	m := &measure.Measurement{Handshake: measure.NewPhase()}
+	for _, v := range []int64{900, 1200, 3000} {
+		m.Handshake.Record(v)
+	}
+	m.TLSFailures.Add(measure.TLSUnknownAuthority)
+	m.TLSFailures.Add(measure.TLSNotTLS)
+	b, err := measure.EncodeMeasurement(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := measure.DecodeMeasurement(b)
+	if err != nil {
+		t.Fatalf("decode: %v\n%s", err, b)
+	}
+	if got.Handshake.Count != 3 || got.Handshake.Max != 3000 || got.Handshake.Quantile(0.5) != m.Handshake.Quantile(0.5) ||
+		got.TLSFailures != m.TLSFailures {
+		t.Errorf("decoded handshake %+v, failures %+v; want %+v, %+v", got.Handshake, got.TLSFailures, m.Handshake, m.TLSFailures)
+	}
+	got.Merge(m)
+	if got.Handshake.Count != 6 || got.TLSFailures.UnknownAuthority != 2 || got.TLSFailures.NotTLS != 2 {
+		t.Errorf("merged handshake count %d, failures %+v; want 6 and two of each", got.Handshake.Count, got.TLSFailures)
+	}
+	plain, err := measure.EncodeMeasurement(&measure.Measurement{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(plain), `"tls_handshake":{`) || strings.Contains(string(plain), "tls_failures") {
+		t.Errorf("a plain run's encoding %s names TLS", plain)
+	}
+	if h := got.Hints(); len(h) != 2 || !strings.HasPrefix(h[0], "tls handshake, unknown authority: ") {
+		t.Errorf("Hints = %q, want one per reason and no generic TLS hint", h)
+	}
+}
