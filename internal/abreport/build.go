@@ -46,7 +46,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		ConnectToWriteMs:      minMeanMax(&m.ConnectToWrite),
 		Aborted:               m.Aborted,
 		Canceled:              m.Canceled,
-		Hints:                 m.Failures.Hints(),
+		Hints:                 m.Hints(),
 		StartedAt:             m.Started,
 		ClientCPUS:            seconds(m.ClientCPU),
 		ClientCPUWaitS:        seconds(m.ClientCPUWait),
@@ -65,6 +65,14 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		Total:      phaseStats(&m.Total),
 	}
 	r.PercentilesMs = abPercentiles(&m.Total)
+	if m.Handshake.Count > 0 {
+		hs := phaseStats(&m.Handshake)
+		r.TLSHandshakes, r.TLSHandshakeMs = m.Handshake.Count, &hs
+	}
+	if !m.TLSFailures.IsZero() {
+		f := TLSFailures(m.TLSFailures)
+		r.TLSFailures = &f
+	}
 	if m.Open != nil {
 		r.OpenModel = openModel(m.Open)
 		if h := rateHint(m.Open); h != "" {

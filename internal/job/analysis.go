@@ -1,6 +1,10 @@
 package job
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/benchq/benchq/internal/abreport"
+)
 
 // Analysis is what a job's runs mean, beyond their raw numbers: statistics
 // over repeats per point, the difference to the baseline target, where each
@@ -69,6 +73,13 @@ type PointSummary struct {
 	// any repeat (abreport's client_saturated): the point's req/s then
 	// measures the client, not the server.
 	ClientSaturated bool `json:"client_saturated"`
+
+	// TLSHandshakeMs is the mean TLS handshake time of the new
+	// connections, over the repeats that made one; nil for plain HTTP.
+	TLSHandshakeMs *Stat `json:"tls_handshake_ms,omitempty"`
+	// TLSFailures sums failed handshakes by reason over the repeats; nil
+	// when none failed.
+	TLSFailures *abreport.TLSFailures `json:"tls_failures,omitempty"`
 
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.

@@ -89,10 +89,34 @@ func summarise(p Point, reports []*abreport.Report) PointSummary {
 		ps.PercentilesMs[k] = newStat(ps.samples[k])
 	}
 	ps.Noisy = ps.RPS.CV > NoisyCV
+	var handshakes []float64
 	for _, r := range reports {
 		ps.ClientSaturated = ps.ClientSaturated || r.ClientSaturated
+		if r.TLSHandshakeMs != nil {
+			handshakes = append(handshakes, r.TLSHandshakeMs.Mean)
+		}
+		if f := r.TLSFailures; f != nil {
+			if ps.TLSFailures == nil {
+				ps.TLSFailures = &abreport.TLSFailures{}
+			}
+			addTLSFailures(ps.TLSFailures, f)
+		}
+	}
+	if len(handshakes) > 0 {
+		st := newStat(handshakes)
+		ps.TLSHandshakeMs = &st
 	}
 	return ps
+}
+
+func addTLSFailures(dst, f *abreport.TLSFailures) {
+	dst.UnknownAuthority += f.UnknownAuthority
+	dst.BadCertificate += f.BadCertificate
+	dst.ClientCertificate += f.ClientCertificate
+	dst.ProtocolVersion += f.ProtocolVersion
+	dst.HandshakeFailure += f.HandshakeFailure
+	dst.NotTLS += f.NotTLS
+	dst.Other += f.Other
 }
 
 // sliceKey names a point's requests/duration/rate value: the points of one

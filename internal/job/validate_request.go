@@ -29,6 +29,10 @@ func (v *validator) request(field string, r Request) {
 		v.add(field+".max_body", "%d is not a positive number of bytes", r.MaxBody)
 	}
 	v.httpVersion(field, r.HTTPVersion)
+	_, probs := r.TLS.plan()
+	for _, p := range probs {
+		v.add(field+".tls."+p.field, "%s", p.msg)
+	}
 	if hasControl(r.ContentType) {
 		v.add(field+".content_type", "%q contains control characters", r.ContentType)
 	}

@@ -1,5 +1,7 @@
 package measure
 
+import "strings"
+
 // Total is the number of failed requests: the sum of every class.
 func (f Failures) Total() int64 {
 	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake +
@@ -38,4 +40,21 @@ func (f *Failures) Merge(o Failures) {
 	f.TLSHandshake += o.TLSHandshake
 	f.BodyTooLarge += o.BodyTooLarge
 	f.HeaderTooLarge += o.HeaderTooLarge
+}
+
+// Hints is Failures.Hints with the TLS handshake hint replaced by one per
+// reason (TLSFailures.Hints) when the reasons are known: the generic one
+// guesses what they name.
+func (m *Measurement) Hints() []string {
+	hints := m.Failures.Hints()
+	if m.TLSFailures.IsZero() {
+		return hints
+	}
+	out := hints[:0]
+	for _, h := range hints {
+		if !strings.HasPrefix(h, "tls handshake: ") {
+			out = append(out, h)
+		}
+	}
+	return append(out, m.TLSFailures.Hints()...)
 }

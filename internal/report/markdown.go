@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -30,6 +31,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
 		writeMDTable(bw, g, s, j.Spec.Baseline)
 		writeMDLatency(bw, g, s)
+		writeMDTLS(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
 	writeMDCompareTo(bw, a.CompareTo)
@@ -106,6 +108,53 @@ func writeMDLatency(w io.Writer, g grid, s slice) {
 			mdRow(w, row)
 		}
 	}
+}
+
+// writeMDTLS lists each point's TLS handshake time and failed handshakes
+// by reason, when any point of the slice spoke TLS.
+func writeMDTLS(w io.Writer, g grid, s slice) {
+	var rows [][]string
+	for _, t := range g.Targets {
+		for _, c := range g.Conc[s] {
+			ps := g.Cell(s, t, c)
+			if ps == nil || (ps.TLSHandshakeMs == nil && ps.TLSFailures == nil) {
+				continue
+			}
+			hs := "–"
+			if st := ps.TLSHandshakeMs; st != nil && st.N > 0 {
+				hs = fmt.Sprintf("%.2f", st.Mean)
+			}
+			rows = append(rows, []string{mdEscape(t), strconv.Itoa(c), hs, tlsFailureCell(ps.TLSFailures)})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprint(w, "\nTLS handshake (a part of connect), mean ms over repeats, and failed handshakes:\n\n")
+	mdRow(w, []string{"target", "c", "handshake", "failed handshakes"})
+	mdRow(w, []string{"---", "---:", "---:", "---"})
+	for _, r := range rows {
+		mdRow(w, r)
+	}
+}
+
+// tlsFailureCell names the reasons of failed handshakes with their counts.
+func tlsFailureCell(f *abreport.TLSFailures) string {
+	if f == nil {
+		return "none"
+	}
+	var parts []string
+	for _, r := range []struct {
+		name string
+		n    int64
+	}{{"unknown authority", f.UnknownAuthority}, {"bad certificate", f.BadCertificate},
+		{"client certificate refused", f.ClientCertificate}, {"protocol version", f.ProtocolVersion},
+		{"handshake failure", f.HandshakeFailure}, {"not TLS", f.NotTLS}, {"other", f.Other}} {
+		if r.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", r.name, r.n))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // clientMark follows a cell whose point was client-bound
