@@ -49,6 +49,7 @@ type worker struct {
 
 	batch []record
 	local counts
+	h2    *h2conn // the HTTP/2 connection state, on HTTP/2 only
 }
 
 // counts are the worker's own totals, read only after it has stopped.
@@ -68,8 +69,11 @@ type counts struct {
 	// follow each other without a gap: the overlap of the workers' spans is
 	// the run's most requests in flight, at no cost per request.
 	busyFrom, busyUntil time.Time
-	maxInFlight         int64         // open model: most in flight seen at a start
-	connectWrite        measure.Phase // http_load's connect: dial start to request written
+	maxInFlight         int64            // open model: most in flight seen at a start
+	connectWrite        measure.Phase    // http_load's connect: dial start to request written
+	conns               int64            // HTTP/2: connections opened
+	maxStreams          int              // HTTP/2: most streams in flight on one connection
+	h2codes             map[string]int64 // HTTP/2: error codes the server sent
 }
 
 // timing holds the timestamps of one request.
@@ -84,11 +88,16 @@ var errStopped = errors.New("loadgen: run stopped")
 func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
 	w.batch = make([]record, 0, batchSize)
+	if w.e.h2 {
+		w.prepareH2()
+	}
 }
 
 func (w *worker) run() {
 	defer w.finish()
-	if w.e.open {
+	if w.e.h2 {
+		w.runH2()
+	} else if w.e.open {
 		w.runOpen()
 	} else {
 		w.runClosed()
