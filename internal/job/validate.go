@@ -94,10 +94,14 @@ func (v *validator) targets(s Spec) {
 			// The version may come from a request object, checked where
 			// it was given; the rest of src.req is the ab line's.
 			abReq := src.req
-			abReq.HTTPVersion = ""
+			abReq.HTTPVersion, abReq.MaxStreams = "", 0
 			v.request(field+".ab", abReq)
+			if t.Request == nil || t.Request.MaxStreams == 0 {
+				v.maxStreams(field+".ab", Request{HTTPVersion: src.req.HTTPVersion, MaxStreams: src.req.MaxStreams})
+			}
 			if t.Request != nil {
 				v.httpVersion(field+".request", t.Request.HTTPVersion)
+				v.maxStreams(field+".request", Request{HTTPVersion: src.req.HTTPVersion, MaxStreams: t.Request.MaxStreams})
 				if t.Request.MaxBody < 0 {
 					v.add(field+".request.max_body", "%d is not a positive number of bytes", t.Request.MaxBody)
 				}
