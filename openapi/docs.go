@@ -872,6 +872,12 @@ const docTemplate = `{
                 "exceptions": {
                     "type": "integer"
                 },
+                "flow_control": {
+                    "type": "integer"
+                },
+                "goaway": {
+                    "type": "integer"
+                },
                 "header_too_large": {
                     "type": "integer"
                 },
@@ -881,7 +887,14 @@ const docTemplate = `{
                 "port_exhaustion": {
                     "type": "integer"
                 },
+                "protocol": {
+                    "type": "integer"
+                },
                 "receive": {
+                    "type": "integer"
+                },
+                "stream_reset": {
+                    "description": "HTTP/2's classes: a stream the server reset (RST_STREAM), one its\nGOAWAY left unprocessed, a request body stalled on a zero\nflow-control window, an HTTP/2 protocol error.",
                     "type": "integer"
                 },
                 "timeout": {
@@ -1029,6 +1042,9 @@ const docTemplate = `{
                 "connection_times_ms": {
                     "$ref": "#/definitions/abreport.ConnectionTimes"
                 },
+                "connections": {
+                    "type": "integer"
+                },
                 "document_length": {
                     "description": "body bytes of the first completed response",
                     "type": "integer"
@@ -1043,6 +1059,13 @@ const docTemplate = `{
                     "description": "sum of every class in Failed",
                     "type": "integer"
                 },
+                "h2_error_codes": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "integer",
+                        "format": "int64"
+                    }
+                },
                 "hints": {
                     "description": "one line of advice per failure class seen",
                     "type": "array",
@@ -1053,6 +1076,10 @@ const docTemplate = `{
                 "html_transferred_bytes": {
                     "description": "bodies received",
                     "type": "integer"
+                },
+                "http_version": {
+                    "description": "HTTP/2 runs only (h2load's -c and -m): http_version \"2\", the\nconnections opened (concurrency_level at first, more after GOAWAY or\na lost connection), the most streams one connection carried at once,\nand the error codes of resets and GOAWAYs the server sent.",
+                    "type": "string"
                 },
                 "keep_alive": {
                     "description": "ab -k: the \"Keep-Alive requests\" line is printed, even when 0",
@@ -1067,6 +1094,9 @@ const docTemplate = `{
                 },
                 "max_parallel": {
                     "description": "MaxParallel is http_load's \"max parallel\": the most requests seen in\nflight at once, where ConcurrencyLevel is the most allowed. 0 in\nreports stored before it was measured.",
+                    "type": "integer"
+                },
+                "max_streams": {
                     "type": "integer"
                 },
                 "method": {
@@ -1854,11 +1884,12 @@ const docTemplate = `{
                     }
                 },
                 "http_version": {
-                    "description": "HTTPVersion is \"1.0\" or \"1.1\". Unset, a url or http_load target\nsends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.",
+                    "description": "HTTPVersion is \"1.0\", \"1.1\" or \"2\". Unset, a url or http_load target\nsends HTTP/1.1 and an ab target ab's own HTTP/1.0 request. \"2\" is\nHTTP/2 as h2load speaks it: ALPN h2 over https, h2c with prior\nknowledge over http; concurrency is then connections, always kept.",
                     "type": "string",
                     "enum": [
                         "1.0",
-                        "1.1"
+                        "1.1",
+                        "2"
                     ]
                 },
                 "keepalive": {
@@ -1869,6 +1900,13 @@ const docTemplate = `{
                     "type": "integer",
                     "minimum": 1,
                     "example": 1073741824
+                },
+                "max_streams": {
+                    "description": "MaxStreams is, with http_version \"2\", how many requests each\nconnection carries at once (h2load -m), capped by the server's\nMAX_CONCURRENT_STREAMS; default 1.",
+                    "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
+                    "example": 10
                 },
                 "method": {
                     "type": "string"
@@ -2137,7 +2175,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "request": {
-                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version and max_body may be set (the line's\n--max-body wins over max_body).",
+                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version, max_streams and max_body may be set\n(the line's --max-body and --max-streams win).",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Request"
