@@ -90,7 +90,9 @@ var abCases = []struct {
 	{"--urls=list.txt " + testURL, want(func(a *AB) { a.URLsFile = "list.txt" })},
 	{"-k -- " + testURL, want(func(a *AB) { a.Plan.KeepAlive = true })},
 	{"--http-version 1.1 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "1.1" })},
-	{"--http2 --max-streams 10 -c 4 -n 40 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion, a.Plan.MaxStreams, a.Plan.Concurrency, a.Plan.Requests = "2", 10, 4, 40 })},
+	{"--http2 --max-streams 10 -c 4 -n 40 " + testURL, want(func(a *AB) {
+		a.Plan.HTTPVersion, a.Plan.MaxStreams, a.Plan.Concurrency, a.Plan.Requests = "2", 10, 4, 40
+	})},
 	{"--http-version 2 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "2" })},
 	{"--http-version=1.0 " + testURL, want(nil)},
 	{"--max-body 1048576 " + testURL, want(func(a *AB) { a.Plan.MaxBody = 1 << 20 })},
