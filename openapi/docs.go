@@ -1156,6 +1156,21 @@ const docTemplate = `{
                     "description": "whole microseconds, as ab's clock",
                     "type": "number"
                 },
+                "tls_failures": {
+                    "description": "TLSFailures names the reason of each failed.tls_handshake; nil when\nnone failed.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/abreport.TLSFailures"
+                        }
+                    ]
+                },
+                "tls_handshake_ms": {
+                    "$ref": "#/definitions/abreport.PhaseStats"
+                },
+                "tls_handshakes": {
+                    "description": "TLSHandshakes is how many TLS connections the completed requests\nopened, and TLSHandshakeMs their handshakes' times: a part of\nconnection_times_ms.connect, which ab's table keeps whole. Nil for\nplain HTTP.",
+                    "type": "integer"
+                },
                 "tls_protocol": {
                     "type": "string"
                 },
@@ -1179,6 +1194,32 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "write_errors": {
+                    "type": "integer"
+                }
+            }
+        },
+        "abreport.TLSFailures": {
+            "type": "object",
+            "properties": {
+                "bad_certificate": {
+                    "type": "integer"
+                },
+                "client_certificate": {
+                    "type": "integer"
+                },
+                "handshake_failure": {
+                    "type": "integer"
+                },
+                "not_tls": {
+                    "type": "integer"
+                },
+                "other": {
+                    "type": "integer"
+                },
+                "protocol_version": {
+                    "type": "integer"
+                },
+                "unknown_authority": {
                     "type": "integer"
                 }
             }
@@ -1913,6 +1954,14 @@ const docTemplate = `{
                 },
                 "timeout": {
                     "type": "string"
+                },
+                "tls": {
+                    "description": "TLS configures https:// targets; unset, certificates are verified.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.TLSOptions"
+                        }
+                    ]
                 }
             }
         },
@@ -2162,6 +2211,62 @@ const docTemplate = `{
                 }
             }
         },
+        "job.TLSOptions": {
+            "type": "object",
+            "properties": {
+                "ca_pem": {
+                    "description": "CAPEM is a PEM bundle of CA certificates that replace the system's\nroots.",
+                    "type": "string"
+                },
+                "cipher_suites": {
+                    "description": "CipherSuites are the only suites offered for TLS 1.0 to 1.2, by Go\n(IANA) name; TLS 1.3's are always Go's three.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+                    ]
+                },
+                "client_cert_pem": {
+                    "description": "ClientCertPEM is a client certificate (chain) in PEM, sent to a\nserver that asks for one (ab -E); ClientKeyPEM its private key, a\nsecret shown only as \"[redacted]\". The key may instead follow the\ncertificate in ClientCertPEM, as in ab -E's file.",
+                    "type": "string"
+                },
+                "client_key_pem": {
+                    "type": "string"
+                },
+                "insecure_skip_verify": {
+                    "description": "InsecureSkipVerify accepts any certificate, for self-signed targets.",
+                    "type": "boolean"
+                },
+                "max_version": {
+                    "type": "string",
+                    "enum": [
+                        "1.0",
+                        "1.1",
+                        "1.2",
+                        "1.3"
+                    ],
+                    "example": "1.3"
+                },
+                "min_version": {
+                    "description": "MinVersion and MaxVersion bound the TLS version: \"1.0\", \"1.1\",\n\"1.2\" or \"1.3\" (ab -f's TLS1, TLS1.1... too).",
+                    "type": "string",
+                    "enum": [
+                        "1.0",
+                        "1.1",
+                        "1.2",
+                        "1.3"
+                    ],
+                    "example": "1.2"
+                },
+                "server_name": {
+                    "description": "ServerName is sent as SNI and verified in the certificate instead of\nthe URL's host.",
+                    "type": "string",
+                    "example": "www.example.test"
+                }
+            }
+        },
         "job.Target": {
             "type": "object",
             "properties": {
@@ -2175,7 +2280,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "request": {
-                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version, max_streams and max_body may be set\n(the line's --max-body and --max-streams win).",
+                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version, max_streams, max_body and tls may be\nset (the line's --max-body and --max-streams win, its -f, -Z,\n--insecure and --sni over tls).",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Request"

@@ -39,6 +39,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return abExitErr
 	}
+	a.TrustAsAB()
 	if err := a.Plan.Validate(); err != nil {
 		fmt.Fprintf(stderr, "benchq ab: %v\n", err)
 		return abExitErr
@@ -69,9 +70,25 @@ func abParseFailed(err error, stdout, stderr io.Writer) int {
 	return abExitErr
 }
 
-// readABFiles reads what the command line names: the body file (-p, -u)
-// and the URL list (--urls). Only cmd/ touches the file system.
+// readABFiles reads what the command line names: the body file (-p, -u),
+// the URL list (--urls), the client certificate (-E) and the CA bundle
+// (--cacert). Only cmd/ touches the file system. A PEM file's content is
+// never printed: -E's holds a private key.
 func readABFiles(a *abcmd.AB) error {
+	if a.CertFile != "" {
+		b, err := os.ReadFile(a.CertFile)
+		if err != nil {
+			return fmt.Errorf("ab: Could not open client certificate file (%s): %s", a.CertFile, strerror(err))
+		}
+		a.SetClientCert(b)
+	}
+	if a.CAFile != "" {
+		b, err := os.ReadFile(a.CAFile)
+		if err != nil {
+			return fmt.Errorf("benchq ab: --cacert: %w", err)
+		}
+		a.SetCA(b)
+	}
 	if a.BodyFile != "" {
 		b, err := os.ReadFile(a.BodyFile)
 		if err != nil {

@@ -66,7 +66,7 @@ func abAborted(m *measure.Measurement, stderr io.Writer) int {
 	if head, cause, ok := strings.Cut(m.Aborted, ": "); ok && strings.HasPrefix(head, "SSL handshake failed (") {
 		fmt.Fprintf(stderr, "%s.\n", head)
 		fmt.Fprintf(stderr, "benchq ab: %s\n", cause)
-		for _, h := range m.Failures.Hints() {
+		for _, h := range append(m.Failures.Hints(), m.TLSFailures.Hints()...) {
 			fmt.Fprintf(stderr, "benchq ab: %s\n", h)
 		}
 		return abExitErr

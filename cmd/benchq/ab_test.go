@@ -283,17 +283,18 @@ func TestABHTTPLoadSeveralURLs(t *testing.T) {
 }
 
 // TestABTLSToPlainPort sends https:// to a plain-HTTP server: ab's
-// handshake failure, the cause and the hint on stderr, a non-zero exit, no
-// report.
+// handshake failure, the cause named and the hints on stderr, a non-zero
+// exit, no report.
 func TestABTLSToPlainPort(t *testing.T) {
 	tg := startABTarget(t, fixedBody("plain"))
 	url := "https://" + strings.TrimPrefix(tg.URL, "http://")
 	code, stdout, stderr := runABTest(t, context.Background(), "-n", "10", "-c", "2", url)
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if code != 1 || len(lines) != 3 || lines[0] != "SSL handshake failed (1)." ||
-		!strings.HasPrefix(lines[1], "benchq ab: tls: ") ||
-		!strings.HasPrefix(lines[2], "benchq ab: tls handshake: ") || !strings.Contains(lines[2], "may not speak TLS") {
-		t.Errorf("benchq ab https:// to a plain port = %d, stderr:\n%s\nwant 1 and ab's SSL handshake failure, its cause, the hint", code, stderr)
+	if code != 1 || len(lines) != 4 || lines[0] != "SSL handshake failed (1)." ||
+		!strings.HasPrefix(lines[1], "benchq ab: not TLS: the server answered plain HTTP: tls: ") ||
+		!strings.HasPrefix(lines[2], "benchq ab: tls handshake: ") || !strings.Contains(lines[2], "may not speak TLS") ||
+		!strings.HasPrefix(lines[3], "benchq ab: tls handshake, not TLS: ") || !strings.Contains(lines[3], "use http://") {
+		t.Errorf("benchq ab https:// to a plain port = %d, stderr:\n%s\nwant 1 and ab's SSL handshake failure, its cause, the hints", code, stderr)
 	}
 	if stdout != abBanner+"Benchmarking 127.0.0.1 (be patient)..." {
 		t.Errorf("stdout = %q, want the banner and no report", stdout)

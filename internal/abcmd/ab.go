@@ -49,6 +49,16 @@ type AB struct {
 	Verbosity     int    // -v: accepted for compatibility; benchq prints no request traces
 	Format        Format // --format, --json; FormatAB by default
 	URLsFile      string // --urls: a file of URLs, one a line, read with ParseURLList
+
+	// TLS: -f and -Z as given (their meaning is in Plan.TLS), the files
+	// of -E (certificate and key in one PEM file) and --cacert, which the
+	// caller reads (SetClientCert, SetCA), and --verify. --insecure and
+	// --sni are in Plan.TLS.
+	Protocol string
+	Ciphers  string
+	CertFile string
+	CAFile   string
+	Verify   bool
 }
 
 // SetBody makes b the request body of every request (the bytes of BodyFile).
@@ -107,6 +117,7 @@ func (a *AB) Args() []string {
 	if a.URLsFile != "" {
 		add("--urls", a.URLsFile)
 	}
+	args = append(args, a.tlsArgs()...)
 	return append(args, p.URLs...)
 }
 
@@ -140,6 +151,23 @@ func (a *AB) methodArgs() []string {
 		return []string{"-m", m}
 	}
 	return nil
+}
+
+func (a *AB) tlsArgs() []string {
+	var args []string
+	flag := func(on bool, name string, value ...string) {
+		if on {
+			args = append(append(args, name), value...)
+		}
+	}
+	flag(a.Protocol != "", "-f", a.Protocol)
+	flag(a.Ciphers != "", "-Z", a.Ciphers)
+	flag(a.CertFile != "", "-E", a.CertFile)
+	flag(a.CAFile != "", "--cacert", a.CAFile)
+	flag(a.Verify, "--verify")
+	flag(a.Plan.TLS.SkipVerify, "--insecure")
+	flag(a.Plan.TLS.ServerName != "", "--sni", a.Plan.TLS.ServerName)
+	return args
 }
 
 func (a *AB) switchArgs() []string {

@@ -1,6 +1,7 @@
 package abcmd
 
 import (
+	"crypto/tls"
 	"errors"
 	"testing"
 	"time"
@@ -56,6 +57,20 @@ var abCases = []struct {
 	{"-S " + testURL, want(func(a *AB) { a.NoConfidence = true })},
 	{"-d " + testURL, want(func(a *AB) { a.NoPercentiles = true })},
 	{"-v 3 " + testURL, want(func(a *AB) { a.Verbosity = 3 })},
+	{"-f TLS1.2 " + testURL, want(func(a *AB) {
+		a.Protocol, a.Plan.TLS.MinVersion, a.Plan.TLS.MaxVersion = "TLS1.2", tls.VersionTLS12, tls.VersionTLS12
+	})},
+	{"-f ALL " + testURL, want(func(a *AB) {
+		a.Protocol, a.Plan.TLS.MinVersion, a.Plan.TLS.MaxVersion = "ALL", tls.VersionTLS10, tls.VersionTLS13
+	})},
+	{"-Z ECDHE-RSA-AES128-GCM-SHA256:TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 " + testURL, want(func(a *AB) {
+		a.Ciphers = "ECDHE-RSA-AES128-GCM-SHA256:TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
+		a.Plan.TLS.CipherSuites = []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384}
+	})},
+	{"-E client.pem " + testURL, want(func(a *AB) { a.CertFile = "client.pem" })},
+	{"--cacert ca.pem --sni example.test " + testURL, want(func(a *AB) { a.CAFile, a.Plan.TLS.ServerName = "ca.pem", "example.test" })},
+	{"--verify " + testURL, want(func(a *AB) { a.Verify = true })},
+	{"--insecure " + testURL, want(func(a *AB) { a.Plan.TLS.SkipVerify = true })},
 	{"-H 'Accept: */*' -H X-B:2 -H 'Host: example.test' " + testURL,
 		want(func(a *AB) { a.Plan.Headers = hdr("Accept", "*/*", "X-B", "2", "Host", "example.test") })},
 	{"-H X-A:1 -C a=1 -C ' b=2 ' " + testURL, want(func(a *AB) { a.Plan.Headers, a.Plan.LeadingHeaders = hdr("Cookie", "b=2", "X-A", "1"), 1 })},
@@ -171,9 +186,12 @@ func TestParseABErrors(t *testing.T) {
 		{"-b 4096 " + testURL, usage, "option -b is not supported by benchq"},
 		{"-B 127.0.0.1 " + testURL, usage, "option -B is not supported by benchq"},
 		{"-P u:p " + testURL, usage, "option -P is not supported by benchq"},
-		{"-f TLS1.2 " + testURL, usage, "option -f is not supported by benchq"},
-		{"-Z AES " + testURL, usage, "option -Z is not supported by benchq"},
-		{"-E cert.pem " + testURL, usage, "option -E is not supported by benchq"},
+		{"-f SSL3 " + testURL, input, `Invalid -f "SSL3": want TLS1, TLS1.1, TLS1.2, TLS1.3 or ALL (measure: invalid TLS options: SSL3 is not supported: SSL 2 and 3 are broken and Go never spoke them; use TLS 1.0 to 1.3)`},
+		{"-f TLS2 " + testURL, input, `Invalid -f "TLS2": want TLS1, TLS1.1, TLS1.2, TLS1.3 or ALL (measure: invalid TLS options: unknown TLS version "TLS2": want 1.0, 1.1, 1.2 or 1.3)`},
+		{"-Z HIGH:!aNULL " + testURL, input, `Invalid -Z "HIGH:!aNULL": cipher "HIGH": not a suite Go's TLS offers (OpenSSL keywords and DHE, PSK, CAMELLIA or ARIA suites have no Go counterpart): measure: invalid TLS options: unknown cipher suite "HIGH": want a Go name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`},
+		{"-Z DHE-RSA-AES128-GCM-SHA256 " + testURL, input, `Invalid -Z "DHE-RSA-AES128-GCM-SHA256": cipher "DHE-RSA-AES128-GCM-SHA256": not a suite Go's TLS offers (OpenSSL keywords and DHE, PSK, CAMELLIA or ARIA suites have no Go counterpart): measure: invalid TLS options: unknown cipher suite "DHE-RSA-AES128-GCM-SHA256": want a Go name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`},
+		{"--insecure --cacert ca.pem " + testURL, usage, "--insecure skips the verification --verify and --cacert ask for: give one or the other"},
+		{"--sni 'a b' " + testURL, usage, `invalid --sni "a b": want a host name`},
 		{"-I " + testURL, usage, "option -I is not supported by benchq"},
 		{"-h " + testURL, help, ""},
 		{"--help", help, ""},

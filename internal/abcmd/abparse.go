@@ -115,20 +115,24 @@ func (p *abParser) short(arg string, next []string) (int, error) {
 func (p *abParser) long(arg string, next []string) (int, error) {
 	name, value, hasValue := strings.Cut(arg, "=")
 	switch name {
-	case "--json", "--help", "--http2":
+	case "--json", "--help", "--insecure", "--verify", "--http2":
 		if hasValue {
 			return 0, usageErr("option '" + name + "' doesn't allow an argument")
 		}
-		if name == "--help" {
+		switch name {
+		case "--help":
 			return 0, ErrHelp
-		}
-		if name == "--http2" {
+		case "--insecure":
+			p.a.Plan.TLS.SkipVerify = true
+		case "--verify":
+			p.a.Verify = true
+		case "--http2":
 			p.a.Plan.HTTPVersion = measure.HTTP2
-			return 0, nil
+		default:
+			p.a.Format = FormatJSON
 		}
-		p.a.Format = FormatJSON
 		return 0, nil
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--max-streams":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
 		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
@@ -147,7 +151,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 // takes a value, so a scanner of ab lines can step over it as ParseAB does.
 func LongTakesValue(name string) bool {
 	switch name {
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--max-streams":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
 		return true
 	}
 	return false
@@ -183,6 +187,16 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr(fmt.Sprintf("invalid --max-streams %q: want 1..%d", value, measure.MaxStreams))
 		}
 		p.a.Plan.MaxStreams = n
+	case "--cacert":
+		if value == "" {
+			return usageErr("option '--cacert' requires a file name")
+		}
+		p.a.CAFile = value
+	case "--sni":
+		if value == "" || strings.ContainsAny(value, " /\r\n\x00") {
+			return usageErr(fmt.Sprintf("invalid --sni %q: want a host name", value))
+		}
+		p.a.Plan.TLS.ServerName = value
 	case "--max-body":
 		n, err := strconv.ParseInt(value, 10, 64)
 		if err != nil || n <= 0 {
@@ -229,6 +243,10 @@ func (p *abParser) apply(c byte, v string) error {
 	case 'g':
 		a.GnuplotFile = v
 		a.Plan.RecordSamples = v != ""
+	case 'f', 'Z':
+		return p.applyTLS(c, v)
+	case 'E':
+		a.CertFile = v
 	case 'V':
 		return ErrVersion
 	case 'h':
@@ -334,6 +352,9 @@ func (p *abParser) finish() (*AB, error) {
 	}
 	if a.BodyFile != "" && (a.Plan.Method == "GET" || a.Plan.Method == "HEAD") {
 		return nil, inputErr("Cannot send a request body with " + a.Plan.Method)
+	}
+	if a.Plan.TLS.SkipVerify && (a.Verify || a.CAFile != "") {
+		return nil, usageErr("--insecure skips the verification --verify and --cacert ask for: give one or the other")
 	}
 	var hs []measure.Header
 	if p.cookie != "" {

@@ -39,6 +39,11 @@ Options are:
     -e filename     Output CSV file with percentages served
     -r              Don't exit on socket receive errors.
     -m method       Method name
+    -f protocol     Specify SSL/TLS protocol
+                    (TLS1, TLS1.1, TLS1.2, TLS1.3 or ALL; SSL2, SSL3 refused)
+    -Z ciphersuite  Specify SSL/TLS cipher suite (See openssl ciphers);
+                    OpenSSL or Go names of TLS 1.0-1.2 suites Go implements
+    -E certfile     Specify optional client certificate chain and private key
     -h              Display usage information (this message)
 benchq options:
     --json          Print the result as JSON (same as --format json)
@@ -60,13 +65,21 @@ benchq options:
     --max-body n    Cut a response body longer than n bytes (default %[2]d)
                     and count the request as failed; bodies are counted,
                     never kept, whatever the cap
+    --cacert file   Verify the server's certificate against the PEM CA
+                    bundle in file (as ab, no certificate is verified
+                    by default)
+    --verify        Verify the server's certificate against the system's roots
+    --insecure      Verify no certificate (the default here; in a job's ab
+                    line, where the service verifies, it must be given)
+    --sni name      Send name as the TLS server name and verify it in the
+                    certificate, instead of the URL's host
 benchq service options (first on the command line):
     --server URL    Run through the benchq service at URL: the same command
                     line as a job, waited for, its result printed here
                     (API key from BENCHQ_API_KEY, --key-file f or --key k)
     --shards k      With the service: split the run over k worker processes
                     started together, one merged result
-Not supported: -b -B -P -X -w -x -y -z -f -Z -E -I
+Not supported: -b -B -P -X -w -x -y -z -I
 `
 
 // WriteUsage writes the usage text for the ab command line, naming the

@@ -69,6 +69,15 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		Total:      phaseStats(&m.Total),
 	}
 	r.PercentilesMs = abPercentiles(&m.Total)
+	if m.Handshake.Count > 0 {
+		hs := phaseStats(&m.Handshake)
+		r.TLSHandshakes, r.TLSHandshakeMs = m.Handshake.Count, &hs
+	}
+	if !m.TLSFailures.IsZero() {
+		f := TLSFailures(m.TLSFailures)
+		r.TLSFailures = &f
+		r.Hints = append(r.Hints, m.TLSFailures.Hints()...)
+	}
 	if m.Open != nil {
 		r.OpenModel = openModel(m.Open)
 		if h := rateHint(m.Open); h != "" {

@@ -100,6 +100,16 @@ type Report struct {
 	// its limit.
 	ClientSaturated bool `json:"client_saturated"`
 
+	// TLSHandshakes is how many TLS connections the completed requests
+	// opened, and TLSHandshakeMs their handshakes' times: a part of
+	// connection_times_ms.connect, which ab's table keeps whole. Nil for
+	// plain HTTP.
+	TLSHandshakes  int64       `json:"tls_handshakes,omitempty"`
+	TLSHandshakeMs *PhaseStats `json:"tls_handshake_ms,omitempty"`
+	// TLSFailures names the reason of each failed.tls_handshake; nil when
+	// none failed.
+	TLSFailures *TLSFailures `json:"tls_failures,omitempty"`
+
 	// HTTP/2 runs only (h2load's -c and -m): http_version "2", the
 	// connections opened (concurrency_level at first, more after GOAWAY or
 	// a lost connection), the most streams one connection carried at once,
@@ -108,6 +118,21 @@ type Report struct {
 	Connections  int64            `json:"connections,omitempty"`
 	MaxStreams   int              `json:"max_streams,omitempty"`
 	H2ErrorCodes map[string]int64 `json:"h2_error_codes,omitempty"`
+}
+
+// TLSFailures splits failed.tls_handshake by reason: unknown_authority
+// (no trusted CA signed the certificate), bad_certificate (expired or for
+// another name), client_certificate (the server refused or wanted one),
+// protocol_version (no common TLS version), handshake_failure (no common
+// cipher suite or curve), not_tls (the port answered plain HTTP), other.
+type TLSFailures struct {
+	UnknownAuthority  int64 `json:"unknown_authority,omitempty"`
+	BadCertificate    int64 `json:"bad_certificate,omitempty"`
+	ClientCertificate int64 `json:"client_certificate,omitempty"`
+	ProtocolVersion   int64 `json:"protocol_version,omitempty"`
+	HandshakeFailure  int64 `json:"handshake_failure,omitempty"`
+	NotTLS            int64 `json:"not_tls,omitempty"`
+	Other             int64 `json:"other,omitempty"`
 }
 
 // Failures splits failed_requests by class. Connect, Receive, Length and

@@ -22,7 +22,7 @@ var forbiddenAB = map[byte]string{
 	'u': "-u reads a file on the server: put the body in request.body and set request.method PUT",
 	'e': "-e writes a file on the server: fetch the report with format=csv instead",
 	'g': "-g writes a file on the server: fetch the report with format=gnuplot instead",
-	'E': "-E reads a certificate file on the server",
+	'E': "-E reads a certificate file on the server: put it in request.tls.client_cert_pem and client_key_pem",
 	'X': "-X sends the load through a proxy the address policy cannot check",
 }
 
@@ -60,8 +60,11 @@ func parseHTTPLoadTarget(line string) (measure.Plan, error) {
 // is refused, or "".
 func serverSideEffects(args []string) string {
 	for o := range abOptionsOf(args) {
-		if o.long == "--urls" {
+		switch o.long {
+		case "--urls":
 			return "--urls reads a file on the server: list the URLs in the target's urls with http_load, or one url per target"
+		case "--cacert":
+			return "--cacert reads a file on the server: put the CA bundle in request.tls.ca_pem"
 		}
 		if msg, bad := forbiddenAB[o.letter]; bad && o.long == "" {
 			return msg

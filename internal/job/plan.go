@@ -26,6 +26,10 @@ func (s Spec) Plan(p Point) (measure.Plan, error) {
 		return measure.Plan{}, &ValidationError{Problems: errs}
 	}
 	r := src.req
+	tlsOpts, probs := r.TLS.plan()
+	if len(probs) > 0 {
+		return measure.Plan{}, &ValidationError{Problems: []FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}}}
+	}
 	var body []byte
 	if r.Body != "" {
 		body = []byte(r.Body)
@@ -48,6 +52,7 @@ func (s Spec) Plan(p Point) (measure.Plan, error) {
 		AcceptVariableLength: r.AcceptVariableLength,
 		ContinueOnError:      src.continueOnError,
 		MaxBody:              r.MaxBody,
+		TLS:                  tlsOpts,
 	}, nil
 }
 

@@ -83,6 +83,7 @@ func (j *Job) Redacted() *Job {
 }
 
 func (r Request) redacted() Request {
+	r.TLS = r.TLS.redacted()
 	if len(r.Headers) == 0 {
 		return r
 	}

@@ -37,7 +37,7 @@ type Spec struct {
 // brings its request options (-m -i -H -C -A -T -k -s -l -r) and its -c,
 // -n and -t, which apply where the job's sweep lists no values (see
 // Spec.Points); flags that touch the worker's files or network (-p -u -e -g
-// -E -X) are refused. An http_load line brings -parallel, -fetches,
+// -E -X, --cacert, --urls) are refused. An http_load line brings -parallel, -fetches,
 // -seconds and -rate the same way; its URLs are listed in URLs.
 type Target struct {
 	Name     string   `json:"name,omitempty"`
@@ -47,8 +47,9 @@ type Target struct {
 	URLs     []string `json:"urls,omitempty"`
 	// Request replaces the job-wide request options for this target, as a
 	// whole. On an ab target only its body, content_type (ab would read the
-	// body from a file), http_version, max_streams and max_body may be set
-	// (the line's --max-body and --max-streams win).
+	// body from a file), http_version, max_streams, max_body and tls may be
+	// set (the line's --max-body and --max-streams win, its -f, -Z,
+	// --insecure and --sni over tls).
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -76,6 +77,8 @@ type Request struct {
 	// its connection closed, and the request counted as failed
 	// (failed.body_too_large).
 	MaxBody int64 `json:"max_body,omitempty" minimum:"1" example:"1073741824"`
+	// TLS configures https:// targets; unset, certificates are verified.
+	TLS *TLSOptions `json:"tls,omitempty"`
 }
 
 // Sweep lists the values each dimension of the job takes. The points are

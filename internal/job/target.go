@@ -81,7 +81,7 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	from := s.Request
 	if r := t.Request; r != nil {
 		if r.Method != "" || len(r.Headers) > 0 || r.KeepAlive || r.Timeout != 0 || r.AcceptVariableLength {
-			p.add(field+".request", "an ab target sets only body, content_type, http_version, max_streams and max_body here; set the rest with ab's flags")
+			p.add(field+".request", "an ab target sets only body, content_type, http_version, max_streams, max_body and tls here; set the rest with ab's flags")
 		}
 		from = *r
 	}
@@ -91,6 +91,7 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	// A bad max_body is reported where it was given (Validate); the line's
 	// own is checked by its parser.
 	req.MaxBody = cmp.Or(plan.MaxBody, max(from.MaxBody, 0), DefaultMaxBody)
+	req.TLS = mergeTLS(from.TLS, tlsFromPlan(plan.TLS))
 	src := source{
 		urls:            plan.URLs,
 		urlFields:       repeatString(field+".ab", len(plan.URLs)),

@@ -30,6 +30,10 @@ func (v *validator) request(field string, r Request) {
 	}
 	v.httpVersion(field, r.HTTPVersion)
 	v.maxStreams(field, r)
+	_, probs := r.TLS.plan()
+	for _, p := range probs {
+		v.add(field+".tls."+p.field, "%s", p.msg)
+	}
 	if hasControl(r.ContentType) {
 		v.add(field+".content_type", "%q contains control characters", r.ContentType)
 	}

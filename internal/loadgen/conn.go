@@ -66,11 +66,12 @@ func (e *errRefusedByGuard) Unwrap() error { return e.err }
 // finishes any TLS handshake by deadline; ctx is cancelled when the run
 // stops. armed reports that the connection's deadline is already set to
 // deadline. Every run, guarded or not, dials the same way: on Linux below
-// net.Dialer (sockDial), which only a zoned IPv6 address needs.
-func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, err error) {
+// net.Dialer (sockDial), which only a zoned IPv6 address needs. hs is the
+// handshake's duration, from the TCP connection to its end (0 without TLS).
+func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn net.Conn, armed bool, hs time.Duration, err error) {
 	ap, i := t.current()
 	if err := e.guard.Admit(t.addr, ap.Addr()); err != nil {
-		return nil, false, &errRefusedByGuard{fmt.Errorf("%w: %s at %s: %w", measure.ErrUnreachable, t.addr, ap, err)}
+		return nil, false, 0, &errRefusedByGuard{fmt.Errorf("%w: %s at %s: %w", measure.ErrUnreachable, t.addr, ap, err)}
 	}
 	conn, armed, err = sockDial(ctx, ap, deadline, t.tls != nil || len(t.req) > nodelayAbove, t.tls != nil)
 	if !armed && err == nil {
@@ -85,19 +86,20 @@ func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn 
 		if e.docLen.Load() < 0 && t.moveOn(i, err) {
 			return e.dial(ctx, t, deadline)
 		}
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	if t.tls == nil {
-		return conn, armed, nil
+		return conn, armed, 0, nil
 	}
+	begin := time.Now()
 	tc := tls.Client(conn, t.tls)
 	hctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	if err := tc.HandshakeContext(hctx); err != nil {
 		_ = conn.Close()
-		return nil, false, &TLSHandshakeError{Err: err}
+		return nil, false, 0, newHandshakeError(err)
 	}
-	return tc, armed, nil
+	return tc, armed, time.Since(begin), nil
 }
 
 // tlsProtocol describes a handshake as ab's "SSL/TLS Protocol" line does:

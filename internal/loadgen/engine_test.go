@@ -339,7 +339,7 @@ func TestRunHeadAndSeveralURLs(t *testing.T) {
 func TestRunTLS(t *testing.T) {
 	ts := startTLSServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("secure") })
 	g := &stubGuard{}
-	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g})
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 20, Concurrency: 2, KeepAlive: true, Guard: g, TLS: measure.TLS{SkipVerify: true}})
 	checkEq(t, "Complete", m.Complete, 20)
 	// A worker connects on its first request, so under a slow scheduler
 	// one worker may take all 20 before the other wakes: what must hold is

@@ -1,12 +1,16 @@
 package loadgen
 
 import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"github.com/benchq/benchq/internal/measure"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/valyala/fasthttp"
@@ -15,25 +19,95 @@ import (
 // TLSHandshakeError is a TLS handshake with the target that failed: the
 // dialer wraps the handshake's error in it, so the failure is counted in its
 // own class and a run aborts on it as ab does, whatever the cause looks like
-// to the socket (an EOF, a reset, a record that is not TLS).
-type TLSHandshakeError struct{ Err error }
+// to the socket (an EOF, a reset, a record that is not TLS). A TLS 1.3
+// server that refuses the client's certificate says so only after the
+// client's handshake is done, with an alert on the first read: that is a
+// handshake failure too.
+type TLSHandshakeError struct {
+	Err    error
+	Reason measure.TLSReason
+}
+
+func newHandshakeError(err error) *TLSHandshakeError {
+	return &TLSHandshakeError{Err: err, Reason: handshakeReason(err)}
+}
 
 func (e *TLSHandshakeError) Error() string { return "tls handshake: " + e.Err.Error() }
 func (e *TLSHandshakeError) Unwrap() error { return e.Err }
 
+// detail is the reason as the abort message names it.
+func (e *TLSHandshakeError) detail() string {
+	var rh tls.RecordHeaderError
+	if errors.As(e.Err, &rh) && bytes.HasPrefix(rh.RecordHeader[:], []byte("HTTP/")) {
+		return "not TLS: the server answered plain HTTP"
+	}
+	return e.Reason.String()
+}
+
+// handshakeReason tells why a handshake failed from crypto/tls's error:
+// verification errors by type, a record that is not TLS by its header,
+// and the server's alerts, which crypto/tls reports only as text
+// ("remote error: tls: bad certificate"), by the alert's name.
+func handshakeReason(err error) measure.TLSReason {
+	var (
+		ua  x509.UnknownAuthorityError
+		he  x509.HostnameError
+		ci  x509.CertificateInvalidError
+		rh  tls.RecordHeaderError
+		op  *net.OpError
+		msg = err.Error()
+	)
+	switch {
+	case errors.As(err, &ua):
+		return measure.TLSUnknownAuthority
+	case errors.As(err, &he), errors.As(err, &ci):
+		return measure.TLSBadCertificate
+	case errors.As(err, &rh):
+		return measure.TLSNotTLS
+	case errors.As(err, &op) && op.Op == "remote error":
+		return alertReason(op.Err.Error())
+	case strings.Contains(msg, "protocol version"), strings.Contains(msg, "no supported versions"):
+		return measure.TLSProtocolVersion
+	case strings.Contains(msg, "no cipher suite supported"), strings.Contains(msg, "server chose an unconfigured cipher suite"):
+		return measure.TLSHandshakeFailure
+	}
+	return measure.TLSOther
+}
+
+// alertReason maps the text of a TLS alert the server sent.
+func alertReason(alert string) measure.TLSReason {
+	switch strings.TrimPrefix(alert, "tls: ") {
+	case "bad certificate", "certificate required", "unknown certificate authority",
+		"unsupported certificate", "certificate revoked", "certificate expired", "access denied":
+		return measure.TLSClientCertificate
+	case "protocol version not supported":
+		return measure.TLSProtocolVersion
+	case "handshake failure", "insufficient security":
+		return measure.TLSHandshakeFailure
+	}
+	return measure.TLSOther
+}
+
+// isRemoteAlert reports whether err is a TLS alert the server sent, other
+// than the close_notify of an orderly close.
+func isRemoteAlert(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "remote error" && !strings.Contains(op.Err.Error(), "close notify")
+}
+
 // abortTLSPrefix starts Measurement.Aborted for a TLS handshake failure
 // before any success, in ab's words, with OpenSSL's SSL_get_error code:
 // 1 (SSL_ERROR_SSL) for a protocol error, 5 (SSL_ERROR_SYSCALL) when the
-// socket failed or closed mid-handshake.
+// socket failed or closed mid-handshake; then the reason and Go's error.
 const abortTLSPrefix = "SSL handshake failed"
 
 // tlsAbortMessage is Measurement.Aborted for the handshake error he.
 func tlsAbortMessage(he *TLSHandshakeError) string {
 	code := 1
-	if isIOError(he.Err) {
+	if isIOError(he.Err) && !isRemoteAlert(he.Err) {
 		code = 5
 	}
-	return fmt.Sprintf("%s (%d): %v", abortTLSPrefix, code, he.Err)
+	return fmt.Sprintf("%s (%d): %s: %v", abortTLSPrefix, code, he.detail(), he.Err)
 }
 
 // stage is where in a request an error happened.

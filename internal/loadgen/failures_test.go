@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -50,14 +52,22 @@ func TestTLSAbortMessage(t *testing.T) {
 		err  error
 		want string
 	}{
-		{errors.New("tls: first record does not look like a TLS handshake"),
-			"SSL handshake failed (1): tls: first record does not look like a TLS handshake"},
-		{io.EOF, "SSL handshake failed (5): EOF"},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake", RecordHeader: [5]byte{'H', 'T', 'T', 'P', '/'}},
+			"SSL handshake failed (1): not TLS: the server answered plain HTTP: tls: first record does not look like a TLS handshake"},
+		{tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake", RecordHeader: [5]byte{'S', 'S', 'H', '-', '2'}},
+			"SSL handshake failed (1): not TLS: tls: first record does not look like a TLS handshake"},
+		{io.EOF, "SSL handshake failed (5): other: EOF"},
 		{&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET},
-			"SSL handshake failed (5): read tcp: connection reset by peer"},
+			"SSL handshake failed (5): other: read tcp: connection reset by peer"},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")},
+			"SSL handshake failed (1): client certificate refused: remote error: tls: certificate required"},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: protocol version not supported")},
+			"SSL handshake failed (1): protocol version: remote error: tls: protocol version not supported"},
+		{&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}},
+			"SSL handshake failed (1): unknown authority: tls: failed to verify certificate: x509: certificate signed by unknown authority"},
 	}
 	for _, tt := range tests {
-		he := &TLSHandshakeError{Err: tt.err}
+		he := newHandshakeError(tt.err)
 		if got := tlsAbortMessage(he); got != tt.want {
 			t.Errorf("tlsAbortMessage(%v) = %q, want %q", tt.err, got, tt.want)
 		}

@@ -105,9 +105,10 @@ func TestRunTLSToPlainPort(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("plain") }, nil)
 	url := "https://" + ts.Addr + "/"
 	m := run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2})
-	if !strings.HasPrefix(m.Aborted, "SSL handshake failed (1): tls: ") {
-		t.Errorf("Aborted = %q, want SSL handshake failed (1): tls: ...", m.Aborted)
+	if want := "SSL handshake failed (1): not TLS: the server answered plain HTTP: tls: "; !strings.HasPrefix(m.Aborted, want) {
+		t.Errorf("Aborted = %q, want %s...", m.Aborted, want)
 	}
+	checkEq(t, "TLSFailures.NotTLS", m.TLSFailures.NotTLS, m.Failures.TLSHandshake)
 	checkEq(t, "Complete", m.Complete, 0)
 	if m.Failures.TLSHandshake < 1 || m.Failures.TLSHandshake > 2 || m.Failures.Connect != 0 {
 		t.Errorf("Failures = %+v, want 1..2 TLS handshake failures (abort at the first) and no connect failure", m.Failures)
@@ -119,5 +120,6 @@ func TestRunTLSToPlainPort(t *testing.T) {
 	m = run(t, measure.Plan{URLs: []string{url}, Requests: 20, Concurrency: 2, ContinueOnError: true})
 	checkEq(t, "Aborted with -r", m.Aborted, "")
 	checkEq(t, "Failures.TLSHandshake with -r", m.Failures.TLSHandshake, 20)
+	checkEq(t, "TLSFailures.NotTLS with -r", m.TLSFailures.NotTLS, 20)
 	checkEq(t, "Failed with -r", m.Failed, 20)
 }

@@ -204,7 +204,7 @@ func (w *worker) runH2() {
 		if w.local.busyFrom.IsZero() {
 			w.local.busyFrom = start
 		}
-		if err := w.connect(0, start); err != nil {
+		if _, err := w.connect(0, start); err != nil {
 			if !e.take() {
 				break
 			}

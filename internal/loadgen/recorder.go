@@ -13,6 +13,7 @@ const batchSize = 32
 // record is one completed request's timings in µs.
 type record struct {
 	connect, waiting, total, uncorrected int64
+	handshake                            int64 // -1: no TLS handshake
 	status                               int32
 }
 
@@ -24,6 +25,7 @@ type shard struct {
 	mu                                  sync.Mutex
 	connect, processing, waiting, total measure.Phase
 	uncorrected                         measure.Phase // open model only
+	handshake                           measure.Phase // created at the first TLS handshake
 	status                              map[int]int64
 }
 
@@ -54,6 +56,12 @@ func (s *shard) add(recs []record, open bool) {
 		if open {
 			s.uncorrected.Record(r.uncorrected)
 		}
+		if r.handshake >= 0 {
+			if s.handshake.Hist == nil {
+				s.handshake = measure.NewPhase()
+			}
+			s.handshake.Record(r.handshake)
+		}
 		s.status[int(r.status)]++
 	}
 }
@@ -66,6 +74,7 @@ func (s *shard) into(m *measure.Measurement) {
 	m.Processing.Merge(&s.processing)
 	m.Waiting.Merge(&s.waiting)
 	m.Total.Merge(&s.total)
+	m.Handshake.Merge(&s.handshake)
 	if m.Open != nil {
 		m.Open.Uncorrected.Merge(&s.uncorrected)
 	}

@@ -34,6 +34,7 @@ func (e *engine) measurement() *measure.Measurement {
 		c := &w.local
 		m.Complete += w.pub.completed.Load()
 		m.Failures.Merge(c.failures)
+		m.TLSFailures.Merge(c.tlsFailures)
 		m.WriteErrors += c.writeErrors
 		m.Non2xx += c.non2xx
 		m.KeepAliveRequests += c.keepAlive

@@ -25,9 +25,11 @@ type target struct {
 	port int
 	path string // path and query (ab's "Document Path")
 	tls  *tls.Config
-	head bool   // HEAD: responses have no body to read
-	req  []byte // the whole request, headers and body
-	h2   h2Request
+	// sniFixed: the plan names the TLS server, so a Host header does not.
+	sniFixed bool
+	head     bool   // HEAD: responses have no body to read
+	req      []byte // the whole request, headers and body
+	h2       h2Request
 
 	// addrs are what the run dials, resolved once before its clock starts
 	// (resolve.go); cur indexes the one in use. Until a request succeeds
@@ -38,28 +40,36 @@ type target struct {
 
 // parseTarget checks one URL and splits it into what the engine dials and
 // reports; the request bytes are added by buildTarget.
-func parseTarget(raw string) (target, error) {
+func parseTarget(raw string) (target, measure.Endpoint, error) {
 	ep, err := measure.ParseEndpoint(raw)
 	if err != nil {
-		return target{}, err
+		return target{}, ep, err
 	}
 	t := target{addr: ep.Addr, host: ep.Host, port: ep.Port, path: ep.Path}
 	if ip, err := netip.ParseAddr(t.host); err == nil {
 		t.ip = netip.AddrPortFrom(ip, uint16(t.port))
 	}
-	if ep.TLS {
-		// ab checks no certificate either: a benchmark measures the server,
-		// and test servers mostly have self-signed ones.
-		t.tls = &tls.Config{InsecureSkipVerify: true, ServerName: t.host} //nolint:gosec // as ab
-	}
-	return t, nil
+	return t, ep, nil
 }
 
 // buildTarget parses raw and serializes the request the plan sends to it.
+// An https target gets its own copy of the plan's TLS configuration, whose
+// server name is the plan's, else the Host header's, else the URL's host.
 func buildTarget(p measure.Plan, raw string) (target, error) {
-	t, err := parseTarget(raw)
+	t, ep, err := parseTarget(raw)
 	if err != nil {
 		return target{}, err
+	}
+	if ep.TLS {
+		base, err := p.TLS.Config()
+		if err != nil {
+			return target{}, fmt.Errorf("loadgen: %s: %w", raw, err)
+		}
+		t.tls = base
+		t.sniFixed = t.tls.ServerName != ""
+		if !t.sniFixed {
+			t.tls.ServerName = t.host
+		}
 	}
 	t.head = p.Method == fasthttp.MethodHead
 	if p.HTTPVersion == measure.HTTP10 {
@@ -113,7 +123,7 @@ func given(headers []measure.Header, t *target) givenHeaders {
 		switch {
 		case strings.EqualFold(h.Key, "Host"):
 			g.host = true
-			if t.tls != nil {
+			if t.tls != nil && !t.sniFixed {
 				t.tls.ServerName = hostOnly(h.Value)
 			}
 		case strings.EqualFold(h.Key, "User-Agent"):

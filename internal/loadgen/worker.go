@@ -69,8 +69,9 @@ type counts struct {
 	// follow each other without a gap: the overlap of the workers' spans is
 	// the run's most requests in flight, at no cost per request.
 	busyFrom, busyUntil time.Time
-	maxInFlight         int64            // open model: most in flight seen at a start
-	connectWrite        measure.Phase    // http_load's connect: dial start to request written
+	maxInFlight         int64         // open model: most in flight seen at a start
+	connectWrite        measure.Phase // http_load's connect: dial start to request written
+	tlsFailures         measure.TLSFailures
 	conns               int64            // HTTP/2: connections opened
 	maxStreams          int              // HTTP/2: most streams in flight on one connection
 	h2codes             map[string]int64 // HTTP/2: error codes the server sent
@@ -79,6 +80,7 @@ type counts struct {
 // timing holds the timestamps of one request.
 type timing struct {
 	reused                              bool
+	handshake                           time.Duration // TLS handshake of a new connection; -1 without one
 	connected, written, firstByte, done time.Time
 }
 
@@ -159,8 +161,9 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	t := &w.e.targets[ti]
 	tm.reused = w.conn != nil && w.connTo == ti
 	tm.connected = start
+	tm.handshake = -1
 	if !tm.reused {
-		if err = w.connect(ti, start); err != nil {
+		if tm.handshake, err = w.connect(ti, start); err != nil {
 			return tm, stageDial, err
 		}
 		tm.connected = time.Now()
@@ -170,7 +173,7 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	n, err := w.conn.Write(t.req)
 	w.local.sent += int64(n)
 	if err != nil {
-		return tm, stageWrite, err
+		return tm, stageWrite, lateHandshake(&tm, err)
 	}
 	tm.written = time.Now()
 	// The response cannot be there yet. Let the other workers run first:
@@ -183,6 +186,9 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	if err != nil {
 		if w.tc.err != nil && !errors.Is(err, ErrBodyTooLarge) && !errors.Is(err, ErrHeaderTooLarge) {
 			err = w.tc.err // fasthttp reports a failed first read as io.EOF
+		}
+		if err = lateHandshake(&tm, err); errors.As(err, new(*TLSHandshakeError)) {
+			return tm, stageDial, err
 		}
 		return tm, stageRead, err
 	}
@@ -201,17 +207,31 @@ func (w *worker) attempt(ti int, start time.Time) (tm timing, st stage, err erro
 	return tm, st, nil
 }
 
-// connect opens a connection to target ti, bounded by the request's deadline.
-func (w *worker) connect(ti int, start time.Time) error {
+// lateHandshake turns an alert the server sends on a new TLS connection's
+// first exchange into the handshake failure it is: TLS 1.3 clients finish
+// their handshake before the server has checked their certificate.
+func lateHandshake(tm *timing, err error) error {
+	if tm.handshake >= 0 && isRemoteAlert(err) {
+		return newHandshakeError(err)
+	}
+	return err
+}
+
+// connect opens a connection to target ti, bounded by the request's
+// deadline, and returns its TLS handshake's duration (-1 without TLS).
+func (w *worker) connect(ti int, start time.Time) (time.Duration, error) {
 	w.closeConn()
 	t := &w.e.targets[ti]
-	conn, armed, err := w.e.dial(w.e.dialCtx, t, start.Add(w.e.plan.Timeout))
+	conn, armed, hs, err := w.e.dial(w.e.dialCtx, t, start.Add(w.e.plan.Timeout))
 	if err != nil {
 		var refused *errRefusedByGuard
 		if errors.As(err, &refused) {
 			w.e.refuse(refused.err)
 		}
-		return err
+		return 0, err
+	}
+	if t.tls == nil {
+		hs = -1
 	}
 	if t.tls != nil {
 		w.e.noteTLS(conn)
@@ -231,9 +251,9 @@ func (w *worker) connect(ti int, start time.Time) error {
 	w.mu.Unlock()
 	if w.e.stopped() {
 		w.closeConn()
-		return errStopped
+		return 0, errStopped
 	}
-	return nil
+	return hs, nil
 }
 
 // arm bounds the request starting at start by the plan's timeout. A deadline
@@ -285,6 +305,10 @@ func (w *worker) fail(st stage, err error) {
 	}
 	c := classify(st, err)
 	countFailure(&w.local.failures, c)
+	var he *TLSHandshakeError
+	if c == classTLSHandshake && errors.As(err, &he) {
+		w.local.tlsFailures.Add(he.Reason)
+	}
 	w.pub.failed.Add(1)
 	w.local.lastEvent = now
 	if c == classWrite {
@@ -293,7 +317,6 @@ func (w *worker) fail(st stage, err error) {
 	if w.e.plan.ContinueOnError || w.e.docLen.Load() >= 0 {
 		return
 	}
-	var he *TLSHandshakeError
 	switch {
 	case c == classConnect && errors.Is(err, syscall.ECONNREFUSED):
 		w.e.abort(err)
@@ -329,6 +352,7 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 		waiting:     micros(tm.firstByte.Sub(tm.written)),
 		total:       micros(tm.done.Sub(intended)),
 		uncorrected: micros(tm.done.Sub(start)),
+		handshake:   handshakeMicros(tm.handshake),
 		status:      int32(status),
 	})
 	w.pub.completed.Add(1)
@@ -361,6 +385,15 @@ func (w *worker) flush() {
 		w.shard.add(w.batch, w.e.open)
 		w.batch = w.batch[:0]
 	}
+}
+
+// handshakeMicros is a record's handshake: -1 when the request opened no
+// TLS connection.
+func handshakeMicros(d time.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return micros(d)
 }
 
 func micros(d time.Duration) int64 {

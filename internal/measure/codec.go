@@ -60,6 +60,9 @@ type wireMeasurement struct {
 	MaxInFlight    int64     `json:"max_in_flight"`
 	ConnectToWrite wirePhase `json:"connect_to_write"`
 	Open           *wireOpen `json:"open,omitempty"`
+	// Absent for plain HTTP runs and in encodings older than TLS options.
+	Handshake   *wirePhase   `json:"tls_handshake,omitempty"`
+	TLSFailures *TLSFailures `json:"tls_failures,omitempty"`
 
 	Aborted  string `json:"aborted,omitempty"`
 	Canceled bool   `json:"canceled,omitempty"`
@@ -152,6 +155,18 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 			ph   *Phase
 			dst  *wirePhase
 		}{"open.uncorrected", &m.Open.Uncorrected, &w.Open.Uncorrected})
+	}
+	if m.Handshake.Count > 0 {
+		w.Handshake = &wirePhase{}
+		phases = append(phases, struct {
+			name string
+			ph   *Phase
+			dst  *wirePhase
+		}{"tls_handshake", &m.Handshake, w.Handshake})
+	}
+	if !m.TLSFailures.IsZero() {
+		f := m.TLSFailures
+		w.TLSFailures = &f
 	}
 	for _, p := range phases {
 		if *p.dst, err = encodePhase(p.ph); err != nil {
@@ -250,6 +265,16 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 			src  *wirePhase
 			dst  *Phase
 		}{"open.uncorrected", &w.Open.Uncorrected, &m.Open.Uncorrected})
+	}
+	if w.Handshake != nil {
+		phases = append(phases, struct {
+			name string
+			src  *wirePhase
+			dst  *Phase
+		}{"tls_handshake", w.Handshake, &m.Handshake})
+	}
+	if w.TLSFailures != nil {
+		m.TLSFailures = *w.TLSFailures
 	}
 	for _, p := range phases {
 		if *p.dst, err = decodePhase(p.src); err != nil {

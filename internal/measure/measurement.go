@@ -75,6 +75,15 @@ type Measurement struct {
 	// handshake). No histogram: http_load prints mean, max and min only.
 	ConnectToWrite Phase
 
+	// Handshake is the TLS handshake of each connection opened by a
+	// completed request, from the TCP connection up to the handshake's
+	// end (a part of Connect, which ab's table keeps whole). Empty for
+	// plain HTTP.
+	Handshake Phase
+	// TLSFailures names the reason of every failed handshake
+	// (Failures.TLSHandshake).
+	TLSFailures TLSFailures
+
 	// Open is set for runs in the open model (Plan.Rate > 0). Total then
 	// holds latency from the intended start (coordinated-omission corrected);
 	// Connect, Waiting and Processing stay measured from the actual start.
@@ -231,6 +240,8 @@ func (m *Measurement) Merge(o *Measurement) {
 	m.Total.Merge(&o.Total)
 	m.MaxInFlight += o.MaxInFlight
 	m.ConnectToWrite.Merge(&o.ConnectToWrite)
+	m.Handshake.Merge(&o.Handshake)
+	m.TLSFailures.Merge(o.TLSFailures)
 	m.mergeOpen(o.Open)
 	if m.Aborted == "" {
 		m.Aborted = o.Aborted

@@ -68,6 +68,10 @@ type Plan struct {
 	// UserAgent is sent unless Headers has a User-Agent; zero means "benchq".
 	UserAgent string
 
+	// TLS configures every https:// target of the run; the zero value
+	// verifies certificates (see TLS).
+	TLS TLS
+
 	// KeepAlive reuses connections (ab -k). Without it every request opens
 	// its own connection and asks the server to close it, as ab does.
 	KeepAlive bool
@@ -237,6 +241,9 @@ func (p Plan) Validate() error {
 		if !IsToken(h.Key) || strings.ContainsAny(h.Value, "\r\n") {
 			bad(fmt.Sprintf("headers[%d]", i), "%q is not a valid header line", h.Key+": "+h.Value)
 		}
+	}
+	if _, err := p.TLS.Config(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: tls: %w", ErrInvalidPlan, err))
 	}
 	return errors.Join(errs...)
 }
