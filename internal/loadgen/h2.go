@@ -32,13 +32,8 @@ const (
 	h2FrameSize    = 16384 // the default SETTINGS_MAX_FRAME_SIZE
 )
 
-// Sentinels of HTTP/2's failure classes.
-var (
-	// errH2NoALPN: the TLS server did not negotiate "h2".
-	errH2NoALPN = errors.New("loadgen: server did not negotiate HTTP/2 (ALPN h2)")
-	// errFlowStall: a request body waited on a zero window until its timeout.
-	errFlowStall = errors.New("loadgen: HTTP/2 flow-control window stayed 0 until the timeout")
-)
+// errH2NoALPN: the TLS server did not negotiate "h2".
+var errH2NoALPN = errors.New("loadgen: server did not negotiate HTTP/2 (ALPN h2)")
 
 // h2TLSConfig is the TLS configuration of an HTTP/2 connection to t: t's
 // own, offering only "h2" by ALPN.
@@ -245,7 +240,7 @@ func (w *worker) failH2(c class, err error) {
 }
 
 // reset readies the connection state for a new connection.
-func (c *h2conn) reset(start time.Time) {
+func (c *h2conn) reset() {
 	w := c.w
 	c.br.Reset(&w.tc)
 	c.cw.w = w.conn
@@ -272,7 +267,6 @@ func (c *h2conn) reset(start time.Time) {
 	c.connected = time.Now()
 	c.now = c.connected
 	c.server = ""
-	_ = start
 }
 
 // serve runs one connection until it can carry no more requests: the
@@ -280,7 +274,7 @@ func (c *h2conn) reset(start time.Time) {
 // done, or the connection failed.
 func (c *h2conn) serve(start time.Time) {
 	w, e := c.w, c.w.e
-	c.reset(start)
+	c.reset()
 	w.tc.arm()
 	_, _ = c.bw.WriteString(http2.ClientPreface)
 	_ = c.fr.WriteSettings(
