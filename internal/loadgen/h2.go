@@ -32,8 +32,12 @@ const (
 	h2FrameSize    = 16384 // the default SETTINGS_MAX_FRAME_SIZE
 )
 
-// errH2NoALPN: the TLS server did not negotiate "h2".
-var errH2NoALPN = errors.New("loadgen: server did not negotiate HTTP/2 (ALPN h2)")
+var (
+	// errH2NoALPN: the TLS server did not negotiate "h2".
+	errH2NoALPN = errors.New("loadgen: server did not negotiate HTTP/2 (ALPN h2)")
+	// errH2NoStream: a connection ended before it carried any request.
+	errH2NoStream = errors.New("loadgen: HTTP/2 connection ended before carrying a request")
+)
 
 // h2TLSConfig is the TLS configuration of an HTTP/2 connection to t: t's
 // own, offering only "h2" by ALPN.
@@ -159,6 +163,7 @@ type h2conn struct {
 	settled   bool // the server's first SETTINGS arrived
 	goaway    bool
 	ended     bool // no more requests for this connection
+	carried   bool // a request was started on this connection
 	connected time.Time
 	now       time.Time
 	server    string // Server header of the connection's first response
@@ -219,6 +224,13 @@ func (w *worker) runH2() {
 		w.local.conns++
 		c.serve(start)
 		w.closeConn()
+		if !c.carried && e.take() {
+			// A server that allows no stream (MAX_CONCURRENT_STREAMS 0)
+			// or fails every connection at once must still use up the
+			// budget, so the run ends.
+			w.pub.started.Add(1)
+			w.failH2(classProtocol, errH2NoStream)
+		}
 	}
 	w.local.busyUntil = time.Now()
 }
@@ -263,7 +275,7 @@ func (c *h2conn) reset() {
 	c.sendWin, c.peerWin = h2InitialWin, h2InitialWin
 	c.frameSize = h2FrameSize
 	c.recvUsed = 0
-	c.settled, c.goaway, c.ended = false, false, false
+	c.settled, c.goaway, c.ended, c.carried = false, false, false, false
 	c.connected = time.Now()
 	c.now = c.connected
 	c.server = ""
@@ -357,6 +369,7 @@ func (c *h2conn) startStream(start time.Time) {
 	} else {
 		s = &h2stream{}
 	}
+	c.carried = true
 	s.id, s.ti, s.start = c.nextID, ti, start
 	s.connected = start
 	if start.Before(c.connected) {
