@@ -131,6 +131,7 @@ type h2stream struct {
 	sent               int // request body bytes written
 	headerSize         int // size of the header list being decoded
 	newConn            bool
+	handshake          time.Duration // the connection's TLS handshake on its first stream, else -1
 	tooLarge, inHeader bool
 }
 
@@ -164,6 +165,10 @@ type h2conn struct {
 	goaway    bool
 	ended     bool // no more requests for this connection
 	carried   bool // a request was started on this connection
+	// handshake is the connection's TLS handshake (-1 without TLS), counted
+	// with the first request it carried, as the HTTP/1 path counts it with
+	// the request that opened the connection.
+	handshake time.Duration
 	connected time.Time
 	now       time.Time
 	server    string // Server header of the connection's first response
@@ -204,7 +209,8 @@ func (w *worker) runH2() {
 		if w.local.busyFrom.IsZero() {
 			w.local.busyFrom = start
 		}
-		if _, err := w.connect(0, start); err != nil {
+		hs, err := w.connect(0, start)
+		if err != nil {
 			if !e.take() {
 				break
 			}
@@ -222,6 +228,7 @@ func (w *worker) runH2() {
 			continue
 		}
 		w.local.conns++
+		c.handshake = hs
 		c.serve(start)
 		w.closeConn()
 		if !c.carried && e.take() {
@@ -368,6 +375,10 @@ func (c *h2conn) startStream(start time.Time) {
 		*s = h2stream{}
 	} else {
 		s = &h2stream{}
+	}
+	s.handshake = -1
+	if !c.carried {
+		s.handshake = c.handshake
 	}
 	c.carried = true
 	s.id, s.ti, s.start = c.nextID, ti, start
@@ -652,6 +663,7 @@ func (c *h2conn) complete(s *h2stream) {
 		waiting:     micros(s.firstByte.Sub(s.connected)),
 		total:       micros(c.now.Sub(s.start)),
 		uncorrected: micros(c.now.Sub(s.start)),
+		handshake:   handshakeMicros(s.handshake),
 		status:      int32(s.status),
 	})
 	w.pub.completed.Add(1)

@@ -58,8 +58,13 @@ func TestRunH2CountsAndStreams(t *testing.T) {
 			if strings.HasPrefix(ts.URL, "http://") {
 				checkEq(t, "TotalReceivedBytes", m.TotalReceivedBytes, settled(ts.Written, m.TotalReceivedBytes))
 				checkEq(t, "TotalSentBytes", m.TotalSentBytes, settled(ts.Read, m.TotalSentBytes))
-			} else if m.TLSProtocol == "" {
-				t.Error("TLSProtocol empty on an https run")
+				checkEq(t, "Handshake.Count", m.Handshake.Count, 0)
+			} else {
+				if m.TLSProtocol == "" {
+					t.Error("TLSProtocol empty on an https run")
+				}
+				// One handshake per connection, counted with its first request.
+				checkEq(t, "Handshake.Count", m.Handshake.Count, int64(tc.c))
 			}
 			if m.Connect.Count != int64(tc.n) || m.Waiting.Max > m.Total.Max {
 				t.Errorf("Connect count %d, Waiting max %d, Total max %d: inconsistent", m.Connect.Count, m.Waiting.Max, m.Total.Max)
