@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net/url"
 	"strconv"
 	"strings"
@@ -88,6 +89,14 @@ func (v *validator) targets(s Spec) {
 		}
 		for k, raw := range src.urls {
 			v.url(src.urlFields[k], raw)
+		}
+		// The engine's HTTP/2 path runs the closed model only.
+		switch {
+		case src.req.HTTPVersion != measure.HTTP2:
+		case len(src.rates) > 0:
+			v.add(field+".ab", "--rate: HTTP/2 runs the closed model only")
+		case len(s.Sweep.Rate) > 0:
+			v.add("sweep.rate", "target %q speaks HTTP/2, which runs the closed model only", t.Name)
 		}
 		switch {
 		case t.AB != "":
