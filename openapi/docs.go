@@ -878,6 +878,12 @@ const docTemplate = `{
                 "exceptions": {
                     "type": "integer"
                 },
+                "flow_control": {
+                    "type": "integer"
+                },
+                "goaway": {
+                    "type": "integer"
+                },
                 "header_too_large": {
                     "type": "integer"
                 },
@@ -887,7 +893,14 @@ const docTemplate = `{
                 "port_exhaustion": {
                     "type": "integer"
                 },
+                "protocol": {
+                    "type": "integer"
+                },
                 "receive": {
+                    "type": "integer"
+                },
+                "stream_reset": {
+                    "description": "HTTP/2's classes: a stream the server reset (RST_STREAM), one its\nGOAWAY left unprocessed, a request body stalled on a zero\nflow-control window, an HTTP/2 protocol error.",
                     "type": "integer"
                 },
                 "timeout": {
@@ -1035,6 +1048,9 @@ const docTemplate = `{
                 "connection_times_ms": {
                     "$ref": "#/definitions/abreport.ConnectionTimes"
                 },
+                "connections": {
+                    "type": "integer"
+                },
                 "document_length": {
                     "description": "body bytes of the first completed response",
                     "type": "integer"
@@ -1049,6 +1065,13 @@ const docTemplate = `{
                     "description": "sum of every class in Failed",
                     "type": "integer"
                 },
+                "h2_error_codes": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "integer",
+                        "format": "int64"
+                    }
+                },
                 "hints": {
                     "description": "one line of advice per failure class seen",
                     "type": "array",
@@ -1059,6 +1082,10 @@ const docTemplate = `{
                 "html_transferred_bytes": {
                     "description": "bodies received",
                     "type": "integer"
+                },
+                "http_version": {
+                    "description": "HTTP/2 runs only (h2load's -c and -m): http_version \"2\", the\nconnections opened (concurrency_level at first, more after GOAWAY or\na lost connection), the most streams one connection carried at once,\nand the error codes of resets and GOAWAYs the server sent.",
+                    "type": "string"
                 },
                 "keep_alive": {
                     "description": "ab -k: the \"Keep-Alive requests\" line is printed, even when 0",
@@ -1073,6 +1100,9 @@ const docTemplate = `{
                 },
                 "max_parallel": {
                     "description": "MaxParallel is http_load's \"max parallel\": the most requests seen in\nflight at once, where ConcurrencyLevel is the most allowed. 0 in\nreports stored before it was measured.",
+                    "type": "integer"
+                },
+                "max_streams": {
                     "type": "integer"
                 },
                 "method": {
@@ -1917,11 +1947,12 @@ const docTemplate = `{
                     }
                 },
                 "http_version": {
-                    "description": "HTTPVersion is \"1.0\" or \"1.1\". Unset, a url or http_load target\nsends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.",
+                    "description": "HTTPVersion is \"1.0\", \"1.1\" or \"2\". Unset, a url or http_load target\nsends HTTP/1.1 and an ab target ab's own HTTP/1.0 request. \"2\" is\nHTTP/2 as h2load speaks it: ALPN h2 over https, h2c with prior\nknowledge over http; concurrency is then connections, always kept.",
                     "type": "string",
                     "enum": [
                         "1.0",
-                        "1.1"
+                        "1.1",
+                        "2"
                     ]
                 },
                 "keepalive": {
@@ -1932,6 +1963,13 @@ const docTemplate = `{
                     "type": "integer",
                     "minimum": 1,
                     "example": 1073741824
+                },
+                "max_streams": {
+                    "description": "MaxStreams is, with http_version \"2\", how many requests each\nconnection carries at once (h2load -m), capped by the server's\nMAX_CONCURRENT_STREAMS; default 1.",
+                    "type": "integer",
+                    "maximum": 1000,
+                    "minimum": 1,
+                    "example": 10
                 },
                 "method": {
                     "type": "string"
@@ -2264,7 +2302,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "request": {
-                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version, max_body and tls may be set (the\nline's --max-body wins over max_body, its -f, -Z, --insecure and\n--sni over tls).",
+                    "description": "Request replaces the job-wide request options for this target, as a\nwhole. On an ab target only its body, content_type (ab would read the\nbody from a file), http_version, max_streams, max_body and tls may be\nset (the line's --max-body and --max-streams win, its -f, -Z,\n--insecure and --sni over tls).",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Request"

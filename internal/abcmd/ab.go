@@ -108,6 +108,9 @@ func (a *AB) Args() []string {
 	if p.HTTPVersion != "" && p.HTTPVersion != measure.HTTP10 {
 		add("--http-version", p.HTTPVersion)
 	}
+	if p.MaxStreams > 0 {
+		add("--max-streams", strconv.Itoa(p.MaxStreams))
+	}
 	if p.MaxBody > 0 {
 		add("--max-body", strconv.FormatInt(p.MaxBody, 10))
 	}

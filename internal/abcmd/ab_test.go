@@ -105,6 +105,10 @@ var abCases = []struct {
 	{"--urls=list.txt " + testURL, want(func(a *AB) { a.URLsFile = "list.txt" })},
 	{"-k -- " + testURL, want(func(a *AB) { a.Plan.KeepAlive = true })},
 	{"--http-version 1.1 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "1.1" })},
+	{"--http2 --max-streams 10 -c 4 -n 40 " + testURL, want(func(a *AB) {
+		a.Plan.HTTPVersion, a.Plan.MaxStreams, a.Plan.Concurrency, a.Plan.Requests = "2", 10, 4, 40
+	})},
+	{"--http-version 2 " + testURL, want(func(a *AB) { a.Plan.HTTPVersion = "2" })},
 	{"--http-version=1.0 " + testURL, want(nil)},
 	{"--max-body 1048576 " + testURL, want(func(a *AB) { a.Plan.MaxBody = 1 << 20 })},
 	{"--max-body=1 -k " + testURL, want(func(a *AB) { a.Plan.MaxBody, a.Plan.KeepAlive = 1, true })},
@@ -220,7 +224,9 @@ func TestParseABErrors(t *testing.T) {
 		{"--rate -1 " + testURL, usage, `invalid --rate "-1": want requests per second > 0`},
 		{"--rate NaN " + testURL, usage, `invalid --rate "NaN": want requests per second > 0`},
 		{"--rate Inf " + testURL, usage, `invalid --rate "Inf": want requests per second > 0`},
-		{"--http-version 2 " + testURL, usage, `invalid --http-version "2": want 1.0 or 1.1`},
+		{"--http-version 3 " + testURL, usage, `invalid --http-version "3": want 1.0, 1.1 or 2`},
+		{"--http2 --max-streams 0 " + testURL, usage, `invalid --max-streams "0": want 1..1000`},
+		{"--http2 --max-streams 1001 " + testURL, usage, `invalid --max-streams "1001": want 1..1000`},
 		{"--max-body 0 " + testURL, usage, `invalid --max-body "0": want a number of bytes > 0`},
 		{"--max-body -5 " + testURL, usage, `invalid --max-body "-5": want a number of bytes > 0`},
 		{"--max-body 1GiB " + testURL, usage, `invalid --max-body "1GiB": want a number of bytes > 0`},

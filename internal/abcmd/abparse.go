@@ -37,8 +37,8 @@ type abParser struct {
 // 2.4.x's meanings: options first, combined as getopt allows (-kq, -n100),
 // then exactly one URL. -t sets the request count to TimeLimitRequests where
 // it appears, so only a later -n overrides it. The benchq long options
-// --json, --format F, --rate R, --urls FILE, --http-version V and
-// --max-body N may appear among the options; with --urls the URL may be left out. The request is
+// --json, --format F, --rate R, --urls FILE, --http-version V, --http2,
+// --max-streams N and --max-body N may appear among the options; with --urls the URL may be left out. The request is
 // ab's: HTTP/1.0, "User-Agent: ApacheBench/2.3" and ab's header order, so
 // byte counts match ab's, unless --http-version 1.1 asks for benchq's.
 //
@@ -115,7 +115,7 @@ func (p *abParser) short(arg string, next []string) (int, error) {
 func (p *abParser) long(arg string, next []string) (int, error) {
 	name, value, hasValue := strings.Cut(arg, "=")
 	switch name {
-	case "--json", "--help", "--insecure", "--verify":
+	case "--json", "--help", "--insecure", "--verify", "--http2":
 		if hasValue {
 			return 0, usageErr("option '" + name + "' doesn't allow an argument")
 		}
@@ -126,11 +126,13 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 			p.a.Plan.TLS.SkipVerify = true
 		case "--verify":
 			p.a.Verify = true
+		case "--http2":
+			p.a.Plan.HTTPVersion = measure.HTTP2
 		default:
 			p.a.Format = FormatJSON
 		}
 		return 0, nil
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
 		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
@@ -149,7 +151,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 // takes a value, so a scanner of ab lines can step over it as ParseAB does.
 func LongTakesValue(name string) bool {
 	switch name {
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
 		return true
 	}
 	return false
@@ -170,8 +172,8 @@ func (p *abParser) applyLong(name, value string) error {
 		}
 		p.a.Plan.Rate = r
 	case "--http-version":
-		if value != measure.HTTP10 && value != measure.HTTP11 {
-			return usageErr(fmt.Sprintf("invalid --http-version %q: want 1.0 or 1.1", value))
+		if value != measure.HTTP10 && value != measure.HTTP11 && value != measure.HTTP2 {
+			return usageErr(fmt.Sprintf("invalid --http-version %q: want 1.0, 1.1 or 2", value))
 		}
 		p.a.Plan.HTTPVersion = value
 	case "--urls":
@@ -179,6 +181,12 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr("option '--urls' requires a file name")
 		}
 		p.a.URLsFile = value
+	case "--max-streams":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 || n > measure.MaxStreams {
+			return usageErr(fmt.Sprintf("invalid --max-streams %q: want 1..%d", value, measure.MaxStreams))
+		}
+		p.a.Plan.MaxStreams = n
 	case "--cacert":
 		if value == "" {
 			return usageErr("option '--cacert' requires a file name")

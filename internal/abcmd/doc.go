@@ -1,6 +1,7 @@
 // Package abcmd reads benchmark command lines the way their tools do: ab's
 // flags (ApacheBench 2.4.x, with benchq's long options --json, --format,
-// --rate, --urls, --http-version and --max-body) and http_load's. A parsed line becomes a measure.Plan
+// --rate, --urls, --http-version, --http2, --max-streams and --max-body, and
+// the TLS ones) and http_load's. A parsed line becomes a measure.Plan
 // plus the output options the command asked for.
 //
 // Both `benchq ab` and job specs ("ab": "-n 1000 -c 50 -k URL") go through

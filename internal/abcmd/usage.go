@@ -55,7 +55,13 @@ benchq options:
                     at random, as http_load does; the URL argument is optional
     --http-version v
                     1.0 (default) sends ab's request byte for byte; 1.1 sends
-                    an HTTP/1.1 request ("Connection: close" without -k)
+                    an HTTP/1.1 request ("Connection: close" without -k);
+                    2 speaks HTTP/2 (same as --http2)
+    --http2         HTTP/2 as h2load: ALPN h2 over https, h2c with prior
+                    knowledge over http; -c is connections, connections are
+                    always kept
+    --max-streams n HTTP/2: requests in flight per connection, h2load's -m
+                    (ab's -m is the method); default 1, at most 1000
     --max-body n    Cut a response body longer than n bytes (default %[2]d)
                     and count the request as failed; bodies are counted,
                     never kept, whatever the cap

@@ -65,6 +65,10 @@ func writeABHead(w io.Writer, r *Report) {
 
 func writeABCounts(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "Concurrency Level:      %d\n", r.ConcurrencyLevel)
+	if r.HTTPVersion == "2" {
+		// Not ab's: h2load's -c and -m, as used.
+		fmt.Fprintf(w, "HTTP/2 connections:     %d (at most %d streams each)\n", r.Connections, r.MaxStreams)
+	}
 	fmt.Fprintf(w, "Time taken for tests:   %.3f seconds\n", r.TimeTakenS)
 	fmt.Fprintf(w, "Complete requests:      %d\n", r.CompleteRequests)
 	fmt.Fprintf(w, "Failed requests:        %d\n", r.FailedRequests)
@@ -99,9 +103,9 @@ func writeABCounts(w io.Writer, r *Report) {
 func (f Failures) abClasses() Failures {
 	return Failures{
 		Connect:    f.Connect + f.PortExhaustion + f.TLSHandshake,
-		Receive:    f.Receive + f.Timeout,
+		Receive:    f.Receive + f.Timeout + f.StreamReset + f.GoAway + f.FlowControl,
 		Length:     f.Length,
-		Exceptions: f.Exceptions + f.BodyTooLarge + f.HeaderTooLarge,
+		Exceptions: f.Exceptions + f.BodyTooLarge + f.HeaderTooLarge + f.Protocol,
 	}
 }
 

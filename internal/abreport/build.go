@@ -53,6 +53,10 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		ClientSpinS:           seconds(m.ClientSpin),
 		ClientCores:           m.ClientCores,
 		ClientSaturated:       m.ClientSaturated(),
+		HTTPVersion:           m.HTTPVersion,
+		Connections:           m.Connections,
+		MaxStreams:            m.MaxStreams,
+		H2ErrorCodes:          maps.Clone(m.H2ErrorCodes),
 	}
 	if r.StatusCodes == nil {
 		r.StatusCodes = map[int]int64{}

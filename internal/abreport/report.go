@@ -109,6 +109,15 @@ type Report struct {
 	// TLSFailures names the reason of each failed.tls_handshake; nil when
 	// none failed.
 	TLSFailures *TLSFailures `json:"tls_failures,omitempty"`
+
+	// HTTP/2 runs only (h2load's -c and -m): http_version "2", the
+	// connections opened (concurrency_level at first, more after GOAWAY or
+	// a lost connection), the most streams one connection carried at once,
+	// and the error codes of resets and GOAWAYs the server sent.
+	HTTPVersion  string           `json:"http_version,omitempty"`
+	Connections  int64            `json:"connections,omitempty"`
+	MaxStreams   int              `json:"max_streams,omitempty"`
+	H2ErrorCodes map[string]int64 `json:"h2_error_codes,omitempty"`
 }
 
 // TLSFailures splits failed.tls_handshake by reason: unknown_authority
@@ -144,6 +153,13 @@ type Failures struct {
 	TLSHandshake   int64 `json:"tls_handshake"`
 	BodyTooLarge   int64 `json:"body_too_large"`
 	HeaderTooLarge int64 `json:"header_too_large"`
+	// HTTP/2's classes: a stream the server reset (RST_STREAM), one its
+	// GOAWAY left unprocessed, a request body stalled on a zero
+	// flow-control window, an HTTP/2 protocol error.
+	StreamReset int64 `json:"stream_reset,omitempty"`
+	GoAway      int64 `json:"goaway,omitempty"`
+	FlowControl int64 `json:"flow_control,omitempty"`
+	Protocol    int64 `json:"protocol,omitempty"`
 }
 
 // ConnectionTimes is ab's "Connection Times (ms)" table, one row per phase.

@@ -41,6 +41,7 @@ func (s Spec) Plan(p Point) (measure.Plan, error) {
 		Body:                 body,
 		ContentType:          r.ContentType,
 		HTTPVersion:          r.HTTPVersion,
+		MaxStreams:           r.MaxStreams,
 		UserAgent:            src.userAgent,
 		KeepAlive:            r.KeepAlive,
 		Concurrency:          p.Concurrency,

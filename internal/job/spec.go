@@ -47,9 +47,9 @@ type Target struct {
 	URLs     []string `json:"urls,omitempty"`
 	// Request replaces the job-wide request options for this target, as a
 	// whole. On an ab target only its body, content_type (ab would read the
-	// body from a file), http_version, max_body and tls may be set (the
-	// line's --max-body wins over max_body, its -f, -Z, --insecure and
-	// --sni over tls).
+	// body from a file), http_version, max_streams, max_body and tls may be
+	// set (the line's --max-body and --max-streams win, its -f, -Z,
+	// --insecure and --sni over tls).
 	Request *Request `json:"request,omitempty"`
 }
 
@@ -62,9 +62,15 @@ type Request struct {
 	KeepAlive            bool              `json:"keepalive"`
 	Timeout              Duration          `json:"timeout,omitempty"`
 	AcceptVariableLength bool              `json:"accept_variable_length"`
-	// HTTPVersion is "1.0" or "1.1". Unset, a url or http_load target
-	// sends HTTP/1.1 and an ab target ab's own HTTP/1.0 request.
-	HTTPVersion string `json:"http_version,omitempty" enums:"1.0,1.1"`
+	// HTTPVersion is "1.0", "1.1" or "2". Unset, a url or http_load target
+	// sends HTTP/1.1 and an ab target ab's own HTTP/1.0 request. "2" is
+	// HTTP/2 as h2load speaks it: ALPN h2 over https, h2c with prior
+	// knowledge over http; concurrency is then connections, always kept.
+	HTTPVersion string `json:"http_version,omitempty" enums:"1.0,1.1,2"`
+	// MaxStreams is, with http_version "2", how many requests each
+	// connection carries at once (h2load -m), capped by the server's
+	// MAX_CONCURRENT_STREAMS; default 1.
+	MaxStreams int `json:"max_streams,omitempty" minimum:"1" maximum:"1000" example:"10"`
 	// MaxBody caps each response body, in bytes after chunked decoding
 	// (default 1 GiB). Bodies are counted, never kept, so the cap bounds
 	// how long one request may read, not memory: a longer body is cut,

@@ -81,12 +81,13 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	from := s.Request
 	if r := t.Request; r != nil {
 		if r.Method != "" || len(r.Headers) > 0 || r.KeepAlive || r.Timeout != 0 || r.AcceptVariableLength {
-			p.add(field+".request", "an ab target sets only body, content_type, http_version, max_body and tls here; set the rest with ab's flags")
+			p.add(field+".request", "an ab target sets only body, content_type, http_version, max_streams, max_body and tls here; set the rest with ab's flags")
 		}
 		from = *r
 	}
 	req := requestFromPlan(plan, from.Body, from.ContentType)
 	req.HTTPVersion = cmp.Or(from.HTTPVersion, plan.HTTPVersion)
+	req.MaxStreams = cmp.Or(plan.MaxStreams, from.MaxStreams)
 	// A bad max_body is reported where it was given (Validate); the line's
 	// own is checked by its parser.
 	req.MaxBody = cmp.Or(plan.MaxBody, max(from.MaxBody, 0), DefaultMaxBody)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/benchq/benchq/internal/measure"
 	"net/url"
 	"strconv"
 	"strings"
@@ -89,15 +90,27 @@ func (v *validator) targets(s Spec) {
 		for k, raw := range src.urls {
 			v.url(src.urlFields[k], raw)
 		}
+		// The engine's HTTP/2 path runs the closed model only.
+		switch {
+		case src.req.HTTPVersion != measure.HTTP2:
+		case len(src.rates) > 0:
+			v.add(field+".ab", "--rate: HTTP/2 runs the closed model only")
+		case len(s.Sweep.Rate) > 0:
+			v.add("sweep.rate", "target %q speaks HTTP/2, which runs the closed model only", t.Name)
+		}
 		switch {
 		case t.AB != "":
 			// The version may come from a request object, checked where
 			// it was given; the rest of src.req is the ab line's.
 			abReq := src.req
-			abReq.HTTPVersion = ""
+			abReq.HTTPVersion, abReq.MaxStreams = "", 0
 			v.request(field+".ab", abReq)
+			if t.Request == nil || t.Request.MaxStreams == 0 {
+				v.maxStreams(field+".ab", Request{HTTPVersion: src.req.HTTPVersion, MaxStreams: src.req.MaxStreams})
+			}
 			if t.Request != nil {
 				v.httpVersion(field+".request", t.Request.HTTPVersion)
+				v.maxStreams(field+".request", Request{HTTPVersion: src.req.HTTPVersion, MaxStreams: t.Request.MaxStreams})
 				if t.Request.MaxBody < 0 {
 					v.add(field+".request.max_body", "%d is not a positive number of bytes", t.Request.MaxBody)
 				}

@@ -29,6 +29,7 @@ func (v *validator) request(field string, r Request) {
 		v.add(field+".max_body", "%d is not a positive number of bytes", r.MaxBody)
 	}
 	v.httpVersion(field, r.HTTPVersion)
+	v.maxStreams(field, r)
 	_, probs := r.TLS.plan()
 	for _, p := range probs {
 		v.add(field+".tls."+p.field, "%s", p.msg)
@@ -45,8 +46,18 @@ func (v *validator) request(field string, r Request) {
 
 // httpVersion checks the http_version of the request options at field.
 func (v *validator) httpVersion(field, hv string) {
-	if hv != "" && hv != measure.HTTP10 && hv != measure.HTTP11 {
-		v.add(field+".http_version", "%q is not 1.0 or 1.1", hv)
+	if hv != "" && hv != measure.HTTP10 && hv != measure.HTTP11 && hv != measure.HTTP2 {
+		v.add(field+".http_version", "%q is not 1.0, 1.1 or 2", hv)
+	}
+}
+
+// maxStreams checks the max_streams of the request options at field.
+func (v *validator) maxStreams(field string, r Request) {
+	switch {
+	case r.MaxStreams < 0 || r.MaxStreams > measure.MaxStreams:
+		v.add(field+".max_streams", "%d is outside 1..%d", r.MaxStreams, measure.MaxStreams)
+	case r.MaxStreams > 0 && r.HTTPVersion != measure.HTTP2:
+		v.add(field+".max_streams", "streams per connection need http_version \"2\"")
 	}
 }
 

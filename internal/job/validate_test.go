@@ -101,7 +101,15 @@ func TestValidateRules(t *testing.T) {
 		{"negative pause", func(s *Spec) { s.Sweep.PauseBetweenRuns = Duration(-time.Second) }, []string{"sweep.pause_between_runs"}},
 		{"baseline unknown", func(s *Spec) { s.Baseline = "nginx" }, []string{"baseline"}},
 		{"unknown method", func(s *Spec) { s.Request.Method = "FETCH" }, []string{"request.method"}},
-		{"http_version 2", func(s *Spec) { s.Request.HTTPVersion = "2" }, []string{"request.http_version"}},
+		{"http_version 3", func(s *Spec) { s.Request.HTTPVersion = "3" }, []string{"request.http_version"}},
+		{"max_streams without http/2", func(s *Spec) { s.Request.MaxStreams = 4 }, []string{"request.max_streams"}},
+		{"max_streams above 1000", func(s *Spec) { s.Request.HTTPVersion, s.Request.MaxStreams = "2", 1001 }, []string{"request.max_streams"}},
+		{"http/2 with a rate", func(s *Spec) {
+			s.Request.HTTPVersion = "2"
+			s.Sweep.Requests, s.Sweep.Rate = nil, []float64{100}
+			s.Sweep.Duration = []Duration{Duration(time.Second)}
+		}, []string{"sweep.rate", "sweep.rate"}},
+		{"max_streams negative", func(s *Spec) { s.Request.HTTPVersion, s.Request.MaxStreams = "2", -1 }, []string{"request.max_streams"}},
 		{"http_version of an ab target", func(s *Spec) {
 			s.Targets[0] = Target{Name: s.Targets[0].Name, AB: "-n 5 http://127.0.0.1:1/", Request: &Request{HTTPVersion: "HTTP/1.0"}}
 		}, []string{"targets[0].request.http_version"}},

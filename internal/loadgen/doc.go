@@ -1,5 +1,6 @@
 // Package loadgen is benchq's load engine: given a measure.Plan it drives
-// HTTP load with fasthttp in ab's closed model (c workers, n requests or a
+// HTTP load with fasthttp (HTTP/2 with golang.org/x/net/http2's framer,
+// one goroutine per connection, h2.go) in ab's closed model (c workers, n requests or a
 // time limit) or in an open model (a fixed rate of request starts), and
 // returns one measure.Measurement with ab's counters and HdrHistogram
 // latencies. The plan and the measurement are the vocabulary of package

@@ -54,6 +54,7 @@ type engine struct {
 	targets []target
 	guard   measure.Guard
 	open    bool
+	h2      bool // HTTP/2: each worker is a connection with Plan.MaxStreams streams
 	workers []*worker
 	shards  []*shard
 
@@ -87,7 +88,7 @@ type engine struct {
 }
 
 func newEngine(p measure.Plan) (*engine, error) {
-	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, stopCh: make(chan struct{})}
+	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, h2: p.HTTPVersion == measure.HTTP2, stopCh: make(chan struct{})}
 	if e.guard == nil {
 		e.guard = systemResolver{}
 	}
@@ -98,7 +99,18 @@ func newEngine(p measure.Plan) (*engine, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e.h2 {
+			if t.tls != nil {
+				t.tls = h2TLSConfig(t.tls)
+			}
+			t.h2 = buildH2Request(p, &t)
+		}
 		e.targets = append(e.targets, t)
+	}
+	if e.h2 {
+		if err := checkH2Targets(e.targets); err != nil {
+			return nil, err
+		}
 	}
 	e.docLen.Store(-1)
 	e.docLens = make([]atomic.Int64, len(e.targets))
@@ -230,13 +242,18 @@ func (e *engine) first(ti int, h *fasthttp.ResponseHeader, body int64) int64 {
 	if d := e.docLens[ti].Load(); d >= 0 {
 		return d
 	}
+	return e.firstOf(ti, h.Server(), body)
+}
+
+// firstOf is first's slow path, given the response's Server header.
+func (e *engine) firstOf(ti int, server []byte, body int64) int64 {
 	e.firstMu.Lock()
 	defer e.firstMu.Unlock()
 	if d := e.docLens[ti].Load(); d >= 0 {
 		return d
 	}
 	if e.docLen.Load() < 0 {
-		e.serverSoftware = serverSoftware(h.Server())
+		e.serverSoftware = serverSoftware(server)
 		e.docLen.Store(body)
 	}
 	e.docLens[ti].Store(body)

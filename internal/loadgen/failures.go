@@ -132,6 +132,10 @@ const (
 	classTLSHandshake
 	classBodyTooLarge
 	classHeaderTooLarge
+	classStreamReset
+	classGoAway
+	classFlowControl
+	classProtocol
 )
 
 // classify maps an error at a stage to ab's failure classes. For reads, err
@@ -205,5 +209,13 @@ func countFailure(f *measure.Failures, c class) {
 		f.BodyTooLarge++
 	case classHeaderTooLarge:
 		f.HeaderTooLarge++
+	case classStreamReset:
+		f.StreamReset++
+	case classGoAway:
+		f.GoAway++
+	case classFlowControl:
+		f.FlowControl++
+	case classProtocol:
+		f.Protocol++
 	}
 }

@@ -54,8 +54,25 @@ func (e *engine) measurement() *measure.Measurement {
 		}
 		m.ConnectToWrite.Merge(&c.connectWrite)
 		m.MaxInFlight = max(m.MaxInFlight, c.maxInFlight)
+		m.Connections += c.conns
+		m.MaxStreams = max(m.MaxStreams, c.maxStreams)
+		for k, n := range c.h2codes {
+			if m.H2ErrorCodes == nil {
+				m.H2ErrorCodes = make(map[string]int64)
+			}
+			m.H2ErrorCodes[k] += n
+		}
 	}
-	if !e.open {
+	if e.h2 {
+		m.HTTPVersion = measure.HTTP2
+		// A connection's requests overlap: the most in flight is what the
+		// connections carried at once, at most Concurrency × MaxStreams.
+		var n int64
+		for _, w := range e.workers {
+			n += int64(w.local.maxStreams)
+		}
+		m.MaxInFlight = n
+	} else if !e.open {
 		m.MaxInFlight = e.maxBusy()
 	}
 	m.Failed = m.Failures.Total()

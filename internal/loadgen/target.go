@@ -29,6 +29,7 @@ type target struct {
 	sniFixed bool
 	head     bool   // HEAD: responses have no body to read
 	req      []byte // the whole request, headers and body
+	h2       h2Request
 
 	// addrs are what the run dials, resolved once before its clock starts
 	// (resolve.go); cur indexes the one in use. Until a request succeeds

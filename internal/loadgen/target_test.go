@@ -96,9 +96,9 @@ func TestHTTP11RequestUnchanged(t *testing.T) {
 }
 
 func TestValidateHTTPVersion(t *testing.T) {
-	p := measure.Plan{URLs: []string{"http://127.0.0.1:8080/"}, Requests: 1, HTTPVersion: "2"}
+	p := measure.Plan{URLs: []string{"http://127.0.0.1:8080/"}, Requests: 1, HTTPVersion: "3"}
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "http_version") {
-		t.Errorf("Validate(HTTPVersion 2) = %v, want an error naming http_version", err)
+		t.Errorf("Validate(HTTPVersion 3) = %v, want an error naming http_version", err)
 	}
 	p.HTTPVersion, p.LeadingHeaders = measure.HTTP10, 1
 	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "leading_headers") {

@@ -49,6 +49,7 @@ type worker struct {
 
 	batch []record
 	local counts
+	h2    *h2conn // the HTTP/2 connection state, on HTTP/2 only
 }
 
 // counts are the worker's own totals, read only after it has stopped.
@@ -71,6 +72,9 @@ type counts struct {
 	maxInFlight         int64         // open model: most in flight seen at a start
 	connectWrite        measure.Phase // http_load's connect: dial start to request written
 	tlsFailures         measure.TLSFailures
+	conns               int64            // HTTP/2: connections opened
+	maxStreams          int              // HTTP/2: most streams in flight on one connection
+	h2codes             map[string]int64 // HTTP/2: error codes the server sent
 }
 
 // timing holds the timestamps of one request.
@@ -87,11 +91,16 @@ func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
 	w.tc.sink = w.e.sink
 	w.batch = make([]record, 0, batchSize)
+	if w.e.h2 {
+		w.prepareH2()
+	}
 }
 
 func (w *worker) run() {
 	defer w.finish()
-	if w.e.open {
+	if w.e.h2 {
+		w.runH2()
+	} else if w.e.open {
 		w.runOpen()
 	} else {
 		w.runClosed()

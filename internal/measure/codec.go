@@ -30,11 +30,15 @@ type wireMeasurement struct {
 	DocumentLength int64  `json:"document_length,omitempty"`
 	TLSProtocol    string `json:"tls_protocol,omitempty"`
 
-	Concurrency int       `json:"concurrency"`
-	KeepAlive   bool      `json:"keep_alive,omitempty"`
-	Method      string    `json:"method,omitempty"`
-	Started     time.Time `json:"started"`
-	ElapsedNs   int64     `json:"elapsed_ns"`
+	Concurrency  int              `json:"concurrency"`
+	HTTPVersion  string           `json:"http_version,omitempty"`
+	Connections  int64            `json:"connections,omitempty"`
+	MaxStreams   int              `json:"max_streams,omitempty"`
+	H2ErrorCodes map[string]int64 `json:"h2_error_codes,omitempty"`
+	KeepAlive    bool             `json:"keep_alive,omitempty"`
+	Method       string           `json:"method,omitempty"`
+	Started      time.Time        `json:"started"`
+	ElapsedNs    int64            `json:"elapsed_ns"`
 
 	Complete          int64    `json:"complete"`
 	Failed            int64    `json:"failed"`
@@ -106,6 +110,10 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 		DocumentLength:     m.DocumentLength,
 		TLSProtocol:        m.TLSProtocol,
 		Concurrency:        m.Concurrency,
+		HTTPVersion:        m.HTTPVersion,
+		Connections:        m.Connections,
+		MaxStreams:         m.MaxStreams,
+		H2ErrorCodes:       m.H2ErrorCodes,
 		KeepAlive:          m.KeepAlive,
 		Method:             m.Method,
 		Started:            m.Started,
@@ -208,6 +216,10 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 		DocumentLength:     w.DocumentLength,
 		TLSProtocol:        w.TLSProtocol,
 		Concurrency:        w.Concurrency,
+		HTTPVersion:        w.HTTPVersion,
+		Connections:        w.Connections,
+		MaxStreams:         w.MaxStreams,
+		H2ErrorCodes:       w.H2ErrorCodes,
 		KeepAlive:          w.KeepAlive,
 		Method:             w.Method,
 		Started:            w.Started,

@@ -5,7 +5,7 @@ import "strings"
 // Total is the number of failed requests: the sum of every class.
 func (f Failures) Total() int64 {
 	return f.Connect + f.Receive + f.Length + f.Exceptions + f.Timeout + f.PortExhaustion + f.TLSHandshake +
-		f.BodyTooLarge + f.HeaderTooLarge
+		f.BodyTooLarge + f.HeaderTooLarge + f.StreamReset + f.GoAway + f.FlowControl + f.Protocol
 }
 
 // Hints gives one line of advice per non-zero failure class, in the order of
@@ -26,6 +26,10 @@ func (f Failures) Hints() []string {
 	add(f.TLSHandshake, "tls handshake: the TLS handshake failed; the port may not speak TLS (use http://) or accept none of Go's TLS versions and ciphers")
 	add(f.BodyTooLarge, "body too large: response bodies exceeded the body size cap and were cut; raise it (--max-body, request.max_body) if they are meant to be that long")
 	add(f.HeaderTooLarge, "header too large: response headers exceeded 8 KiB, ab's limit too; check the target's headers and cookies")
+	add(f.StreamReset, "stream reset: the server reset HTTP/2 streams (RST_STREAM, codes in h2_error_codes); check its stream and request limits")
+	add(f.GoAway, "goaway: the server closed HTTP/2 connections (GOAWAY) with requests unprocessed; check its keepalive_requests or max requests per connection")
+	add(f.FlowControl, "flow control: request bodies waited on a zero HTTP/2 window until the timeout; the server stopped reading them")
+	add(f.Protocol, "protocol: HTTP/2 protocol errors; the server may not speak HTTP/2 on this port (h2c needs prior-knowledge support, https needs ALPN h2)")
 	return hints
 }
 
@@ -40,6 +44,10 @@ func (f *Failures) Merge(o Failures) {
 	f.TLSHandshake += o.TLSHandshake
 	f.BodyTooLarge += o.BodyTooLarge
 	f.HeaderTooLarge += o.HeaderTooLarge
+	f.StreamReset += o.StreamReset
+	f.GoAway += o.GoAway
+	f.FlowControl += o.FlowControl
+	f.Protocol += o.Protocol
 }
 
 // Hints is Failures.Hints with the TLS handshake hint replaced by one per

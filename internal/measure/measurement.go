@@ -19,10 +19,22 @@ type Measurement struct {
 	TLSProtocol    string
 
 	Concurrency int
-	KeepAlive   bool
-	Method      string
-	Started     time.Time
-	Elapsed     time.Duration // ab's "Time taken for tests": to the last completion, or to the stop of a timed or canceled run
+	// HTTPVersion is "2" for an HTTP/2 run, empty otherwise. On HTTP/2,
+	// Connections counts the connections opened (Concurrency at first, more
+	// after a GOAWAY or a connection error) and MaxStreams the most streams
+	// a connection carried at once as allowed: the plan's, capped by the
+	// server's MAX_CONCURRENT_STREAMS. Both are zero on HTTP/1.x.
+	HTTPVersion string
+	Connections int64
+	MaxStreams  int
+	// H2ErrorCodes counts the HTTP/2 error codes of the streams reset
+	// (key "RST_STREAM CANCEL") and connections closed (key "GOAWAY
+	// NO_ERROR") by the server; nil on HTTP/1.x.
+	H2ErrorCodes map[string]int64
+	KeepAlive    bool
+	Method       string
+	Started      time.Time
+	Elapsed      time.Duration // ab's "Time taken for tests": to the last completion, or to the stop of a timed or canceled run
 
 	Complete          int64
 	Failed            int64 // ab's "Failed requests": sum of the classes below
@@ -108,7 +120,12 @@ type Measurement struct {
 // Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
 // BodyTooLarge (a body above Plan.MaxBody) and HeaderTooLarge (a header
 // above the engine's header cap, ab's 8 KiB) are their own classes (each
-// with a hint for the user) and are included in Measurement.Failed.
+// with a hint for the user) and are included in Measurement.Failed. The
+// last four are HTTP/2's: StreamReset a stream the server reset
+// (RST_STREAM), GoAway a stream the server's GOAWAY left unprocessed,
+// FlowControl a stream whose request body waited on a zero flow-control
+// window until its timeout, Protocol a stream lost to an HTTP/2 protocol
+// error (a malformed frame, no "h2" from ALPN).
 type Failures struct {
 	Connect        int64 `json:"connect"`
 	Receive        int64 `json:"receive"`
@@ -119,6 +136,10 @@ type Failures struct {
 	TLSHandshake   int64 `json:"tls_handshake"`
 	BodyTooLarge   int64 `json:"body_too_large"`
 	HeaderTooLarge int64 `json:"header_too_large"`
+	StreamReset    int64 `json:"stream_reset,omitempty"`
+	GoAway         int64 `json:"goaway,omitempty"`
+	FlowControl    int64 `json:"flow_control,omitempty"`
+	Protocol       int64 `json:"protocol,omitempty"`
 }
 
 // Phase summarises one timing row of ab's "Connection Times" table.
@@ -187,6 +208,17 @@ func (m *Measurement) Merge(o *Measurement) {
 		m.Elapsed = end.Sub(m.Started.Round(0))
 	}
 	m.Concurrency += o.Concurrency
+	if m.HTTPVersion == "" {
+		m.HTTPVersion = o.HTTPVersion
+	}
+	m.Connections += o.Connections
+	m.MaxStreams = max(m.MaxStreams, o.MaxStreams)
+	for k, n := range o.H2ErrorCodes {
+		if m.H2ErrorCodes == nil {
+			m.H2ErrorCodes = make(map[string]int64)
+		}
+		m.H2ErrorCodes[k] += n
+	}
 	m.Complete += o.Complete
 	m.Failed += o.Failed
 	m.Failures.Merge(o.Failures)
