@@ -122,7 +122,11 @@ func TestRunH2FailureClasses(t *testing.T) {
 					t.Errorf("GoAway %d, Connections %d: want some streams refused and a new connection after each GOAWAY", m.Failures.GoAway, m.Connections)
 				}
 				checkEq(t, "Connections", m.Connections, s.Conns())
-				checkEq(t, "codes", m.H2ErrorCodes["GOAWAY NO_ERROR"], s.GoAways())
+				// The last connection's GOAWAY may follow the answer that
+				// ended the run, and go unread.
+				if got, sent := m.H2ErrorCodes["GOAWAY NO_ERROR"], s.GoAways(); got != sent && got != sent-1 {
+					t.Errorf("GOAWAY NO_ERROR counted %d, server sent %d: want every one read but perhaps the last", got, sent)
+				}
 			}},
 		{"no window update", func() *testservers.RawH2 { return &testservers.RawH2{NoWindowUpdate: true} },
 			measure.Plan{Concurrency: 1, MaxStreams: 2, Requests: 4, Body: bytes.Repeat([]byte("p"), 100000), Timeout: 300 * time.Millisecond, ContinueOnError: true},
