@@ -201,3 +201,33 @@ func idempotencyKey(owner, key string) string {
 	sum := sha256.Sum256([]byte(strconv.Itoa(len(owner)) + ":" + owner + key))
 	return prefix + "idempotency:" + hex.EncodeToString(sum[:])
 }
+
+// Job templates.
+//
+//	benchq:template:{<owner>/<name>}   hash   "template" = template.Template as JSON (its trigger secrets
+//	                                          included: the API redacts them), "owner" = API key id; no TTL
+//	benchq:template:{<owner>/<name>}:* reserved for other keys of the template (its schedule's state)
+//	benchq:{templates}                 set    "<owner>/<name>" of every template (the scheduler, the hooks)
+//	benchq:{templates}:owner:<owner>   set    names of one owner's templates
+//
+// Every key of one template carries "<owner>/<name>" as its tag; a key
+// added for a template must be built from TemplateKey. Owners are key
+// ids or "anonymous" and names never hold '/' (template.ValidName), so
+// the ref is unambiguous. As with jobs, the indexes are another slot:
+// PutTemplate lists before it writes, DeleteTemplate unlists after it
+// deletes, and readers skip entries whose template is gone.
+func templateRef(owner, name string) string { return owner + "/" + name }
+
+// TemplateKey is the hash of template name of owner, and the stem (and
+// hash tag) of every other key of that template.
+func TemplateKey(owner, name string) string {
+	return prefix + "template:{" + templateRef(owner, name) + "}"
+}
+
+const templatesTag = prefix + "{templates}"
+
+func allTemplatesKey() string               { return templatesTag }
+func ownerTemplatesKey(owner string) string { return templatesTag + ":owner:" + owner }
+
+// Fields of the template hash.
+const fieldTemplate = "template"
