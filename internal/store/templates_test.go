@@ -95,4 +95,3 @@ func templateNames(list []*template.Template) []string {
 	}
 	return out
 }
-

@@ -3,8 +3,8 @@ package template
 import (
 	"path"
 	"strings"
-	"unicode"
 	"time"
+	"unicode"
 
 	"github.com/benchq/benchq/internal/job"
 )
