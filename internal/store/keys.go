@@ -231,3 +231,20 @@ func ownerTemplatesKey(owner string) string { return templatesTag + ":owner:" + 
 
 // Fields of the template hash.
 const fieldTemplate = "template"
+
+// Schedule state (internal/schedule), under the template's tag.
+//
+//	benchq:template:{<owner>/<name>}:schedule        hash  "tick" = the newest tick claimed, unix ms (a scheduler
+//	                                                        fires a tick only after moving it past the stored one),
+//	                                                        "job" = the id of the last job a tick created
+//	benchq:template:{<owner>/<name>}:schedule:runs   list  ScheduledRun as JSON, newest first, at most MaxScheduledRuns
+//
+// No TTL: the state lives as long as the template. DeleteTemplate removes it.
+func scheduleKey(owner, name string) string     { return TemplateKey(owner, name) + ":schedule" }
+func scheduleRunsKey(owner, name string) string { return scheduleKey(owner, name) + ":runs" }
+
+// Fields of the schedule hash.
+const (
+	fieldTick    = "tick"
+	fieldLastJob = "job"
+)

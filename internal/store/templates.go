@@ -82,6 +82,7 @@ func (s *Store) DeleteTemplate(ctx context.Context, owner, name string) error {
 		return fmt.Errorf("store: delete template %s: %w", templateRef(owner, name), err)
 	}
 	s.unlistTemplate(ctx, owner, name)
+	s.deleteScheduleState(ctx, owner, name)
 	if n == 0 {
 		return fmt.Errorf("store: delete template %s: %w", templateRef(owner, name), ErrNotFound)
 	}
