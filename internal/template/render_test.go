@@ -118,7 +118,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*template.Template) {}, ""},
 		{"bad name", func(t *template.Template) { t.Name = "a/b" }, "name"},
-		{"builtin declared", func(t *template.Template) { t.Values["commit"] = "x" }, "values.commit"},
+		{"builtin with a default", func(t *template.Template) { t.Values["target_url"] = "http://127.0.0.1/" }, ""},
+		{"bad value name", func(t *template.Template) { t.Values["9x"] = "" }, "values.9x"},
 		{"unknown placeholder", func(t *template.Template) { t.Spec.Name = "{{what}}" }, "spec.name"},
 		{"malformed placeholder", func(t *template.Template) { t.Spec.Name = "{{ not closed" }, "spec.name"},
 		{"no targets", func(t *template.Template) { t.Spec.Targets = nil }, "spec.targets"},
