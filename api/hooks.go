@@ -63,7 +63,9 @@ var (
 			g := t.Triggers.GitHub
 			return g != nil && cihook.VerifyGitHub(g.Secret, body, h.Get("X-Hub-Signature-256"))
 		},
-		matches:        func(t *template.Template, ev cihook.Event) bool { return t.Triggers.GitHub.Matches(ev.Repository, ev.Branch) },
+		matches: func(t *template.Template, ev cihook.Event) bool {
+			return t.Triggers.GitHub.Matches(ev.Repository, ev.Branch)
+		},
 		parse:          cihook.ParseGitHub,
 		eventHeader:    "X-GitHub-Event",
 		deliveryHeader: "X-GitHub-Delivery",
@@ -74,7 +76,9 @@ var (
 			g := t.Triggers.GitLab
 			return g != nil && cihook.VerifyGitLab(g.Token, h.Get("X-Gitlab-Token"))
 		},
-		matches:        func(t *template.Template, ev cihook.Event) bool { return t.Triggers.GitLab.Matches(ev.Repository, ev.Branch) },
+		matches: func(t *template.Template, ev cihook.Event) bool {
+			return t.Triggers.GitLab.Matches(ev.Repository, ev.Branch)
+		},
 		parse:          cihook.ParseGitLab,
 		eventHeader:    "X-Gitlab-Event",
 		deliveryHeader: "X-Gitlab-Event-UUID",

@@ -62,7 +62,9 @@ func TestCIHooksEndToEnd(t *testing.T) {
 	}{
 		{"github: signed push", func() (int, []byte) { return github("d-1", cihook.GitHubSignature(ghSecret, push), push) }, 201, map[string]int{sha: 1}},
 		{"github: replay", func() (int, []byte) { return github("d-1", cihook.GitHubSignature(ghSecret, push), push) }, 200, map[string]int{sha: 1}},
-		{"github: bad signature", func() (int, []byte) { return github("d-2", cihook.GitHubSignature("wrong-secret-0123456789", push), push) }, 401, map[string]int{sha: 1}},
+		{"github: bad signature", func() (int, []byte) {
+			return github("d-2", cihook.GitHubSignature("wrong-secret-0123456789", push), push)
+		}, 401, map[string]int{sha: 1}},
 		{"github: no signature", func() (int, []byte) { return github("d-3", "", push) }, 401, map[string]int{sha: 1}},
 		{"github: branch deleted", func() (int, []byte) {
 			del := []byte(`{"ref":"refs/heads/main","after":"0000000000000000000000000000000000000000","deleted":true,"repository":{"full_name":"acme/shop"}}`)
