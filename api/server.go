@@ -141,6 +141,9 @@ type Deps struct {
 	// Targets manages target verification tokens (targets.go); nil
 	// answers the /v1/targets endpoints with 503.
 	Targets TargetVerifier
+	// Templates keeps job templates (templates.go); nil answers the
+	// /v1/templates and /v1/hooks endpoints with 503.
+	Templates TemplateStore
 }
 
 // Server is the benchq HTTP API.
@@ -169,6 +172,10 @@ type Server struct {
 	// targets: target verification (targets.go).
 	targets TargetVerifier
 
+	// templates: job templates and the CI hooks that run them (templates.go,
+	// hooks.go).
+	templates TemplateStore
+
 	// ready caches the readiness probe (health.go); undo retries the
 	// undoing of half-done creations (undo.go).
 	ready *readiness
@@ -196,6 +203,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
+	s.templates = deps.Templates
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

@@ -48,9 +48,10 @@ const maxValueLen = 2048
 // for where it lands, so that it cannot change what the spec means beyond
 // its own place: inside a URL (or a URL in a command line) it is
 // percent-encoded as one component, so it adds no scheme, user, host,
-// port, path separator, query or fragment; a placeholder that is a whole
-// URL or a whole command-line word takes the value as it is, and such a
-// value may not contain blanks or quotes or start with '-'. The result is
+// port, path separator, query or fragment; a placeholder that begins a
+// URL or a command-line word ("{{target_url}}/health") takes the value as
+// it is, since it gives the scheme and host, and such a value may not
+// contain blanks or quotes or start with '-'. The result is
 // decoded as strictly as a submitted spec; the caller still applies
 // defaults, job validation and the address policy to it, as to any job.
 //
@@ -198,15 +199,16 @@ func (r *renderer) text(path, s string) string {
 		if r.check {
 			continue
 		}
-		whole := loc[0] == 0 && loc[1] == len(s)
-		word := where == commandLine && wordAt(s, loc[0], loc[1])
+		// A placeholder that begins a URL, or a word of a command line,
+		// gives the URL's scheme and host: it takes the value as is.
+		leads := loc[0] == 0 || where == commandLine && wordStart(s, loc[0])
 		switch {
 		case where == plainText:
 			b.WriteString(v)
-		case whole || word:
+		case leads:
 			if strings.ContainsAny(v, " \t\"'\\`") || strings.HasPrefix(v, "-") {
 				r.problems = append(r.problems, job.FieldError{Field: "values." + name,
-					Message: fmt.Sprintf("{{%s}} is a whole word of %s, so its value may not contain blanks, quotes or backslashes nor start with '-'", name, path)})
+					Message: fmt.Sprintf("{{%s}} begins a URL or a word of %s, so its value may not contain blanks, quotes or backslashes nor start with '-'", name, path)})
 				continue
 			}
 			b.WriteString(v)
@@ -229,10 +231,8 @@ func missingMessage(name string, declared bool) string {
 	return fmt.Sprintf("placeholder {{%s}} has no value: give values.%s", name, name)
 }
 
-// wordAt reports whether s[i:j] is a whole blank-separated word of s.
-func wordAt(s string, i, j int) bool {
-	return (i == 0 || s[i-1] == ' ' || s[i-1] == '\t') && (j == len(s) || s[j] == ' ' || s[j] == '\t')
-}
+// wordStart reports whether a blank-separated word of s starts at i.
+func wordStart(s string, i int) bool { return i == 0 || s[i-1] == ' ' || s[i-1] == '\t' }
 
 // escapeComponent percent-encodes every byte of v that could end or
 // restructure a URL component ("/", "?", "#", "@", ":", "&", "=", "+",

@@ -42,6 +42,8 @@ func TestRender(t *testing.T) {
 			map[string]string{"target_url": "http://127.0.0.1/ -p /etc/passwd", "commit": "abc"}, "", "", "values.target_url"},
 		{"a value cannot be a flag", job.Target{AB: "ab -n 10 {{target_url}}"},
 			map[string]string{"target_url": "-p", "commit": "abc"}, "", "", "values.target_url"},
+		{"a URL's start", job.Target{URL: "{{target_url}}/b/{{branch}}"},
+			map[string]string{"target_url": "http://127.0.0.1:8080", "branch": "a/../../x?y", "commit": "abc"}, "http://127.0.0.1:8080/b/a%2F..%2F..%2Fx%3Fy", "127.0.0.1:8080", ""},
 		{"a whole ab word", job.Target{AB: "ab -n 10 {{target_url}}"},
 			map[string]string{"target_url": "http://127.0.0.1:9/", "commit": "abc"}, "ab -n 10 http://127.0.0.1:9/", "", ""},
 		{"missing value", job.Target{URL: "{{target_url}}"},
@@ -118,7 +120,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*template.Template) {}, ""},
 		{"bad name", func(t *template.Template) { t.Name = "a/b" }, "name"},
-		{"builtin declared", func(t *template.Template) { t.Values["commit"] = "x" }, "values.commit"},
+		{"builtin with a default", func(t *template.Template) { t.Values["target_url"] = "http://127.0.0.1/" }, ""},
+		{"bad value name", func(t *template.Template) { t.Values["9x"] = "" }, "values.9x"},
 		{"unknown placeholder", func(t *template.Template) { t.Spec.Name = "{{what}}" }, "spec.name"},
 		{"malformed placeholder", func(t *template.Template) { t.Spec.Name = "{{ not closed" }, "spec.name"},
 		{"no targets", func(t *template.Template) { t.Spec.Targets = nil }, "spec.targets"},

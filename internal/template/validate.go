@@ -53,8 +53,6 @@ func (t Template) Validate() error {
 		switch {
 		case !valueRe.MatchString(k):
 			add("values."+k, "a placeholder name is letters, digits and '_', not starting with a digit")
-		case isBuiltin(k):
-			add("values."+k, "{{%s}} is built in; its value comes with each run", k)
 		case len(t.Values[k]) > maxValueLen || strings.ContainsFunc(t.Values[k], isControl):
 			add("values."+k, "a default is at most %d printable bytes", maxValueLen)
 		}
