@@ -33,6 +33,10 @@ func (s *Server) routes() {
 	v1.PUT("/templates/:name", s.handlePutTemplate)
 	v1.DELETE("/templates/:name", s.handleDeleteTemplate)
 	v1.POST("/templates/:name/run", s.handleRunTemplate)
+	v1.GET("/schedules", s.handleListSchedules)
+	v1.POST("/schedules/:name/pause", s.handlePauseSchedule)
+	v1.POST("/schedules/:name/resume", s.handleResumeSchedule)
+	v1.GET("/trends", s.handleGetTrend)
 	v1.POST("/hooks/github", s.handleGitHubHook)
 	v1.POST("/hooks/gitlab", s.handleGitLabHook)
 

@@ -144,6 +144,9 @@ type Deps struct {
 	// Templates keeps job templates (templates.go); nil answers the
 	// /v1/templates and /v1/hooks endpoints with 503.
 	Templates TemplateStore
+	// Schedules reads the scheduler's record of each schedule
+	// (schedules.go); nil lists schedules without their last runs.
+	Schedules ScheduleStore
 }
 
 // Server is the benchq HTTP API.
@@ -175,6 +178,7 @@ type Server struct {
 	// templates: job templates and the CI hooks that run them (templates.go,
 	// hooks.go).
 	templates TemplateStore
+	schedules ScheduleStore
 
 	// ready caches the readiness probe (health.go); undo retries the
 	// undoing of half-done creations (undo.go).
@@ -203,7 +207,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
-	s.templates = deps.Templates
+	s.templates, s.schedules = deps.Templates, deps.Schedules
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

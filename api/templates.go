@@ -37,7 +37,7 @@ var (
 // templateLabel is the label every job of a template carries, with the
 // template's name: trends, compare_to selectors and the retention's
 // latest-job exemption find a template's jobs by it.
-const templateLabel = "template"
+const templateLabel = job.LabelTemplate
 
 // TemplateRun is one run of a template: the values of its placeholders
 // and the labels of what started it (a trigger's repo, branch, commit, pr;
@@ -238,7 +238,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 		return err
 	}
 	t.Owner = principalOf(c).KeyID
-	if err := t.Validate(); err != nil {
+	if err := validateTemplate(&t); err != nil { // schedules.go: and its schedule
 		return err
 	}
 	ctx := c.Request().Context()
@@ -297,7 +297,7 @@ func (s *Server) handlePutTemplate(c echo.Context) error {
 		return fmt.Errorf("api: put template: %w", err)
 	}
 	keepSecrets(&t, old)
-	if err := t.Validate(); err != nil {
+	if err := validateTemplate(&t); err != nil { // schedules.go: and its schedule
 		return err
 	}
 	created, err := st.PutTemplate(ctx, &t)
