@@ -117,7 +117,10 @@ func TestStoreOnCluster(t *testing.T) {
 		{"ListTemplates", func(ctx context.Context) error { _, err := s.ListTemplates(ctx, owner); return err }},
 		{"ListAllTemplates", func(ctx context.Context) error { _, err := s.ListAllTemplates(ctx); return err }},
 		{"StartSchedule", func(ctx context.Context) error { _, err := s.StartSchedule(ctx, owner, "t1", time.Now()); return err }},
-		{"ClaimTick", func(ctx context.Context) error { _, err := s.ClaimTick(ctx, owner, "t1", time.Now().Add(time.Minute)); return err }},
+		{"ClaimTick", func(ctx context.Context) error {
+			_, err := s.ClaimTick(ctx, owner, "t1", time.Now().Add(time.Minute))
+			return err
+		}},
 		{"RecordScheduledRun", func(ctx context.Context) error {
 			return s.RecordScheduledRun(ctx, owner, "t1", store.ScheduledRun{Tick: time.Now(), JobID: "j1"})
 		}},

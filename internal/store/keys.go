@@ -248,3 +248,19 @@ const (
 	fieldTick    = "tick"
 	fieldLastJob = "job"
 )
+
+// Jobs kept past the retention (keep.go).
+//
+//	benchq:job:{<id>}:keep                            set    why the job is kept: "pin", "latest"; no TTL
+//	benchq:{jobs}:kept                                set    index members of kept jobs; no TTL
+//	benchq:template:{<owner>/<template>}:latest:<branch>  string id of the template's latest succeeded job
+//	                                                  on that branch (its "branch" label; "" without one)
+//
+// While a job's keep set has a member, every refresh of its keys'
+// TTL (touchJob) PERSISTs them instead, and the indexes spare its
+// entries and do not expire.
+func keepKey(id string) string      { return jobKey(id) + ":keep" }
+func keptIndexKey() string          { return indexTag + ":kept" }
+func latestKey(owner, template, branch string) string {
+	return TemplateKey(owner, template) + ":latest:" + branch
+}
