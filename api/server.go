@@ -144,6 +144,9 @@ type Deps struct {
 	// Templates keeps job templates (templates.go); nil answers the
 	// /v1/templates and /v1/hooks endpoints with 503.
 	Templates TemplateStore
+	// Pinner pins jobs past the retention (pin.go); nil answers the pin
+	// endpoints with 503.
+	Pinner JobPinner
 }
 
 // Server is the benchq HTTP API.
@@ -175,6 +178,7 @@ type Server struct {
 	// templates: job templates and the CI hooks that run them (templates.go,
 	// hooks.go).
 	templates TemplateStore
+	pinner    JobPinner
 
 	// ready caches the readiness probe (health.go); undo retries the
 	// undoing of half-done creations (undo.go).
@@ -203,7 +207,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
-	s.templates = deps.Templates
+	s.templates, s.pinner = deps.Templates, deps.Pinner
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

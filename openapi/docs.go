@@ -75,6 +75,192 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/hooks/github": {
+            "post": {
+                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication, checked before the body is parsed, against every template with a GitHub trigger. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. The same X-GitHub-Delivery (or Idempotency-Key) again creates nothing and answers with the first delivery's jobs.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "hooks"
+                ],
+                "summary": "Receive a GitHub webhook",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "push, pull_request or ping",
+                        "name": "X-GitHub-Event",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the delivery id: a replay of it creates no job",
+                        "name": "X-GitHub-Delivery",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "sha256=\u003chex HMAC-SHA256 of the body\u003e",
+                        "name": "X-Hub-Signature-256",
+                        "in": "header",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a ping, or a replay: the jobs the first delivery created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "jobs created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "202": {
+                        "description": "verified, nothing to run: message says why (no template for that repository and branch, a tag, a deleted branch, an action that runs nothing)",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "bad-signature: no template's secret signs the body; nothing created",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "body over 4 MiB",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/hooks/gitlab": {
+            "post": {
+                "description": "No API key: X-Gitlab-Token must equal a template's GitLab token (compared in constant time). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same X-Gitlab-Event-UUID (or Idempotency-Key) again creates nothing.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "hooks"
+                ],
+                "summary": "Receive a GitLab webhook",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "Push Hook or Merge Request Hook",
+                        "name": "X-Gitlab-Event",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the delivery id: a replay of it creates no job",
+                        "name": "X-Gitlab-Event-UUID",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the template's token",
+                        "name": "X-Gitlab-Token",
+                        "in": "header",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a replay: the jobs the first delivery created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "jobs created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "202": {
+                        "description": "verified, nothing to run: message says why",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "bad-signature: no template has that token; nothing created",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "body over 4 MiB",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs": {
             "get": {
                 "security": [
@@ -577,6 +763,120 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/jobs/{id}/pin": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A pinned job, its runs, events and webhook log are kept past the retention, so compare_to (by id or by selector) keeps finding it as a baseline. The latest succeeded job of each template on each branch is kept the same way without a pin.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Pin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: true",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The job expires a retention after the unpin, unless it is its template's latest succeeded job on its branch.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Unpin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: false",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs/{id}/report": {
             "get": {
                 "security": [
@@ -822,6 +1122,425 @@ const docTemplate = `{
                     },
                     "429": {
                         "description": "over the key's submissions per minute, which verifications share with job submissions; Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The caller's templates by name; an admin's list holds every key's, by owner and name.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "List job templates",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ListTemplatesResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A job spec with placeholders (commit, branch, target_url, pr, repo and those declared in values, each written in double braces), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Create a job template",
+                "parameters": [
+                    {
+                        "description": "the template",
+                        "name": "template",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateBody"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/v1/templates/{name}"
+                            }
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "template-exists: the key has a template of that name (PUT replaces it)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates/{name}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Get a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "As POST /v1/templates, under the name in the path (a name in the body must be the same). Secrets left out of a trigger, or sent as \"[redacted]\", keep their stored value.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Create or replace a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the template",
+                        "name": "template",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateBody"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "created",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Delete a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates/{name}/run": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Renders the template with the values given (over its defaults) and submits the job as POST /v1/jobs would, for the template's owner: same validation, address policy, quotas and answer. The job is labelled template=\u003cname\u003e. A value lands escaped for where it goes: inside a URL as one percent-encoded component.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Run a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    },
+                    {
+                        "description": "the placeholders' values",
+                        "name": "run",
+                        "in": "body",
+                        "schema": {
+                            "$ref": "#/definitions/api.RunTemplateRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.CreateJobResponse"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/v1/jobs/{id}"
+                            }
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "an unknown or missing placeholder (values.\u003cname\u003e, or the spec field), or the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1215,6 +1934,10 @@ const docTemplate = `{
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
                 },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
+                },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
                 },
@@ -1352,6 +2075,43 @@ const docTemplate = `{
                 }
             }
         },
+        "api.HookJob": {
+            "type": "object",
+            "properties": {
+                "job_id": {
+                    "type": "string",
+                    "example": "01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "location": {
+                    "type": "string",
+                    "example": "/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "replayed": {
+                    "description": "Replayed: the delivery id was seen before; this job is the one\nits first delivery created.",
+                    "type": "boolean"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout-main"
+                }
+            }
+        },
+        "api.HookResponse": {
+            "type": "object",
+            "properties": {
+                "jobs": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.HookJob"
+                    }
+                },
+                "message": {
+                    "description": "Message says why nothing ran (a ping, a tag push, a deleted branch,\nno template for the repository's branch).",
+                    "type": "string",
+                    "example": "branch \"feature\" of acme/shop triggers no template"
+                }
+            }
+        },
         "api.JobLinks": {
             "type": "object",
             "properties": {
@@ -1390,6 +2150,10 @@ const docTemplate = `{
                 },
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
+                },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
                 },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
@@ -1457,6 +2221,17 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/api.TargetHostResponse"
+                    }
+                }
+            }
+        },
+        "api.ListTemplatesResponse": {
+            "type": "object",
+            "properties": {
+                "templates": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.TemplateResponse"
                     }
                 }
             }
@@ -1559,6 +2334,17 @@ const docTemplate = `{
                 }
             }
         },
+        "api.RunTemplateRequest": {
+            "type": "object",
+            "properties": {
+                "values": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
         "api.TargetHostResponse": {
             "type": "object",
             "properties": {
@@ -1582,6 +2368,97 @@ const docTemplate = `{
                 },
                 "verified": {
                     "type": "boolean"
+                }
+            }
+        },
+        "api.TemplateBody": {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "description": "Name may be left out of a PUT, whose path names the template.",
+                    "type": "string",
+                    "example": "checkout-main"
+                },
+                "schedule": {
+                    "$ref": "#/definitions/template.Schedule"
+                },
+                "spec": {
+                    "description": "Spec is a job spec; its string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and those\ndeclared in values.",
+                    "type": "object"
+                },
+                "triggers": {
+                    "$ref": "#/definitions/template.Triggers"
+                },
+                "values": {
+                    "description": "Values declares placeholders, each with its default (\"\": every run\nmust give it); a built-in one may get a default too.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "api.TemplateLinks": {
+            "type": "object",
+            "properties": {
+                "run": {
+                    "type": "string",
+                    "example": "/v1/templates/checkout-main/run"
+                },
+                "self": {
+                    "type": "string",
+                    "example": "/v1/templates/checkout-main"
+                }
+            }
+        },
+        "api.TemplateResponse": {
+            "type": "object",
+            "properties": {
+                "created_at": {
+                    "description": "CreatedAt and UpdatedAt are set by the store.",
+                    "type": "string"
+                },
+                "links": {
+                    "$ref": "#/definitions/api.TemplateLinks"
+                },
+                "name": {
+                    "description": "Name is unique per owner: 1 to 64 letters, digits, '.', '_' or '-'.",
+                    "type": "string",
+                    "example": "checkout-main"
+                },
+                "owner": {
+                    "description": "Owner is the API key id the template and its jobs belong to.",
+                    "type": "string",
+                    "example": "key_01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "schedule": {
+                    "description": "Schedule, when set, runs the template on a clock (the scheduler's\nbusiness; stored here as given).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/template.Schedule"
+                        }
+                    ]
+                },
+                "spec": {
+                    "description": "Spec is a job spec whose string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and the names\nin Values (the OpenAPI document is a Go template, so the braces\nare not written here).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Spec"
+                        }
+                    ]
+                },
+                "triggers": {
+                    "$ref": "#/definitions/template.Triggers"
+                },
+                "updated_at": {
+                    "type": "string"
+                },
+                "values": {
+                    "description": "Values declares the template's own placeholders, each with its\ndefault (\"\" for none: then every run must give it); a built-in\nplaceholder may get a default too.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
                 }
             }
         },
@@ -2234,6 +3111,83 @@ const docTemplate = `{
                 },
                 "url": {
                     "type": "string"
+                }
+            }
+        },
+        "template.GitHubTrigger": {
+            "type": "object",
+            "properties": {
+                "branches": {
+                    "description": "Branches limits the runs to these branches (path.Match patterns,\n\"release/*\"); empty means every branch. For a pull request the\nbranch is its head branch.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "repository": {
+                    "description": "Repository is the full name, \"owner/repo\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "secret": {
+                    "description": "Secret is the webhook's secret as configured on GitHub; never shown\nback.",
+                    "type": "string"
+                }
+            }
+        },
+        "template.GitLabTrigger": {
+            "type": "object",
+            "properties": {
+                "branches": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "project": {
+                    "description": "Project is the path with namespace, \"group/project\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "token": {
+                    "description": "Token is the webhook's secret token as configured on GitLab; never\nshown back.",
+                    "type": "string"
+                }
+            }
+        },
+        "template.Schedule": {
+            "type": "object",
+            "properties": {
+                "cron": {
+                    "type": "string",
+                    "example": "*/15 * * * *"
+                },
+                "jitter": {
+                    "type": "string",
+                    "example": "30s"
+                },
+                "missed": {
+                    "description": "Missed says what to do with runs missed while no scheduler ran.",
+                    "type": "string",
+                    "example": "skip"
+                },
+                "paused": {
+                    "type": "boolean"
+                },
+                "timezone": {
+                    "type": "string",
+                    "example": "Europe/Berlin"
+                }
+            }
+        },
+        "template.Triggers": {
+            "type": "object",
+            "properties": {
+                "github": {
+                    "$ref": "#/definitions/template.GitHubTrigger"
+                },
+                "gitlab": {
+                    "$ref": "#/definitions/template.GitLabTrigger"
                 }
             }
         }

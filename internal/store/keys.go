@@ -242,8 +242,8 @@ const fieldTemplate = "template"
 // While a job's keep set has a member, every refresh of its keys'
 // TTL (touchJob) PERSISTs them instead, and the indexes spare its
 // entries and do not expire.
-func keepKey(id string) string      { return jobKey(id) + ":keep" }
-func keptIndexKey() string          { return indexTag + ":kept" }
+func keepKey(id string) string { return jobKey(id) + ":keep" }
+func keptIndexKey() string     { return indexTag + ":kept" }
 func latestKey(owner, template, branch string) string {
 	return TemplateKey(owner, template) + ":latest:" + branch
 }
