@@ -176,4 +176,3 @@ func TestTemplatesAPI(t *testing.T) {
 		t.Errorf("GET after DELETE = %d, want 404", resp.StatusCode)
 	}
 }
-
