@@ -102,6 +102,8 @@ var (
 //	@Failure		413					{object}	Problem	"body over 4 MiB"
 //	@Failure		422					{object}	Problem	"the rendered job is invalid"
 //	@Failure		429					{object}	Problem	"over a quota of the template's owner"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; the CI system retries later"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Router			/v1/hooks/github [post]
 func (s *Server) handleGitHubHook(c echo.Context) error { return s.serveHook(c, githubHook) }
 
@@ -122,6 +124,8 @@ func (s *Server) handleGitHubHook(c echo.Context) error { return s.serveHook(c, 
 //	@Failure		413					{object}	Problem	"body over 4 MiB"
 //	@Failure		422					{object}	Problem	"the rendered job is invalid"
 //	@Failure		429					{object}	Problem	"over a quota of the template's owner"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; the CI system retries later"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Router			/v1/hooks/gitlab [post]
 func (s *Server) handleGitLabHook(c echo.Context) error { return s.serveHook(c, gitlabHook) }
 

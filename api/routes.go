@@ -23,6 +23,8 @@ func (s *Server) routes() {
 	v1.GET("/jobs/:id/report", s.handleGetReport)
 	v1.GET("/jobs/:id/events", s.handleJobEvents)
 	v1.DELETE("/jobs/:id", s.handleCancelJob)
+	v1.PUT("/jobs/:id/pin", s.handlePinJob)
+	v1.DELETE("/jobs/:id/pin", s.handleUnpinJob)
 	v1.POST("/targets/verify", s.handleVerifyTarget)
 	v1.GET("/targets", s.handleListTargets)
 	v1.GET("/jobs/:id/deliveries", s.handleListDeliveries)

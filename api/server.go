@@ -147,6 +147,9 @@ type Deps struct {
 	// Schedules reads the scheduler's record of each schedule
 	// (schedules.go); nil lists schedules without their last runs.
 	Schedules ScheduleStore
+	// Pinner pins jobs past the retention (pin.go); nil answers the pin
+	// endpoints with 503.
+	Pinner JobPinner
 }
 
 // Server is the benchq HTTP API.
@@ -179,6 +182,7 @@ type Server struct {
 	// hooks.go).
 	templates TemplateStore
 	schedules ScheduleStore
+	pinner    JobPinner
 
 	// ready caches the readiness probe (health.go); undo retries the
 	// undoing of half-done creations (undo.go).
@@ -207,7 +211,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.deliveries = deps.Deliveries
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
-	s.templates, s.schedules = deps.Templates, deps.Schedules
+	s.templates, s.schedules, s.pinner = deps.Templates, deps.Schedules, deps.Pinner
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

@@ -102,8 +102,8 @@ func (s *Server) ownerOf(ctx context.Context, owner string) (submitter, error) {
 type TemplateBody struct {
 	// Name may be left out of a PUT, whose path names the template.
 	Name string `json:"name" example:"checkout-main"`
-	// Spec is a job spec; its string values may hold {{commit}},
-	// {{branch}}, {{target_url}}, {{pr}}, {{repo}} and the placeholders
+	// Spec is a job spec; its string values may hold placeholders in
+	// double braces: commit, branch, target_url, pr, repo and those
 	// declared in values.
 	Spec json.RawMessage `json:"spec" swaggertype:"object"`
 	// Values declares placeholders, each with its default ("": every run
@@ -214,7 +214,7 @@ func (s *Server) templateStore() (TemplateStore, error) {
 // handleCreateTemplate saves a new template.
 //
 //	@Summary		Create a job template
-//	@Description	A job spec with placeholders ({{commit}}, {{branch}}, {{target_url}}, {{pr}}, {{repo}} and those declared in values), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.
+//	@Description	A job spec with placeholders (commit, branch, target_url, pr, repo and those declared in values, each written in double braces), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.
 //	@Tags			templates
 //	@Accept			json
 //	@Produce		json
@@ -225,7 +225,8 @@ func (s *Server) templateStore() (TemplateStore, error) {
 //	@Failure		401			{object}	Problem	"no valid API key"
 //	@Failure		409			{object}	Problem	"template-exists: the key has a template of that name (PUT replaces it)"
 //	@Failure		422			{object}	Problem	"invalid fields, each named"
-//	@Failure		503			{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates [post]
 func (s *Server) handleCreateTemplate(c echo.Context) error {
@@ -270,7 +271,8 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 //	@Failure		400			{object}	Problem	"malformed JSON"
 //	@Failure		401			{object}	Problem	"no valid API key"
 //	@Failure		422			{object}	Problem	"invalid fields, each named"
-//	@Failure		503			{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name} [put]
 func (s *Server) handlePutTemplate(c echo.Context) error {
@@ -340,7 +342,8 @@ func keepSecrets(t, old *template.Template) {
 //	@Produce		json
 //	@Success		200	{object}	ListTemplatesResponse
 //	@Failure		401	{object}	Problem	"no valid API key"
-//	@Failure		503	{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates [get]
 func (s *Server) handleListTemplates(c echo.Context) error {
@@ -396,7 +399,8 @@ func (s *Server) ownedTemplate(c echo.Context) (*template.Template, error) {
 //	@Success		200		{object}	TemplateResponse
 //	@Failure		401		{object}	Problem	"no valid API key"
 //	@Failure		404		{object}	Problem	"no such template of the caller's key"
-//	@Failure		503		{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name} [get]
 func (s *Server) handleGetTemplate(c echo.Context) error {
@@ -416,7 +420,8 @@ func (s *Server) handleGetTemplate(c echo.Context) error {
 //	@Success		204
 //	@Failure		401	{object}	Problem	"no valid API key"
 //	@Failure		404	{object}	Problem	"no such template of the caller's key"
-//	@Failure		503	{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name} [delete]
 func (s *Server) handleDeleteTemplate(c echo.Context) error {
@@ -451,7 +456,8 @@ func (s *Server) handleDeleteTemplate(c echo.Context) error {
 //	@Failure		404		{object}	Problem	"no such template of the caller's key"
 //	@Failure		422		{object}	Problem	"an unknown or missing placeholder (values.<name>, or the spec field), or the rendered job is invalid"
 //	@Failure		429		{object}	Problem	"over a quota of the template's owner"
-//	@Failure		503		{object}	Problem	"store-unavailable"
+//	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name}/run [post]
 func (s *Server) handleRunTemplate(c echo.Context) error {

@@ -152,6 +152,18 @@ const docTemplate = `{
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
                     }
                 }
             }
@@ -232,6 +244,18 @@ const docTemplate = `{
                         "description": "over a quota of the template's owner",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -739,6 +763,120 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/jobs/{id}/pin": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A pinned job, its runs, events and webhook log are kept past the retention, so compare_to (by id or by selector) keeps finding it as a baseline. The latest succeeded job of each template on each branch is kept the same way without a pin.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Pin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: true",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The job expires a retention after the unpin, unless it is its template's latest succeeded job on its branch.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Unpin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: false",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs/{id}/report": {
             "get": {
                 "security": [
@@ -1193,9 +1331,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1206,7 +1350,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "A job spec with placeholders ({{commit}}, {{branch}}, {{target_url}}, {{pr}}, {{repo}} and those declared in values), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.",
+                "description": "A job spec with placeholders (commit, branch, target_url, pr, repo and those declared in values, each written in double braces), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.",
                 "consumes": [
                     "application/json"
                 ],
@@ -1266,9 +1410,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1323,9 +1473,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1397,9 +1553,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1446,9 +1608,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1539,9 +1707,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -2012,6 +2186,10 @@ const docTemplate = `{
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
                 },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
+                },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
                 },
@@ -2224,6 +2402,10 @@ const docTemplate = `{
                 },
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
+                },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
                 },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
@@ -2539,7 +2721,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/template.Schedule"
                 },
                 "spec": {
-                    "description": "Spec is a job spec; its string values may hold {{commit}},\n{{branch}}, {{target_url}}, {{pr}}, {{repo}} and the placeholders\ndeclared in values.",
+                    "description": "Spec is a job spec; its string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and those\ndeclared in values.",
                     "type": "object"
                 },
                 "triggers": {
@@ -2596,7 +2778,7 @@ const docTemplate = `{
                     ]
                 },
                 "spec": {
-                    "description": "Spec is a job spec whose string values may hold placeholders:\n{{commit}}, {{branch}}, {{target_url}}, {{pr}}, {{repo}} and the\nnames in Values.",
+                    "description": "Spec is a job spec whose string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and the names\nin Values (the OpenAPI document is a Go template, so the braces\nare not written here).",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.Spec"
@@ -2610,7 +2792,7 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "values": {
-                    "description": "Values declares the template's own placeholders, each with its\ndefault (\"\" for none: then every run must give it).",
+                    "description": "Values declares the template's own placeholders, each with its\ndefault (\"\" for none: then every run must give it); a built-in\nplaceholder may get a default too.",
                     "type": "object",
                     "additionalProperties": {
                         "type": "string"

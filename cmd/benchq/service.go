@@ -125,7 +125,7 @@ func (m *Main) startAPI(st *store.Store) error {
 		MaxActiveJobs:        c.MaxActiveJobs,
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
-		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st})
+		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st})
 	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
 	m.wg.Add(1)
 	go func() {

@@ -16,12 +16,14 @@ type Template struct {
 	// Owner is the API key id the template belongs to; its jobs are that
 	// key's jobs.
 	Owner string `json:"-"`
-	// Spec is a job spec whose string values may hold placeholders:
-	// {{commit}}, {{branch}}, {{target_url}}, {{pr}}, {{repo}} and the
-	// names in Values.
+	// Spec is a job spec whose string values may hold placeholders in
+	// double braces: commit, branch, target_url, pr, repo and the names
+	// in Values (the OpenAPI document is a Go template, so the braces
+	// are not written here).
 	Spec job.Spec `json:"spec"`
 	// Values declares the template's own placeholders, each with its
-	// default ("" for none: then every run must give it).
+	// default ("" for none: then every run must give it); a built-in
+	// placeholder may get a default too.
 	Values map[string]string `json:"values,omitempty"`
 	// Schedule, when set, runs the template on a clock (the scheduler's
 	// business; stored here as given).
