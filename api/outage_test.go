@@ -75,7 +75,7 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	env := &outageEnv{redis: srv, rdb: rdb, store: st, queue: &hookQueue{Client: asynq.NewClientFromRedisClient(rdb)}}
 	env.srv = New(Config{CheckURL: loopbackOnly, UnavailableRetryAfter: outageRetryAfter, EventPoll: 20 * time.Millisecond},
 		Deps{Store: st, Queue: env.queue, Keys: st, Quotas: st, Deliveries: st, Idempotency: st, Selector: st,
-			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Pinner: st})
+			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Schedules: st, Pinner: st})
 	hs := httptest.NewServer(env.srv.Handler())
 	t.Cleanup(hs.Close)
 	env.url = hs.URL
@@ -149,7 +149,7 @@ func (e *outageEnv) createJobWithDelivery(t *testing.T) string {
 	if _, err := e.store.CreateDelivery(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	tp := &template.Template{Name: outageTemplate, Owner: e.key.ID,
+	tp := &template.Template{Name: outageTemplate, Owner: e.key.ID, Schedule: &template.Schedule{Cron: "0 3 * * *"},
 		Values: map[string]string{"target_url": "http://127.0.0.1:9/"},
 		Spec:   job.Spec{Targets: []job.Target{{URL: "{{target_url}}"}}},
 		Triggers: template.Triggers{
@@ -194,12 +194,15 @@ func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 		"POST /v1/templates/:name/run":              `{}`,
 		"POST /v1/hooks/github":                     outagePush,
 		"POST /v1/hooks/gitlab":                     outagePush,
+		"POST /v1/schedules/:name/pause":            "",
+		"POST /v1/schedules/:name/resume":           "",
 	}
 	headers := map[string][]string{
 		"POST /v1/hooks/github": {"X-GitHub-Event", "push", "X-GitHub-Delivery", "outage-" + jobID,
 			"X-Hub-Signature-256", cihook.GitHubSignature(outageSecret, []byte(outagePush))},
 		"POST /v1/hooks/gitlab": {"X-Gitlab-Event", "Push Hook", "X-Gitlab-Event-UUID", "outage-" + jobID, "X-Gitlab-Token", outageSecret},
 	}
+	queries := map[string]string{"GET /v1/trends": "?template=" + outageTemplate + "&metric=rps"}
 	var calls []routeCall
 	for _, r := range e.srv.echo.Routes() {
 		if !strings.HasPrefix(r.Path, "/v1/") {
@@ -213,7 +216,7 @@ func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 		if r.Method == http.MethodDelete {
 			name = "outage-other" // the calls after it still find outage-tpl
 		}
-		path := strings.NewReplacer(":name", name, ":id", jobID, ":n", "1").Replace(r.Path)
+		path := strings.NewReplacer(":name", name, ":id", jobID, ":n", "1").Replace(r.Path) + queries[r.Method+" "+r.Path]
 		calls = append(calls, routeCall{method: r.Method, route: r.Path, path: path, body: body, header: headers[r.Method+" "+r.Path]})
 	}
 	if len(calls) < 11 {

@@ -125,7 +125,8 @@ func (s *Server) scheduleResponse(ctx context.Context, t *template.Template, now
 //	@Param			owner	query		string	false	"an admin's: the key id whose schedules to list"
 //	@Success		200		{object}	ListSchedulesResponse
 //	@Failure		401		{object}	Problem	"no valid API key"
-//	@Failure		503		{object}	Problem	"store-unavailable"
+//	@Failure		503		{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503		{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/schedules [get]
 func (s *Server) handleListSchedules(c echo.Context) error {
@@ -169,7 +170,8 @@ func (s *Server) handleListSchedules(c echo.Context) error {
 //	@Success		200		{object}	ScheduleResponse
 //	@Failure		401		{object}	Problem	"no valid API key"
 //	@Failure		404		{object}	Problem	"no such template of the caller's key, or it has no schedule"
-//	@Failure		503		{object}	Problem	"store-unavailable"
+//	@Failure		503		{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503		{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/schedules/{name}/pause [post]
 func (s *Server) handlePauseSchedule(c echo.Context) error { return s.setPaused(c, true) }
@@ -185,7 +187,8 @@ func (s *Server) handlePauseSchedule(c echo.Context) error { return s.setPaused(
 //	@Success		200		{object}	ScheduleResponse
 //	@Failure		401		{object}	Problem	"no valid API key"
 //	@Failure		404		{object}	Problem	"no such template of the caller's key, or it has no schedule"
-//	@Failure		503		{object}	Problem	"store-unavailable"
+//	@Failure		503		{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
+//	@Header			503		{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/schedules/{name}/resume [post]
 func (s *Server) handleResumeSchedule(c echo.Context) error { return s.setPaused(c, false) }
@@ -199,11 +202,10 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 		return fmt.Errorf("%w: %w: template %q; PUT %s with a schedule adds one", store.ErrNotFound, errNoSchedule, t.Name, templatePath(t.Name))
 	}
 	ctx := c.Request().Context()
-	if t.Schedule.Paused != paused {
-		t.Schedule.Paused = paused
-		if _, err := s.templates.PutTemplate(ctx, t); err != nil {
-			return fmt.Errorf("api: pause schedule: %w", err)
-		}
+	// Written even when unchanged: the answer then always means "stored".
+	t.Schedule.Paused = paused
+	if _, err := s.templates.PutTemplate(ctx, t); err != nil {
+		return fmt.Errorf("api: pause schedule: %w", err)
 	}
 	r, err := s.scheduleResponse(ctx, t, time.Now())
 	if err != nil {

@@ -48,7 +48,8 @@ type TrendResponse struct {
 //	@Success		200			{object}	TrendResponse
 //	@Failure		400			{object}	Problem	"bad-query, naming the parameter"
 //	@Failure		401			{object}	Problem	"no valid API key"
-//	@Failure		503			{object}	Problem	"store-unavailable"
+//	@Failure		503			{object}	Problem	"store-unavailable: Redis unreachable; retry after the Retry-After header"
+//	@Header			503			{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/trends [get]
 func (s *Server) handleGetTrend(c echo.Context) error {

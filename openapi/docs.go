@@ -1060,9 +1060,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1118,9 +1124,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1176,9 +1188,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }
@@ -1804,9 +1822,15 @@ const docTemplate = `{
                         }
                     },
                     "503": {
-                        "description": "store-unavailable",
+                        "description": "store-unavailable: Redis unreachable; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     }
                 }

@@ -26,7 +26,8 @@ type Store interface {
 	StartSchedule(ctx context.Context, owner, name string, since time.Time) (time.Time, error)
 	ClaimTick(ctx context.Context, owner, name string, tick time.Time) (bool, error)
 	RecordScheduledRun(ctx context.Context, owner, name string, r store.ScheduledRun) error
-	GetScheduleState(ctx context.Context, owner, name string) (store.ScheduleState, error)
+	// GetScheduleTick reads the claimed tick and the last job (no runs).
+	GetScheduleTick(ctx context.Context, owner, name string) (store.ScheduleState, error)
 }
 
 // Runner creates the job of one tick of template t, for t's owner, as a
@@ -119,7 +120,7 @@ const maxDue = 100_000
 // evaluate fires t's newest due tick, if any, once its claim succeeds.
 func (s *Scheduler) evaluate(ctx context.Context, t *template.Template, p *Plan, now time.Time) error {
 	ref := t.Owner + "/" + t.Name
-	st, err := s.st.GetScheduleState(ctx, t.Owner, t.Name)
+	st, err := s.st.GetScheduleTick(ctx, t.Owner, t.Name)
 	if err != nil {
 		return err
 	}

@@ -97,12 +97,24 @@ func (s *Store) RecordScheduledRun(ctx context.Context, owner, name string, r Sc
 // GetScheduleState reads a schedule's state; a schedule never seen has
 // the zero state.
 func (s *Store) GetScheduleState(ctx context.Context, owner, name string) (ScheduleState, error) {
+	return s.scheduleState(ctx, owner, name, true)
+}
+
+// GetScheduleTick is GetScheduleState without the runs: what a scheduler
+// reads of every schedule every poll.
+func (s *Store) GetScheduleTick(ctx context.Context, owner, name string) (ScheduleState, error) {
+	return s.scheduleState(ctx, owner, name, false)
+}
+
+func (s *Store) scheduleState(ctx context.Context, owner, name string, withRuns bool) (ScheduleState, error) {
 	var st ScheduleState
 	var vals *redis.SliceCmd
-	var runs *redis.StringSliceCmd
+	runs := &redis.StringSliceCmd{}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		vals = p.HMGet(ctx, scheduleKey(owner, name), fieldTick, fieldLastJob)
-		runs = p.LRange(ctx, scheduleRunsKey(owner, name), 0, -1)
+		if withRuns {
+			runs = p.LRange(ctx, scheduleRunsKey(owner, name), 0, -1)
+		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
