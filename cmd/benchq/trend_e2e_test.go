@@ -110,6 +110,9 @@ func TestTrendFailsSlowerRun(t *testing.T) {
 		!strings.Contains(f.Reason, "median of the last 10 finished runs of main") || len(f.TrendJobs) != 10 {
 		t.Errorf("webhook failure = %+v, want the trend named, with 10 jobs behind its median", f)
 	}
+	if f.Baseline != nil {
+		t.Logf("11th job p99 %.2f ms against a median of %.2f ms over %d jobs: %s", f.Value, *f.Baseline, len(f.TrendJobs), f.Reason)
+	}
 	if f.Baseline == nil || f.Value < 1.1**f.Baseline {
 		t.Errorf("failure value %v against median %v: want more than 10 %% above", f.Value, f.Baseline)
 	}
