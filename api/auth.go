@@ -59,13 +59,25 @@ func newAuthState(openUntilFirstKey bool, keys KeyStore) *authState {
 // addressed to, a path under prefix. It is router-level rather than group
 // middleware because echo's group middleware turns 405s into 404s, and it
 // looks at the matched route as well as the URL so that no spelling of a
-// URL can reach a /v1 handler unchecked.
-func (s *Server) authenticateUnder(prefix string) echo.MiddlewareFunc {
-	under := func(p string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+// URL can reach a /v1 handler unchecked. Routes under except (matched
+// by route, not by URL) authenticate themselves.
+func (s *Server) authenticateUnder(prefix string, except ...string) echo.MiddlewareFunc {
+	within := func(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+	exempt := func(c echo.Context) bool {
+		for _, e := range except {
+			if within(c.Path(), e) && within(c.Request().URL.Path, e) {
+				return true
+			}
+		}
+		return false
+	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		checked := s.authenticate(next)
 		return func(c echo.Context) error {
-			if under(c.Path()) || under(c.Request().URL.Path) {
+			if exempt(c) {
+				return next(c)
+			}
+			if within(c.Path(), prefix) || within(c.Request().URL.Path, prefix) {
 				return checked(c)
 			}
 			return next(c)

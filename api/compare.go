@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -26,14 +24,14 @@ type JobSelector interface {
 // whatever the key's admin rights (a gate compares a pipeline with itself,
 // and a selector must not wander into another tenant's history). The id is recorded in the returned CompareTo,
 // so the verdict is reproducible. Another key's job reads as missing.
-func (s *Server) resolveCompareTo(c echo.Context, ct *job.CompareTo) (*job.CompareTo, error) {
+func (s *Server) resolveCompareTo(ctx context.Context, p principal, ct *job.CompareTo) (*job.CompareTo, error) {
 	if ct == nil {
 		return nil, nil
 	}
 	var j *job.Job
 	var err error
 	if ct.JobID != "" {
-		j, err = s.ownedJob(c, ct.JobID)
+		j, err = s.ownedJobCtx(ctx, p, ct.JobID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return nil, compareToProblem("no job %q to compare with", ct.JobID)
@@ -46,7 +44,7 @@ func (s *Server) resolveCompareTo(c echo.Context, ct *job.CompareTo) (*job.Compa
 		if s.selector == nil {
 			return nil, fmt.Errorf("%w: no job selector", errUnavailable)
 		}
-		j, err = s.selector.LatestJob(c.Request().Context(), principalOf(c).KeyID, ct.Status, ct.Labels)
+		j, err = s.selector.LatestJob(ctx, p.KeyID, ct.Status, ct.Labels)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, compareToProblem("none of your jobs matches %s", describeSelector(ct))
 		}

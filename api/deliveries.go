@@ -93,19 +93,19 @@ func newDeliveryResponse(d webhook.Delivery, attempts []webhook.Attempt) Deliver
 // webhookSecret stores the secret that will sign job j's webhooks and
 // returns it when the caller must be told (a generated one); a key with
 // its own secret uses that, and nothing is returned.
-func (s *Server) webhookSecret(c echo.Context, j *job.Job) (string, error) {
+func (s *Server) webhookSecret(ctx context.Context, p principal, j *job.Job) (string, error) {
 	if j.Spec.Webhook == nil {
 		return "", nil
 	}
 	if s.deliveries == nil {
 		return "", fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
 	}
-	secret, shown := principalOf(c).WebhookSecret, ""
+	secret, shown := p.WebhookSecret, ""
 	if secret == "" {
 		secret = webhook.NewSecret()
 		shown = secret
 	}
-	if err := s.deliveries.SetWebhookSecret(c.Request().Context(), j.ID, secret); err != nil {
+	if err := s.deliveries.SetWebhookSecret(ctx, j.ID, secret); err != nil {
 		return "", fmt.Errorf("api: create job: %w", err)
 	}
 	return shown, nil

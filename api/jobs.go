@@ -54,60 +54,15 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 	if wantsIdempotency(c) {
 		return s.createIdempotent(c) // idempotency.go: claims the key, then comes back here
 	}
-	ctx := c.Request().Context()
 	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody)
 	spec, err := job.Decode(body)
 	if err != nil {
 		return decodeError(err, s.cfg.MaxBody)
 	}
-	spec = spec.WithDefaults()
-	if err := s.chargeSubmission(c); err != nil { // quota.go: 429 over the rate, before any DNS or verification request
-		return err
-	}
-	if err := spec.Validate(s.limitsFor(c), s.urlChecker(c)); err != nil { // targets.go
-		return err
-	}
-	if err := s.verifyTargets(c, spec); err != nil { // targets.go: 422 for a host without its token
-		return err
-	}
-	if spec.CompareTo, err = s.resolveCompareTo(c, spec.CompareTo); err != nil { // compare.go: pin it to one job
-		return err
-	}
-	j := &job.Job{
-		ID:        job.NewID(),
-		Owner:     principalOf(c).KeyID,
-		Spec:      spec,
-		Status:    job.StatusQueued,
-		CreatedAt: time.Now().UTC(),
-		Progress:  job.Progress{RunsTotal: len(spec.Schedule())},
-	}
-	if err := s.admitJob(c, j); err != nil { // quota.go: 429 over the active-job quota
-		return err
-	}
-	// From the slot on, what was written for j is discarded unless the job
-	// is accepted: a creation that fails half-way (Redis gone or refusing
-	// writes between two steps) leaves no job, secret or slot behind.
-	accepted := false
-	defer func() {
-		if !accepted {
-			s.discardJob(c, j)
-		}
-	}()
-	secret, err := s.webhookSecret(c, j) // deliveries.go: kept apart from the job
+	j, secret, err := s.submit(c.Request().Context(), submitterOf(c), requestID(c), spec) // submit.go
 	if err != nil {
 		return err
 	}
-	// Detached, so that a client hanging up between storing and enqueueing
-	// does not turn a job that would have been accepted into a discarded one.
-	persist, cancel := context.WithTimeout(context.WithoutCancel(ctx), persistTimeout)
-	defer cancel()
-	if err := s.store.CreateJob(persist, j); err != nil {
-		return fmt.Errorf("api: create job: %w", err)
-	}
-	if err := s.enqueue(persist, j); err != nil {
-		return err
-	}
-	accepted = true // enqueued: the job exists, whatever happens to the answer
 	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
 	return c.JSON(http.StatusAccepted, CreateJobResponse{JobResponse: newJobResponse(j), WebhookSecret: secret})
 }
@@ -124,9 +79,9 @@ func (s *Server) enqueue(ctx context.Context, j *job.Job) error {
 	return nil
 }
 
-// discardJob undoes a creation of j that was not accepted (undo.go).
-func (s *Server) discardJob(c echo.Context, j *job.Job) {
-	rid := requestID(c)
+// discardJob undoes a creation of j that was not accepted (undo.go);
+// rid names the request (or the run) in the log.
+func (s *Server) discardJob(rid string, j *job.Job) {
 	s.undo.run("discard job "+j.ID+" (request "+rid+")", undoRetryFor, func(ctx context.Context) error {
 		err := s.store.DiscardJob(ctx, j.Owner, j.ID)
 		if errors.Is(err, store.ErrConflict) {

@@ -23,6 +23,8 @@ const collectTimeout = 2 * time.Second
 type metrics struct {
 	registry *prometheus.Registry
 	duration *prometheus.HistogramVec
+	// hookRejected counts CI deliveries refused before anything ran.
+	hookRejected *prometheus.CounterVec
 }
 
 func newMetrics(st JobStore, insp *asynq.Inspector) *metrics {
@@ -33,11 +35,16 @@ func newMetrics(st JobStore, insp *asynq.Inspector) *metrics {
 			Help:    "Duration of API requests by method, route and status.",
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route", "status"}),
+		hookRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "benchq_hook_rejected_total",
+			Help: "CI webhook deliveries refused, by provider and reason (signature: no template's secret verifies; body: over the size limit).",
+		}, []string{"provider", "reason"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.duration,
+		m.hookRejected,
 		&jobsCollector{store: st, desc: prometheus.NewDesc("benchq_jobs",
 			"Jobs stored, by status.", []string{"status"}, nil)},
 	)

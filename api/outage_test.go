@@ -15,10 +15,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
+	"github.com/benchq/benchq/internal/template"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -73,7 +75,7 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	env := &outageEnv{redis: srv, rdb: rdb, store: st, queue: &hookQueue{Client: asynq.NewClientFromRedisClient(rdb)}}
 	env.srv = New(Config{CheckURL: loopbackOnly, UnavailableRetryAfter: outageRetryAfter, EventPoll: 20 * time.Millisecond},
 		Deps{Store: st, Queue: env.queue, Keys: st, Quotas: st, Deliveries: st, Idempotency: st, Selector: st,
-			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second})})
+			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Schedules: st, Pinner: st})
 	hs := httptest.NewServer(env.srv.Handler())
 	t.Cleanup(hs.Close)
 	env.url = hs.URL
@@ -147,12 +149,31 @@ func (e *outageEnv) createJobWithDelivery(t *testing.T) string {
 	if _, err := e.store.CreateDelivery(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
+	tp := &template.Template{Name: outageTemplate, Owner: e.key.ID, Schedule: &template.Schedule{Cron: "0 3 * * *"},
+		Values: map[string]string{"target_url": "http://127.0.0.1:9/"},
+		Spec:   job.Spec{Targets: []job.Target{{URL: "{{target_url}}"}}},
+		Triggers: template.Triggers{
+			GitHub: &template.GitHubTrigger{Repository: "acme/shop", Secret: outageSecret},
+			GitLab: &template.GitLabTrigger{Project: "acme/shop", Token: outageSecret},
+		}}
+	if _, err := e.store.PutTemplate(t.Context(), tp); err != nil {
+		t.Fatal(err)
+	}
 	return id
 }
 
-// routeCall is one request to a /v1 route with a valid body.
+// The template createJobWithDelivery saves, and its hooks' secret.
+const (
+	outageTemplate = "outage-tpl"
+	outageSecret   = "outage-secret-0123456789"
+	outagePush     = `{"ref":"refs/heads/main","after":"9f2c1e7d5b3a4c6e8f0a1b2c3d4e5f60718293a4","repository":{"full_name":"acme/shop"},"project":{"path_with_namespace":"acme/shop"}}`
+)
+
+// routeCall is one request to a /v1 route with a valid body and the
+// headers the route needs.
 type routeCall struct {
 	method, route, path, body string
+	header                    []string
 }
 
 // v1Calls builds a request for every /v1 route the router has, so a route
@@ -165,7 +186,23 @@ func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 		"POST /v1/targets/verify":                   `{"url":"http://127.0.0.1:9/"}`,
 		"POST /v1/jobs/:id/deliveries/:n/redeliver": "",
 		"DELETE /v1/jobs/:id":                       "",
+		"PUT /v1/jobs/:id/pin":                      "",
+		"DELETE /v1/jobs/:id/pin":                   "",
+		"POST /v1/templates":                        `{"name":"outage-new","spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
+		"PUT /v1/templates/:name":                   `{"spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
+		"DELETE /v1/templates/:name":                "",
+		"POST /v1/templates/:name/run":              `{}`,
+		"POST /v1/hooks/github":                     outagePush,
+		"POST /v1/hooks/gitlab":                     outagePush,
+		"POST /v1/schedules/:name/pause":            "",
+		"POST /v1/schedules/:name/resume":           "",
 	}
+	headers := map[string][]string{
+		"POST /v1/hooks/github": {"X-GitHub-Event", "push", "X-GitHub-Delivery", "outage-" + jobID,
+			"X-Hub-Signature-256", cihook.GitHubSignature(outageSecret, []byte(outagePush))},
+		"POST /v1/hooks/gitlab": {"X-Gitlab-Event", "Push Hook", "X-Gitlab-Event-UUID", "outage-" + jobID, "X-Gitlab-Token", outageSecret},
+	}
+	queries := map[string]string{"GET /v1/trends": "?template=" + outageTemplate + "&metric=rps"}
 	var calls []routeCall
 	for _, r := range e.srv.echo.Routes() {
 		if !strings.HasPrefix(r.Path, "/v1/") {
@@ -175,8 +212,12 @@ func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 		if r.Method != http.MethodGet && !known {
 			t.Fatalf("route %s %s takes a body this test does not know: add a valid one to v1Calls", r.Method, r.Path)
 		}
-		path := strings.NewReplacer(":id", jobID, ":n", "1").Replace(r.Path)
-		calls = append(calls, routeCall{method: r.Method, route: r.Path, path: path, body: body})
+		name := outageTemplate
+		if r.Method == http.MethodDelete {
+			name = "outage-other" // the calls after it still find outage-tpl
+		}
+		path := strings.NewReplacer(":name", name, ":id", jobID, ":n", "1").Replace(r.Path) + queries[r.Method+" "+r.Path]
+		calls = append(calls, routeCall{method: r.Method, route: r.Path, path: path, body: body, header: headers[r.Method+" "+r.Path]})
 	}
 	if len(calls) < 11 {
 		t.Fatalf("found %d /v1 routes, want at least the 11 there are", len(calls))
@@ -232,7 +273,7 @@ func TestRedisKilledEveryRouteAnswers503AndRecovers(t *testing.T) {
 
 	env.redis.Kill()
 	for _, c := range calls {
-		resp, body := env.send(t, c.method, c.path, c.body)
+		resp, body := env.send(t, c.method, c.path, c.body, c.header...)
 		env.wantUnavailable(t, c.method+" "+c.route, resp, body, "unreachable")
 	}
 	resp, body := env.waitReady(t, http.StatusServiceUnavailable)
@@ -245,7 +286,7 @@ func TestRedisKilledEveryRouteAnswers503AndRecovers(t *testing.T) {
 	env.addKey(t) // the restarted Redis is empty
 	id = env.createJobWithDelivery(t)
 	for _, c := range env.v1Calls(t, id) {
-		resp, body := env.send(t, c.method, c.path, c.body)
+		resp, body := env.send(t, c.method, c.path, c.body, c.header...)
 		if resp.StatusCode >= 500 {
 			t.Errorf("%s %s after the restart = %d %s, want it served", c.method, c.route, resp.StatusCode, body)
 		}
@@ -264,10 +305,18 @@ func TestRedisOutOfMemory(t *testing.T) {
 
 	env.redis.RunOutOfMemory(t)
 	for _, c := range env.v1Calls(t, id) {
-		resp, body := env.send(t, c.method, c.path, c.body)
+		resp, body := env.send(t, c.method, c.path, c.body, c.header...)
 		if c.method == http.MethodGet {
 			if resp.StatusCode != http.StatusOK {
 				t.Errorf("%s %s out of memory = %d %s, want 200: reads are served", c.method, c.route, resp.StatusCode, body)
+			}
+			continue
+		}
+		if c.method+" "+c.route == "DELETE /v1/templates/:name" {
+			// Served: Redis deletes out of memory (noeviction refuses
+			// only commands that may grow it), and a delete is all it is.
+			if resp.StatusCode >= 500 {
+				t.Errorf("%s out of memory = %d %s, want it served", c.route, resp.StatusCode, body)
 			}
 			continue
 		}
@@ -422,7 +471,7 @@ func TestOpenAPIDocuments503OnEveryV1Route(t *testing.T) {
 	if err := json.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	param := strings.NewReplacer(":id", "{id}", ":n", "{n}")
+	param := strings.NewReplacer(":name", "{name}", ":id", "{id}", ":n", "{n}")
 	for _, r := range env.srv.echo.Routes() {
 		if !strings.HasPrefix(r.Path, "/v1/") {
 			continue

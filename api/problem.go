@@ -87,6 +87,8 @@ func problemKinds() []problemKind {
 		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false, false},
 		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false, false},
 		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true, false},
+		{errTemplateExists, http.StatusConflict, "template-exists", "Template already exists", true, false},
+		{errBadSignature, http.StatusUnauthorized, "bad-signature", "Webhook signature not valid", true, false},
 		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true, false},
 		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true, false},
 		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true, false},
@@ -214,6 +216,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		s.log.Warn("api: redis unavailable", "request_id", p.RequestID,
 			"method", c.Request().Method, "route", c.Path(), "err", err)
 		setRetryAfter(c, s.cfg.UnavailableRetryAfter)
+	}
+	var qe *quotaError
+	if errors.As(err, &qe) && qe.retryAfter > 0 {
+		setRetryAfter(c, qe.retryAfter)
 	}
 	body, err := json.Marshal(p)
 	if err == nil {

@@ -46,6 +46,8 @@ type quotaError struct {
 	msg   string
 	limit int
 	value int
+	// retryAfter, when set, is sent as Retry-After (handleError).
+	retryAfter time.Duration
 }
 
 func (e *quotaError) Error() string { return e.msg }
@@ -74,16 +76,14 @@ func (s *Server) serviceQuota() apikey.Quota {
 
 // quotaOf is the caller's effective quota: its key's fields over the
 // service defaults.
-func (s *Server) quotaOf(c echo.Context) apikey.Quota {
-	q, _ := c.Get(quotaKey).(apikey.Quota)
-	return q.Over(s.serviceQuota())
+func (s *Server) quotaOf(who submitter) apikey.Quota {
+	return who.quota.Over(s.serviceQuota())
 }
 
 // limitsFor is what the caller's job spec is validated against: the
 // service limits with the key's per-run quota in place (422 beyond them).
-func (s *Server) limitsFor(c echo.Context) job.Limits {
-	q, _ := c.Get(quotaKey).(apikey.Quota)
-	return q.Limits(*s.cfg.Limits)
+func (s *Server) limitsFor(who submitter) job.Limits {
+	return who.quota.Limits(*s.cfg.Limits)
 }
 
 // chargeSubmission counts one submission against the caller's per-minute
@@ -92,18 +92,17 @@ func (s *Server) limitsFor(c echo.Context) job.Limits {
 // rate must bound as well. POST /v1/targets/verify is charged the same
 // way, so the two share the one per-key budget. A refusal is a 429 with
 // Retry-After.
-func (s *Server) chargeSubmission(c echo.Context) error {
+func (s *Server) chargeSubmission(ctx context.Context, who submitter) error {
 	if s.quotas == nil {
 		return nil
 	}
-	q := s.quotaOf(c)
-	sub, err := s.quotas.AllowSubmission(c.Request().Context(), principalOf(c).KeyID, q.SubmissionsPerMinute)
+	q := s.quotaOf(who)
+	sub, err := s.quotas.AllowSubmission(ctx, who.p.KeyID, q.SubmissionsPerMinute)
 	if err != nil {
 		return fmt.Errorf("api: submission quota: %w", err)
 	}
 	if !sub.Allowed {
-		setRetryAfter(c, sub.RetryAfter)
-		return &quotaError{err: errRateLimited, limit: q.SubmissionsPerMinute,
+		return &quotaError{err: errRateLimited, limit: q.SubmissionsPerMinute, retryAfter: sub.RetryAfter,
 			msg: fmt.Sprintf("at most %d submissions (jobs and target verifications) per minute; retry in %s",
 				q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))}
 	}
@@ -115,18 +114,17 @@ func (s *Server) chargeSubmission(c echo.Context) error {
 // creation that fails after it gives the slot back with DiscardJob). A
 // refusal is a 429 with Retry-After, the limit, and the current count as
 // its value.
-func (s *Server) admitJob(c echo.Context, j *job.Job) error {
+func (s *Server) admitJob(ctx context.Context, who submitter, j *job.Job) error {
 	if s.quotas == nil {
 		return nil
 	}
-	q := s.quotaOf(c)
-	slot, err := s.quotas.ReserveActive(c.Request().Context(), j.Owner, j.ID, q.MaxActiveJobs)
+	q := s.quotaOf(who)
+	slot, err := s.quotas.ReserveActive(ctx, j.Owner, j.ID, q.MaxActiveJobs)
 	if err != nil {
 		return fmt.Errorf("api: active-job quota: %w", err)
 	}
 	if !slot.Admitted {
-		setRetryAfter(c, activeRetryAfter)
-		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count,
+		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count, retryAfter: activeRetryAfter,
 			msg: fmt.Sprintf("%d queued or running jobs, limit %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
 	}
 	return nil

@@ -12,7 +12,9 @@ import (
 // routes registers every endpoint; README.md's API sections describe them.
 func (s *Server) routes() {
 	e := s.echo
-	e.Use(s.authenticateUnder("/v1")) // auth.go: every /v1 route, and each one added here later, needs a key
+	// auth.go: every /v1 route, and each one added here later, needs a key,
+	// but the CI hooks, which a signature authenticates (hooks.go).
+	e.Use(s.authenticateUnder("/v1", "/v1/hooks"))
 	v1 := e.Group("/v1")
 	v1.POST("/jobs", s.handleCreateJob)
 	v1.GET("/jobs", s.handleListJobs)
@@ -21,10 +23,24 @@ func (s *Server) routes() {
 	v1.GET("/jobs/:id/report", s.handleGetReport)
 	v1.GET("/jobs/:id/events", s.handleJobEvents)
 	v1.DELETE("/jobs/:id", s.handleCancelJob)
+	v1.PUT("/jobs/:id/pin", s.handlePinJob)
+	v1.DELETE("/jobs/:id/pin", s.handleUnpinJob)
 	v1.POST("/targets/verify", s.handleVerifyTarget)
 	v1.GET("/targets", s.handleListTargets)
 	v1.GET("/jobs/:id/deliveries", s.handleListDeliveries)
 	v1.POST("/jobs/:id/deliveries/:n/redeliver", s.handleRedeliver)
+	v1.POST("/templates", s.handleCreateTemplate)
+	v1.GET("/templates", s.handleListTemplates)
+	v1.GET("/templates/:name", s.handleGetTemplate)
+	v1.PUT("/templates/:name", s.handlePutTemplate)
+	v1.DELETE("/templates/:name", s.handleDeleteTemplate)
+	v1.POST("/templates/:name/run", s.handleRunTemplate)
+	v1.GET("/schedules", s.handleListSchedules)
+	v1.POST("/schedules/:name/pause", s.handlePauseSchedule)
+	v1.POST("/schedules/:name/resume", s.handleResumeSchedule)
+	v1.GET("/trends", s.handleGetTrend)
+	v1.POST("/hooks/github", s.handleGitHubHook)
+	v1.POST("/hooks/gitlab", s.handleGitLabHook)
 
 	s.uiRoutes()      // session.go: the dashboard under /ui, with its cookie session
 	s.monitorRoutes() // monitor.go: the queue monitor for admin keys

@@ -145,6 +145,15 @@ type Deps struct {
 	// Monitor, when set, is the queue monitor mounted at /monitor/ for
 	// admin keys (monitor.go); it must expect that root path.
 	Monitor http.Handler
+	// Templates keeps job templates (templates.go); nil answers the
+	// /v1/templates and /v1/hooks endpoints with 503.
+	Templates TemplateStore
+	// Schedules reads the scheduler's record of each schedule
+	// (schedules.go); nil lists schedules without their last runs.
+	Schedules ScheduleStore
+	// Pinner pins jobs past the retention (pin.go); nil answers the pin
+	// endpoints with 503.
+	Pinner JobPinner
 }
 
 // Server is the benchq HTTP API.
@@ -172,6 +181,12 @@ type Server struct {
 
 	// targets: target verification (targets.go).
 	targets TargetVerifier
+
+	// templates: job templates and the CI hooks that run them (templates.go,
+	// hooks.go).
+	templates TemplateStore
+	schedules ScheduleStore
+	pinner    JobPinner
 
 	// ready caches the readiness probe (health.go); undo retries the
 	// undoing of half-done creations (undo.go).
@@ -205,6 +220,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.idempotency, s.selector = deps.Idempotency, deps.Selector
 	s.targets = deps.Targets
 	s.monitor = deps.Monitor
+	s.templates, s.schedules, s.pinner = deps.Templates, deps.Schedules, deps.Pinner
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)

@@ -86,7 +86,7 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 	if err := dec.Decode(&req); err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
 	}
-	if err := s.chargeSubmission(c); err != nil { // quota.go: the check resolves and fetches; rate it first
+	if err := s.chargeSubmission(c.Request().Context(), submitterOf(c)); err != nil { // quota.go: the check resolves and fetches; rate it first
 		return err
 	}
 	u, err := s.checkTargetURL(c, req.URL)
@@ -115,7 +115,7 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 		err = errors.New("want an http or https URL with a host")
 	}
 	if err == nil {
-		if perr := s.urlChecker(c)(u); perr != nil {
+		if perr := s.urlChecker(c.Request().Context())(u); perr != nil {
 			err = fmt.Errorf("refused by the address policy: %w", perr)
 		}
 	}
@@ -127,9 +127,9 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 }
 
 // urlChecker is the address policy for the URLs of one request.
-func (s *Server) urlChecker(c echo.Context) job.URLChecker {
+func (s *Server) urlChecker(ctx context.Context) job.URLChecker {
 	if s.cfg.CheckURLs != nil {
-		return s.cfg.CheckURLs(c.Request().Context())
+		return s.cfg.CheckURLs(ctx)
 	}
 	return s.cfg.CheckURL
 }
@@ -164,14 +164,14 @@ func (s *Server) handleListTargets(c echo.Context) error {
 // verifyTargets refuses a job whose target hosts do not serve the
 // caller's tokens, when verification is on: a 422 naming each target
 // field and the file to publish.
-func (s *Server) verifyTargets(c echo.Context, spec job.Spec) error {
+func (s *Server) verifyTargets(ctx context.Context, owner string, spec job.Spec) error {
 	if !s.cfg.VerifyTargets {
 		return nil
 	}
 	if s.targets == nil {
 		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
 	}
-	if err := s.targets.CheckSpec(c.Request().Context(), principalOf(c).KeyID, spec.TargetURLs()); err != nil {
+	if err := s.targets.CheckSpec(ctx, owner, spec.TargetURLs()); err != nil {
 		if errors.Is(err, targetverify.ErrUnverified) {
 			return err
 		}

@@ -27,6 +27,8 @@ type JobResponse struct {
 	Verdict         string       `json:"verdict,omitempty" enums:"pass,fail,none"`
 	Error           string       `json:"error,omitempty"`
 	CancelRequested bool         `json:"cancel_requested,omitempty"`
+	// Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).
+	Pinned bool `json:"pinned"`
 	// QueuedReason says why a queued job has not started although a
 	// worker took it: the target host it waits for and the job holding
 	// it (an exclusive job waits for its hosts to be free).
@@ -92,6 +94,7 @@ func newJobResponse(j *job.Job) JobResponse {
 		Verdict:         j.Verdict,
 		Error:           j.Error,
 		CancelRequested: j.CancelRequested,
+		Pinned:          j.Pinned,
 		QueuedReason:    j.QueuedReason,
 		Links:           JobLinks{Self: self, Results: self + "/results", Events: self + "/events"},
 	}

@@ -75,6 +75,192 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/hooks/github": {
+            "post": {
+                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication, checked before the body is parsed, against every template with a GitHub trigger. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. The same X-GitHub-Delivery (or Idempotency-Key) again creates nothing and answers with the first delivery's jobs.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "hooks"
+                ],
+                "summary": "Receive a GitHub webhook",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "push, pull_request or ping",
+                        "name": "X-GitHub-Event",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the delivery id: a replay of it creates no job",
+                        "name": "X-GitHub-Delivery",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "sha256=\u003chex HMAC-SHA256 of the body\u003e",
+                        "name": "X-Hub-Signature-256",
+                        "in": "header",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a ping, or a replay: the jobs the first delivery created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "jobs created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "202": {
+                        "description": "verified, nothing to run: message says why (no template for that repository and branch, a tag, a deleted branch, an action that runs nothing)",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "bad-signature: no template's secret signs the body; nothing created",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "body over 4 MiB",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/hooks/gitlab": {
+            "post": {
+                "description": "No API key: X-Gitlab-Token must equal a template's GitLab token (compared in constant time). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same X-Gitlab-Event-UUID (or Idempotency-Key) again creates nothing.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "hooks"
+                ],
+                "summary": "Receive a GitLab webhook",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "Push Hook or Merge Request Hook",
+                        "name": "X-Gitlab-Event",
+                        "in": "header",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "the delivery id: a replay of it creates no job",
+                        "name": "X-Gitlab-Event-UUID",
+                        "in": "header"
+                    },
+                    {
+                        "type": "string",
+                        "description": "the template's token",
+                        "name": "X-Gitlab-Token",
+                        "in": "header",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "a replay: the jobs the first delivery created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "jobs created",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "202": {
+                        "description": "verified, nothing to run: message says why",
+                        "schema": {
+                            "$ref": "#/definitions/api.HookResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "bad-signature: no template has that token; nothing created",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "413": {
+                        "description": "body over 4 MiB",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; the CI system retries later",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs": {
             "get": {
                 "security": [
@@ -583,6 +769,120 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/jobs/{id}/pin": {
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A pinned job, its runs, events and webhook log are kept past the retention, so compare_to (by id or by selector) keeps finding it as a baseline. The latest succeeded job of each template on each branch is kept the same way without a pin.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Pin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: true",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The job expires a retention after the unpin, unless it is its template's latest succeeded job on its branch.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "jobs"
+                ],
+                "summary": "Unpin a job",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "job id",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "pinned: false",
+                        "schema": {
+                            "$ref": "#/definitions/api.JobResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "missing, invalid or revoked API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/jobs/{id}/report": {
             "get": {
                 "security": [
@@ -729,6 +1029,185 @@ const docTemplate = `{
                 }
             }
         },
+        "/v1/schedules": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Every template of the caller's key that has a schedule, with its next run and its latest ticks: the job each created (with its status and verdict now), or why a tick created none (the previous run still going, ticks missed while no scheduler ran).",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "schedules"
+                ],
+                "summary": "List schedules",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id whose schedules to list",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ListSchedulesResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/schedules/{name}/pause": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The template's ticks pass without a job until it is resumed; ticks passed while paused do not count as missed. The same as PUT /v1/templates/{name} with schedule.paused true.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "schedules"
+                ],
+                "summary": "Pause a schedule",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ScheduleResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key, or it has no schedule",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/schedules/{name}/resume": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The schedule fires from its next tick on.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "schedules"
+                ],
+                "summary": "Resume a schedule",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ScheduleResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key, or it has no schedule",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
         "/v1/targets": {
             "get": {
                 "security": [
@@ -834,6 +1313,522 @@ const docTemplate = `{
                     },
                     "503": {
                         "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The caller's templates by name; an admin's list holds every key's, by owner and name.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "List job templates",
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.ListTemplatesResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "A job spec with placeholders (commit, branch, target_url, pr, repo and those declared in values, each written in double braces), CI triggers and a schedule. Every placeholder must be known; the spec is validated as a job once rendered, at each run. Trigger secrets are stored and never shown again.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Create a job template",
+                "parameters": [
+                    {
+                        "description": "the template",
+                        "name": "template",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateBody"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/v1/templates/{name}"
+                            }
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "409": {
+                        "description": "template-exists: the key has a template of that name (PUT replaces it)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates/{name}": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Get a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "put": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "As POST /v1/templates, under the name in the path (a name in the body must be the same). Secrets left out of a trigger, or sent as \"[redacted]\", keep their stored value.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Create or replace a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "description": "the template",
+                        "name": "template",
+                        "in": "body",
+                        "required": true,
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateBody"
+                        }
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "replaced",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "201": {
+                        "description": "created",
+                        "schema": {
+                            "$ref": "#/definitions/api.TemplateResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            },
+            "delete": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Delete a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "204": {
+                        "description": "No Content"
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/templates/{name}/run": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Renders the template with the values given (over its defaults) and submits the job as POST /v1/jobs would, for the template's owner: same validation, address policy, quotas and answer. The job is labelled template=\u003cname\u003e. A value lands escaped for where it goes: inside a URL as one percent-encoded component.",
+                "consumes": [
+                    "application/json"
+                ],
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "templates"
+                ],
+                "summary": "Run a job template",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "name",
+                        "in": "path",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id owning the template",
+                        "name": "owner",
+                        "in": "query"
+                    },
+                    {
+                        "description": "the placeholders' values",
+                        "name": "run",
+                        "in": "body",
+                        "schema": {
+                            "$ref": "#/definitions/api.RunTemplateRequest"
+                        }
+                    }
+                ],
+                "responses": {
+                    "201": {
+                        "description": "Created",
+                        "schema": {
+                            "$ref": "#/definitions/api.CreateJobResponse"
+                        },
+                        "headers": {
+                            "Location": {
+                                "type": "string",
+                                "description": "/v1/jobs/{id}"
+                            }
+                        }
+                    },
+                    "400": {
+                        "description": "malformed JSON",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such template of the caller's key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "422": {
+                        "description": "an unknown or missing placeholder (values.\u003cname\u003e, or the spec field), or the rendered job is invalid",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a quota of the template's owner",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/trends": {
+            "get": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "The caller's last ` + "`" + `limit` + "`" + ` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict and commit label. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL. format=svg answers the chart as SVG.",
+                "produces": [
+                    "application/json",
+                    "image/svg+xml"
+                ],
+                "tags": [
+                    "trends"
+                ],
+                "summary": "Trend of a metric across a template's jobs",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "template name",
+                        "name": "template",
+                        "in": "query",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "example": "p99_ms",
+                        "description": "threshold metric",
+                        "name": "metric",
+                        "in": "query",
+                        "required": true
+                    },
+                    {
+                        "type": "string",
+                        "description": "target name or URL; every target when left out",
+                        "name": "target",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "only jobs labelled with this branch",
+                        "name": "branch",
+                        "in": "query"
+                    },
+                    {
+                        "type": "integer",
+                        "description": "jobs, newest first (default 50, at most 200)",
+                        "name": "limit",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "json (default) or svg",
+                        "name": "format",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "an admin's: the key id whose jobs to read",
+                        "name": "owner",
+                        "in": "query"
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/api.TrendResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "bad-query, naming the parameter",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable; retry after the Retry-After header",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         },
@@ -1292,6 +2287,10 @@ const docTemplate = `{
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
                 },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
+                },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
                 },
@@ -1429,6 +2428,43 @@ const docTemplate = `{
                 }
             }
         },
+        "api.HookJob": {
+            "type": "object",
+            "properties": {
+                "job_id": {
+                    "type": "string",
+                    "example": "01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "location": {
+                    "type": "string",
+                    "example": "/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "replayed": {
+                    "description": "Replayed: the delivery id was seen before; this job is the one\nits first delivery created.",
+                    "type": "boolean"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout-main"
+                }
+            }
+        },
+        "api.HookResponse": {
+            "type": "object",
+            "properties": {
+                "jobs": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.HookJob"
+                    }
+                },
+                "message": {
+                    "description": "Message says why nothing ran (a ping, a tag push, a deleted branch,\nno template for the repository's branch).",
+                    "type": "string",
+                    "example": "branch \"feature\" of acme/shop triggers no template"
+                }
+            }
+        },
         "api.JobLinks": {
             "type": "object",
             "properties": {
@@ -1467,6 +2503,10 @@ const docTemplate = `{
                 },
                 "links": {
                     "$ref": "#/definitions/api.JobLinks"
+                },
+                "pinned": {
+                    "description": "Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).",
+                    "type": "boolean"
                 },
                 "progress": {
                     "$ref": "#/definitions/job.Progress"
@@ -1527,6 +2567,17 @@ const docTemplate = `{
                 }
             }
         },
+        "api.ListSchedulesResponse": {
+            "type": "object",
+            "properties": {
+                "schedules": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.ScheduleResponse"
+                    }
+                }
+            }
+        },
         "api.ListTargetsResponse": {
             "type": "object",
             "properties": {
@@ -1534,6 +2585,17 @@ const docTemplate = `{
                     "type": "array",
                     "items": {
                         "$ref": "#/definitions/api.TargetHostResponse"
+                    }
+                }
+            }
+        },
+        "api.ListTemplatesResponse": {
+            "type": "object",
+            "properties": {
+                "templates": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.TemplateResponse"
                     }
                 }
             }
@@ -1636,6 +2698,92 @@ const docTemplate = `{
                 }
             }
         },
+        "api.RunTemplateRequest": {
+            "type": "object",
+            "properties": {
+                "values": {
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "api.ScheduleResponse": {
+            "type": "object",
+            "properties": {
+                "cron": {
+                    "type": "string",
+                    "example": "0 3 * * *"
+                },
+                "jitter": {
+                    "type": "string",
+                    "example": "30s"
+                },
+                "last_runs": {
+                    "description": "LastRuns are the latest ticks, newest first.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/api.ScheduledRunResponse"
+                    }
+                },
+                "missed": {
+                    "type": "string",
+                    "example": "skip"
+                },
+                "next_run": {
+                    "description": "NextRun is null while paused, and for an expression that never\nfires (such as \"0 0 30 2 *\").",
+                    "type": "string"
+                },
+                "owner": {
+                    "type": "string",
+                    "example": "key_01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "paused": {
+                    "type": "boolean"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout-main"
+                },
+                "timezone": {
+                    "type": "string",
+                    "example": "Europe/Berlin"
+                }
+            }
+        },
+        "api.ScheduledRunResponse": {
+            "type": "object",
+            "properties": {
+                "fired_at": {
+                    "type": "string"
+                },
+                "job_id": {
+                    "type": "string"
+                },
+                "missed": {
+                    "type": "integer"
+                },
+                "skipped": {
+                    "type": "string",
+                    "example": "the previous run, job 01JC..., is still running"
+                },
+                "status": {
+                    "description": "Status is \"\" once the job expired.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Status"
+                        }
+                    ]
+                },
+                "tick": {
+                    "type": "string"
+                },
+                "verdict": {
+                    "type": "string"
+                }
+            }
+        },
         "api.TargetHostResponse": {
             "type": "object",
             "properties": {
@@ -1659,6 +2807,124 @@ const docTemplate = `{
                 },
                 "verified": {
                     "type": "boolean"
+                }
+            }
+        },
+        "api.TemplateBody": {
+            "type": "object",
+            "properties": {
+                "name": {
+                    "description": "Name may be left out of a PUT, whose path names the template.",
+                    "type": "string",
+                    "example": "checkout-main"
+                },
+                "schedule": {
+                    "$ref": "#/definitions/template.Schedule"
+                },
+                "spec": {
+                    "description": "Spec is a job spec; its string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and those\ndeclared in values.",
+                    "type": "object"
+                },
+                "triggers": {
+                    "$ref": "#/definitions/template.Triggers"
+                },
+                "values": {
+                    "description": "Values declares placeholders, each with its default (\"\": every run\nmust give it); a built-in one may get a default too.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "api.TemplateLinks": {
+            "type": "object",
+            "properties": {
+                "run": {
+                    "type": "string",
+                    "example": "/v1/templates/checkout-main/run"
+                },
+                "self": {
+                    "type": "string",
+                    "example": "/v1/templates/checkout-main"
+                }
+            }
+        },
+        "api.TemplateResponse": {
+            "type": "object",
+            "properties": {
+                "created_at": {
+                    "description": "CreatedAt and UpdatedAt are set by the store.",
+                    "type": "string"
+                },
+                "links": {
+                    "$ref": "#/definitions/api.TemplateLinks"
+                },
+                "name": {
+                    "description": "Name is unique per owner: 1 to 64 letters, digits, '.', '_' or '-'.",
+                    "type": "string",
+                    "example": "checkout-main"
+                },
+                "owner": {
+                    "description": "Owner is the API key id the template and its jobs belong to.",
+                    "type": "string",
+                    "example": "key_01JC3W9Q5V1ZK2M4N6P8R0T2V4"
+                },
+                "schedule": {
+                    "description": "Schedule, when set, runs the template on a clock (the scheduler's\nbusiness; stored here as given).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/template.Schedule"
+                        }
+                    ]
+                },
+                "spec": {
+                    "description": "Spec is a job spec whose string values may hold placeholders in\ndouble braces: commit, branch, target_url, pr, repo and the names\nin Values (the OpenAPI document is a Go template, so the braces\nare not written here).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Spec"
+                        }
+                    ]
+                },
+                "triggers": {
+                    "$ref": "#/definitions/template.Triggers"
+                },
+                "updated_at": {
+                    "type": "string"
+                },
+                "values": {
+                    "description": "Values declares the template's own placeholders, each with its\ndefault (\"\" for none: then every run must give it); a built-in\nplaceholder may get a default too.",
+                    "type": "object",
+                    "additionalProperties": {
+                        "type": "string"
+                    }
+                }
+            }
+        },
+        "api.TrendResponse": {
+            "type": "object",
+            "properties": {
+                "branch": {
+                    "type": "string",
+                    "example": "main"
+                },
+                "metric": {
+                    "type": "string",
+                    "example": "p99_ms"
+                },
+                "points": {
+                    "description": "Points are oldest first: per job, one per cell (target,\nconcurrency, requests/duration/rate) where the metric was measured.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.TrendPoint"
+                    }
+                },
+                "target": {
+                    "type": "string"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout-main"
                 }
             }
         },
@@ -2135,6 +3401,14 @@ const docTemplate = `{
                         "type": "string"
                     }
                 },
+                "trend": {
+                    "description": "Trend holds each cell to the median of the same cell in the last\njobs of the job's template (see Trend).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Trend"
+                        }
+                    ]
+                },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"
                 }
@@ -2367,9 +3641,95 @@ const docTemplate = `{
                     "description": "as written in the spec, or no_success",
                     "type": "string"
                 },
+                "trend_jobs": {
+                    "description": "TrendJobs, for the trend, are the earlier jobs whose median\n(in Baseline) the value was held to, newest first.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
                 "value": {
                     "description": "the point's mean of the metric",
                     "type": "number"
+                }
+            }
+        },
+        "job.Trend": {
+            "type": "object",
+            "properties": {
+                "branch": {
+                    "description": "Branch, when set, takes the history from jobs labelled with this\nbranch only (\"the last 10 runs of main\").",
+                    "type": "string",
+                    "example": "main"
+                },
+                "max_decrease_pct": {
+                    "type": "number"
+                },
+                "max_increase_pct": {
+                    "description": "MaxIncreasePct fails a cell whose value is more than this many\npercent above the median (for latencies); MaxDecreasePct one more\nthan this many percent below it (for rps). At least one is set.",
+                    "type": "number",
+                    "example": 10
+                },
+                "metric": {
+                    "description": "Metric is a threshold metric (Metrics); \"p99\" and \"mean\" stand for\n\"p99_ms\" and \"mean_ms\".",
+                    "type": "string",
+                    "example": "p99_ms"
+                },
+                "min_runs": {
+                    "description": "MinRuns is how many of them a cell needs before it is judged\n(default 3, at most Window): a young template's first jobs have no\nhistory to be held to.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "target": {
+                    "description": "Target limits the trend to the target of this name; empty judges\nevery target.",
+                    "type": "string"
+                },
+                "window": {
+                    "description": "Window is how many earlier finished jobs the median is over\n(default 10, at most MaxTrendWindow).",
+                    "type": "integer",
+                    "example": 10
+                }
+            }
+        },
+        "job.TrendPoint": {
+            "type": "object",
+            "properties": {
+                "branch": {
+                    "type": "string"
+                },
+                "commit": {
+                    "type": "string"
+                },
+                "concurrency": {
+                    "type": "integer"
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "duration": {
+                    "type": "string"
+                },
+                "job_id": {
+                    "type": "string"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "stat": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "target": {
+                    "type": "string"
+                },
+                "value": {
+                    "description": "Value is the mean of the metric over the cell's repeats; Stat has\nits spread.",
+                    "type": "number"
+                },
+                "verdict": {
+                    "type": "string"
                 }
             }
         },
@@ -2399,6 +3759,83 @@ const docTemplate = `{
                 },
                 "url": {
                     "type": "string"
+                }
+            }
+        },
+        "template.GitHubTrigger": {
+            "type": "object",
+            "properties": {
+                "branches": {
+                    "description": "Branches limits the runs to these branches (path.Match patterns,\n\"release/*\"); empty means every branch. For a pull request the\nbranch is its head branch.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "repository": {
+                    "description": "Repository is the full name, \"owner/repo\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "secret": {
+                    "description": "Secret is the webhook's secret as configured on GitHub; never shown\nback.",
+                    "type": "string"
+                }
+            }
+        },
+        "template.GitLabTrigger": {
+            "type": "object",
+            "properties": {
+                "branches": {
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "project": {
+                    "description": "Project is the path with namespace, \"group/project\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "token": {
+                    "description": "Token is the webhook's secret token as configured on GitLab; never\nshown back.",
+                    "type": "string"
+                }
+            }
+        },
+        "template.Schedule": {
+            "type": "object",
+            "properties": {
+                "cron": {
+                    "type": "string",
+                    "example": "*/15 * * * *"
+                },
+                "jitter": {
+                    "type": "string",
+                    "example": "30s"
+                },
+                "missed": {
+                    "description": "Missed says what to do with runs missed while no scheduler ran.",
+                    "type": "string",
+                    "example": "skip"
+                },
+                "paused": {
+                    "type": "boolean"
+                },
+                "timezone": {
+                    "type": "string",
+                    "example": "Europe/Berlin"
+                }
+            }
+        },
+        "template.Triggers": {
+            "type": "object",
+            "properties": {
+                "github": {
+                    "$ref": "#/definitions/template.GitHubTrigger"
+                },
+                "gitlab": {
+                    "$ref": "#/definitions/template.GitLabTrigger"
                 }
             }
         }

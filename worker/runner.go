@@ -44,6 +44,8 @@ type jobStore interface {
 	RunKeys(ctx context.Context, id string) (map[job.RunKey]bool, error)
 	Runs(ctx context.Context, id string) ([]job.Run, error)
 	GetJob(ctx context.Context, id string) (*job.Job, error) // baseline.go: the compare_to job
+	// ListJobs finds the earlier jobs a trend is judged against (jobend).
+	ListJobs(ctx context.Context, f store.ListFilter) ([]*job.Job, string, error)
 	SaveRun(ctx context.Context, jobID string, r *job.Run) (bool, error)
 	UnleasedRunning(ctx context.Context, limit int) ([]string, error) // janitor.go
 	leaseStore

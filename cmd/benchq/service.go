@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
@@ -15,7 +16,9 @@ import (
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
+	"github.com/benchq/benchq/internal/schedule"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/template"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -41,12 +44,13 @@ type Main struct {
 	api      *api.Server
 	listener net.Listener
 
-	stopWorker context.CancelFunc
-	wg         sync.WaitGroup
-	failed     chan error
-	closing    chan struct{} // closed when Close begins
-	closeOnce  sync.Once
-	closeErr   error
+	stopWorker    context.CancelFunc
+	stopScheduler context.CancelFunc
+	wg            sync.WaitGroup
+	failed        chan error
+	closing       chan struct{} // closed when Close begins
+	closeOnce     sync.Once
+	closeErr      error
 }
 
 // NewMain returns a Main for cfg; nothing starts until Run.
@@ -121,7 +125,8 @@ func (m *Main) startAPI(st *store.Store) error {
 		MaxActiveJobs:        c.MaxActiveJobs,
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
-		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Monitor: queueMonitor(m.rdb)})
+		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
+		Monitor: queueMonitor(m.rdb)})
 	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
 	m.wg.Add(1)
 	go func() {
@@ -130,7 +135,34 @@ func (m *Main) startAPI(st *store.Store) error {
 			m.failed <- err
 		}
 	}()
+	m.startScheduler(st)
 	return nil
+}
+
+// startScheduler runs the template schedules beside the API: every API
+// replica runs one, and each tick is claimed in Redis, so it fires once
+// however many replicas there are.
+func (m *Main) startScheduler(st *store.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.stopScheduler = cancel
+	sc := schedule.New(st, scheduledRuns{m.api}, schedule.Config{Log: m.Logger})
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		_ = sc.Run(ctx)
+	}()
+}
+
+// scheduledRuns creates a tick's job as a run of the template without
+// values, labelled trigger=schedule.
+type scheduledRuns struct{ api *api.Server }
+
+func (r scheduledRuns) RunScheduled(ctx context.Context, t *template.Template, tick time.Time) (*job.Job, error) {
+	j, _, err := r.api.RunTemplate(ctx, t, api.TemplateRun{
+		Labels: map[string]string{"trigger": "schedule"},
+		Source: "schedule tick " + tick.UTC().Format(time.RFC3339),
+	})
+	return j, err
 }
 
 func (m *Main) startWorker(st *store.Store) {
@@ -202,6 +234,9 @@ func (m *Main) close() error {
 	var errs []error
 	if m.api != nil {
 		errs = append(errs, m.api.Shutdown(ctx))
+	}
+	if m.stopScheduler != nil {
+		m.stopScheduler()
 	}
 	if m.stopWorker != nil {
 		m.stopWorker()

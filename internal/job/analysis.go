@@ -172,6 +172,9 @@ type ThresholdFailure struct {
 	// significant difference, or when too few repeats leave nothing to
 	// conclude (then the mean alone decided).
 	Significance *Significance `json:"significance,omitempty"`
+	// TrendJobs, for the trend, are the earlier jobs whose median
+	// (in Baseline) the value was held to, newest first.
+	TrendJobs []string `json:"trend_jobs,omitempty"`
 	// Reason is set when the cell fails without a value to compare: a
 	// latency metric of a point where no request completed, a cell the
 	// baseline job does not have, or a run without a successful request.

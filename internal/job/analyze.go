@@ -28,6 +28,12 @@ func Analyze(s Spec, runs []Run) Analysis {
 // point of the same target and sweep values, and relative thresholds are
 // judged cell by cell against it, a cell base lacks failing.
 func AnalyzeAgainst(s Spec, runs []Run, base *Baseline) Analysis {
+	return AnalyzeWithHistory(s, runs, base, nil)
+}
+
+// AnalyzeWithHistory is AnalyzeAgainst with history, the earlier jobs of
+// the spec's template that its trend is judged against (newest first).
+func AnalyzeWithHistory(s Spec, runs []Run, base *Baseline, history History) Analysis {
 	cells := groupRuns(s.Points(), runs)
 	a := Analysis{Points: make([]PointSummary, len(cells))}
 	for i, c := range cells {
@@ -37,7 +43,7 @@ func AnalyzeAgainst(s Spec, runs []Run, base *Baseline) Analysis {
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
 	a.CompareTo = compareWithBaseline(a.Points, bc)
-	a.Verdict = verdict(s, cells, bc)
+	a.Verdict = verdict(s, cells, bc, history)
 	return a
 }
 

@@ -40,6 +40,8 @@ type Job struct {
 	// job expires; nil while the job runs.
 	Analysis        *Analysis `json:"analysis,omitempty"`
 	CancelRequested bool      `json:"cancel_requested,omitempty"`
+	// Pinned keeps the job past the retention (store.PinJob).
+	Pinned bool `json:"pinned,omitempty"`
 	// QueuedReason says why a queued job that a worker picked up has not
 	// started: which target host it waits for, and for which job. It is
 	// cleared when the job leaves queued.

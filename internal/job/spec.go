@@ -10,6 +10,9 @@ type Spec struct {
 	Sweep      Sweep             `json:"sweep"`
 	Baseline   string            `json:"baseline,omitempty"`
 	Thresholds []string          `json:"thresholds,omitempty"`
+	// Trend holds each cell to the median of the same cell in the last
+	// jobs of the job's template (see Trend).
+	Trend *Trend `json:"trend,omitempty"`
 	// AllowNoSuccess, set, lets a run in which no request succeeded
 	// (completed with a 2xx status and the expected body length) pass.
 	// Unset, such a run fails the verdict as threshold "no_success", also

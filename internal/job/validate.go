@@ -38,6 +38,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.cells(d)
 	v.baseline(d)
 	v.thresholds(d)
+	v.trend(d)
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
 	return v.err()

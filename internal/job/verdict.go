@@ -14,8 +14,9 @@ import "fmt"
 // are not judged; the worker sets the job's verdict only once every point
 // has run. A threshold that no longer parses (the spec was validated at
 // submission, so only a stored spec from an older version) fails on its
-// own rather than pass silently.
-func verdict(s Spec, cells []pointRuns, base *baselineCells) VerdictResult {
+// own rather than pass silently. The spec's trend, if any, is judged
+// against history (see Trend) after the thresholds.
+func verdict(s Spec, cells []pointRuns, base *baselineCells, history History) VerdictResult {
 	var failures []ThresholdFailure
 	for _, raw := range s.Thresholds {
 		th, err := ParseThreshold(raw)
@@ -29,13 +30,16 @@ func verdict(s Spec, cells []pointRuns, base *baselineCells) VerdictResult {
 		}
 		failures = append(failures, judge(raw, th, cells, base)...)
 	}
+	if s.Trend != nil {
+		failures = append(failures, judgeTrend(*s.Trend, cells, history)...)
+	}
 	if !s.AllowNoSuccess {
 		failures = append(failures, noSuccess(cells)...)
 	}
 	switch {
 	case len(failures) > 0:
 		return VerdictResult{Result: VerdictFail, Failures: failures}
-	case len(s.Thresholds) == 0:
+	case len(s.Thresholds) == 0 && s.Trend == nil:
 		return VerdictResult{Result: VerdictNone}
 	}
 	return VerdictResult{Result: VerdictPass}

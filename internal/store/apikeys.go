@@ -73,6 +73,10 @@ func (s *Store) KeyByHash(ctx context.Context, hash string) (apikey.Key, error) 
 	return k, err
 }
 
+// KeyByID returns the key named id, revoked or not, or ErrNotFound: who
+// owns a template that runs without a request (a CI hook, a schedule).
+func (s *Store) KeyByID(ctx context.Context, id string) (apikey.Key, error) { return s.key(ctx, id) }
+
 func (s *Store) key(ctx context.Context, id string) (apikey.Key, error) {
 	data, err := s.rdb.Get(ctx, apiKeyKey(id)).Bytes()
 	if errors.Is(err, redis.Nil) {

@@ -111,6 +111,21 @@ func TestStoreOnCluster(t *testing.T) {
 		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, owner, other.ID) }},
 		{"RevokeKey", func(ctx context.Context) error { _, err := s.RevokeKey(ctx, key.ID, nowUTC()); return err }},
 		{"ActiveJobs", func(ctx context.Context) error { _, err := s.ActiveJobs(ctx, owner); return err }},
+		{"PutTemplate", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},
+		{"PutTemplate replace", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},
+		{"GetTemplate", func(ctx context.Context) error { _, err := s.GetTemplate(ctx, owner, "t1"); return err }},
+		{"ListTemplates", func(ctx context.Context) error { _, err := s.ListTemplates(ctx, owner); return err }},
+		{"ListAllTemplates", func(ctx context.Context) error { _, err := s.ListAllTemplates(ctx); return err }},
+		{"StartSchedule", func(ctx context.Context) error { _, err := s.StartSchedule(ctx, owner, "t1", time.Now()); return err }},
+		{"ClaimTick", func(ctx context.Context) error {
+			_, err := s.ClaimTick(ctx, owner, "t1", time.Now().Add(time.Minute))
+			return err
+		}},
+		{"RecordScheduledRun", func(ctx context.Context) error {
+			return s.RecordScheduledRun(ctx, owner, "t1", store.ScheduledRun{Tick: time.Now(), JobID: "j1"})
+		}},
+		{"GetScheduleState", func(ctx context.Context) error { _, err := s.GetScheduleState(ctx, owner, "t1"); return err }},
+		{"DeleteTemplate", func(ctx context.Context) error { return s.DeleteTemplate(ctx, owner, "t1") }},
 	}
 	for _, st := range steps {
 		if err := st.do(ctx); err != nil {

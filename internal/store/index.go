@@ -76,8 +76,9 @@ func (s *Store) listJob(ctx context.Context, j *job.Job) error {
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		for _, idx := range indexKeys(j.Owner, j.Status) {
 			p.ZAdd(ctx, idx, redis.Z{Member: member})
-			p.ZRemRangeByLex(ctx, idx, "-", horizon) // jobs long expired
 		}
+		// Jobs long expired, but the kept ones (keep.go).
+		trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, indexKeys(j.Owner, j.Status)...), horizon)
 		s.touchIndexes(ctx, p, j.Owner)
 		return nil
 	})
@@ -101,6 +102,11 @@ func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
 		s.touchIndexes(ctx, p, j.Owner)
 		return nil
 	})
+	if j.Status.Terminal() && !from.Terminal() {
+		// Best effort, as the rest: a failure leaves the previous
+		// latest kept, and this one expiring with the retention.
+		_ = s.keepLatest(ctx, j)
+	}
 	if j.Status == from || from.Terminal() {
 		return
 	}

@@ -201,3 +201,66 @@ func idempotencyKey(owner, key string) string {
 	sum := sha256.Sum256([]byte(strconv.Itoa(len(owner)) + ":" + owner + key))
 	return prefix + "idempotency:" + hex.EncodeToString(sum[:])
 }
+
+// Job templates.
+//
+//	benchq:template:{<owner>/<name>}   hash   "template" = template.Template as JSON (its trigger secrets
+//	                                          included: the API redacts them), "owner" = API key id; no TTL
+//	benchq:template:{<owner>/<name>}:* reserved for other keys of the template (its schedule's state)
+//	benchq:{templates}                 set    "<owner>/<name>" of every template (the scheduler, the hooks)
+//	benchq:{templates}:owner:<owner>   set    names of one owner's templates
+//
+// Every key of one template carries "<owner>/<name>" as its tag; a key
+// added for a template must be built from TemplateKey. Owners are key
+// ids or "anonymous" and names never hold '/' (template.ValidName), so
+// the ref is unambiguous. As with jobs, the indexes are another slot:
+// PutTemplate lists before it writes, DeleteTemplate unlists after it
+// deletes, and readers skip entries whose template is gone.
+func templateRef(owner, name string) string { return owner + "/" + name }
+
+// TemplateKey is the hash of template name of owner, and the stem (and
+// hash tag) of every other key of that template.
+func TemplateKey(owner, name string) string {
+	return prefix + "template:{" + templateRef(owner, name) + "}"
+}
+
+const templatesTag = prefix + "{templates}"
+
+func allTemplatesKey() string               { return templatesTag }
+func ownerTemplatesKey(owner string) string { return templatesTag + ":owner:" + owner }
+
+// Fields of the template hash.
+const fieldTemplate = "template"
+
+// Schedule state (internal/schedule), under the template's tag.
+//
+//	benchq:template:{<owner>/<name>}:schedule        hash  "tick" = the newest tick claimed, unix ms (a scheduler
+//	                                                        fires a tick only after moving it past the stored one),
+//	                                                        "job" = the id of the last job a tick created
+//	benchq:template:{<owner>/<name>}:schedule:runs   list  ScheduledRun as JSON, newest first, at most MaxScheduledRuns
+//
+// No TTL: the state lives as long as the template. DeleteTemplate removes it.
+func scheduleKey(owner, name string) string     { return TemplateKey(owner, name) + ":schedule" }
+func scheduleRunsKey(owner, name string) string { return scheduleKey(owner, name) + ":runs" }
+
+// Fields of the schedule hash.
+const (
+	fieldTick    = "tick"
+	fieldLastJob = "job"
+)
+
+// Jobs kept past the retention (keep.go).
+//
+//	benchq:job:{<id>}:keep                            set    why the job is kept: "pin", "latest"; no TTL
+//	benchq:{jobs}:kept                                set    index members of kept jobs; no TTL
+//	benchq:template:{<owner>/<template>}:latest:<branch>  string id of the template's latest succeeded job
+//	                                                  on that branch (its "branch" label; "" without one)
+//
+// While a job's keep set has a member, every refresh of its keys'
+// TTL (touchJob) PERSISTs them instead, and the indexes spare its
+// entries and do not expire.
+func keepKey(id string) string { return jobKey(id) + ":keep" }
+func keptIndexKey() string     { return indexTag + ":kept" }
+func latestKey(owner, template, branch string) string {
+	return TemplateKey(owner, template) + ":latest:" + branch
+}

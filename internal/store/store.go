@@ -81,21 +81,21 @@ func (s *Store) ProbeWrite(ctx context.Context) error {
 	return nil
 }
 
-// touchJob queues the retention TTL on every key of job id.
+// touchJob queues the retention TTL on every key of job id, or its
+// removal while the job is kept (keep.go).
 func (s *Store) touchJob(ctx context.Context, pipe redis.Pipeliner, id string) {
-	for _, k := range jobKeys(id) {
-		pipe.Expire(ctx, k, s.retention)
-	}
+	touchScript.Eval(ctx, pipe, append([]string{keepKey(id)}, jobKeys(id)...), s.retention.Milliseconds())
 }
 
 // touchIndexes queues the retention TTL on the indexes a job of owner
-// appears in.
+// appears in; while any job is kept they do not expire (touchScript
+// reads the kept set as a job's keep set).
 func (s *Store) touchIndexes(ctx context.Context, pipe redis.Pipeliner, owner string) {
-	pipe.Expire(ctx, allIndexKey(), s.retention)
-	pipe.Expire(ctx, ownerIndexKey(owner), s.retention)
+	keys := []string{keptIndexKey(), allIndexKey(), ownerIndexKey(owner)}
 	for _, st := range statuses() {
-		pipe.Expire(ctx, statusIndexKey(st), s.retention)
+		keys = append(keys, statusIndexKey(st))
 	}
+	touchScript.Eval(ctx, pipe, keys, s.retention.Milliseconds())
 }
 
 // mustExist returns ErrNotFound when the job hash is missing; writes to a

@@ -1,0 +1,197 @@
+package cihook
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind is what an event asks for.
+type Kind string
+
+const (
+	// Run: a push to a branch, or a pull/merge request opened, reopened or
+	// updated with new commits: measure Commit.
+	Run Kind = "run"
+	// Ping: GitHub checking the hook; answered, nothing runs.
+	Ping Kind = "ping"
+	// Ignore: an event or action that runs nothing (a tag push, a branch
+	// deleted, a pull request closed, an event not subscribed to).
+	Ignore Kind = "ignore"
+)
+
+// ErrMalformed is returned for a verified body that is not the event its
+// header says.
+var ErrMalformed = errors.New("cihook: malformed event payload")
+
+// Event is one CI event, whatever sent it.
+type Event struct {
+	Kind Kind
+	// Why says why an event is ignored, for the answer to the CI system.
+	Why string
+	// Repository is GitHub's full name or GitLab's path with namespace.
+	Repository string
+	// Branch is the branch a trigger's branches are matched against: the
+	// pushed branch, or the branch a pull/merge request merges into, as
+	// GitHub Actions' pull_request filters do.
+	Branch string
+	// HeadBranch is the branch whose commit is measured: the pushed one,
+	// or the request's source branch.
+	HeadBranch string
+	Commit     string
+	// PR is the pull request number (GitLab: the merge request iid), ""
+	// for a push.
+	PR string
+}
+
+// Labels are the labels a job started by e carries.
+func (e Event) Labels() map[string]string {
+	l := map[string]string{"repo": e.Repository, "branch": e.HeadBranch, "commit": e.Commit}
+	if e.PR != "" {
+		l["pr"] = e.PR
+	}
+	return l
+}
+
+// zeroSHA is the "after" of a push that deleted its branch.
+const zeroSHA = "0000000000000000000000000000000000000000"
+
+func ignore(format string, args ...any) Event {
+	return Event{Kind: Ignore, Why: fmt.Sprintf(format, args...)}
+}
+
+// branchOf is the branch a ref names, "" for a tag or another ref.
+func branchOf(ref string) string {
+	b, _ := strings.CutPrefix(ref, "refs/heads/")
+	if b == ref {
+		return ""
+	}
+	return b
+}
+
+func decode(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return nil
+}
+
+// ParseGitHub reads a verified GitHub delivery of event (X-GitHub-Event).
+func ParseGitHub(event string, body []byte) (Event, error) {
+	switch event {
+	case "ping":
+		return Event{Kind: Ping}, nil
+	case "push":
+		var p struct {
+			Ref        string `json:"ref"`
+			After      string `json:"after"`
+			Deleted    bool   `json:"deleted"`
+			Repository struct {
+				FullName string `json:"full_name"`
+			} `json:"repository"`
+		}
+		if err := decode(body, &p); err != nil {
+			return Event{}, err
+		}
+		return push(p.Repository.FullName, p.Ref, p.After, p.Deleted)
+	case "pull_request":
+		var p struct {
+			Action      string `json:"action"`
+			Number      int    `json:"number"`
+			PullRequest struct {
+				Head struct {
+					SHA string `json:"sha"`
+					Ref string `json:"ref"`
+				} `json:"head"`
+				Base struct {
+					Ref string `json:"ref"`
+				} `json:"base"`
+			} `json:"pull_request"`
+			Repository struct {
+				FullName string `json:"full_name"`
+			} `json:"repository"`
+		}
+		if err := decode(body, &p); err != nil {
+			return Event{}, err
+		}
+		switch p.Action {
+		case "opened", "synchronize", "reopened":
+		default:
+			return ignore("pull_request action %q runs nothing", p.Action), nil
+		}
+		pr := p.PullRequest
+		return request(p.Repository.FullName, pr.Base.Ref, pr.Head.Ref, pr.Head.SHA, p.Number)
+	}
+	return ignore("event %q runs nothing: send push and pull_request", event), nil
+}
+
+// ParseGitLab reads a verified GitLab delivery of event (X-Gitlab-Event).
+func ParseGitLab(event string, body []byte) (Event, error) {
+	switch event {
+	case "Push Hook":
+		var p struct {
+			Ref     string `json:"ref"`
+			After   string `json:"after"`
+			Project struct {
+				PathWithNamespace string `json:"path_with_namespace"`
+			} `json:"project"`
+		}
+		if err := decode(body, &p); err != nil {
+			return Event{}, err
+		}
+		return push(p.Project.PathWithNamespace, p.Ref, p.After, false)
+	case "Merge Request Hook":
+		var p struct {
+			Project struct {
+				PathWithNamespace string `json:"path_with_namespace"`
+			} `json:"project"`
+			Attrs struct {
+				IID          int    `json:"iid"`
+				Action       string `json:"action"`
+				SourceBranch string `json:"source_branch"`
+				TargetBranch string `json:"target_branch"`
+				OldRev       string `json:"oldrev"`
+				LastCommit   struct {
+					ID string `json:"id"`
+				} `json:"last_commit"`
+			} `json:"object_attributes"`
+		}
+		if err := decode(body, &p); err != nil {
+			return Event{}, err
+		}
+		a := p.Attrs
+		switch {
+		case a.Action == "open" || a.Action == "reopen":
+		case a.Action == "update" && a.OldRev != "":
+			// An update with oldrev brought new commits; one without
+			// changed the title, labels or the like.
+		default:
+			return ignore("merge request action %q runs nothing", a.Action), nil
+		}
+		return request(p.Project.PathWithNamespace, a.TargetBranch, a.SourceBranch, a.LastCommit.ID, a.IID)
+	}
+	return ignore("event %q runs nothing: send Push Hook and Merge Request Hook", event), nil
+}
+
+func push(repo, ref, after string, deleted bool) (Event, error) {
+	if repo == "" {
+		return Event{}, fmt.Errorf("%w: no repository", ErrMalformed)
+	}
+	branch := branchOf(ref)
+	switch {
+	case branch == "":
+		return ignore("ref %q is not a branch", ref), nil
+	case deleted || after == zeroSHA || after == "":
+		return ignore("branch %q was deleted", branch), nil
+	}
+	return Event{Kind: Run, Repository: repo, Branch: branch, HeadBranch: branch, Commit: after}, nil
+}
+
+func request(repo, base, head, sha string, number int) (Event, error) {
+	if repo == "" || base == "" || head == "" || sha == "" || number <= 0 {
+		return Event{}, fmt.Errorf("%w: a pull request needs repository, base and head branch, head commit and number", ErrMalformed)
+	}
+	return Event{Kind: Run, Repository: repo, Branch: base, HeadBranch: head, Commit: sha, PR: strconv.Itoa(number)}, nil
+}
