@@ -85,6 +85,8 @@ func TestStoreOnCluster(t *testing.T) {
 			return err
 		}},
 		{"ReleaseLease", func(ctx context.Context) error { return s.ReleaseLease(ctx, j.ID, "w1") }},
+		{"PinJob", func(ctx context.Context) error { _, err := s.PinJob(ctx, j.ID, true); return err }},
+		{"UnpinJob", func(ctx context.Context) error { _, err := s.PinJob(ctx, j.ID, false); return err }},
 		{"CreateDelivery", func(ctx context.Context) error {
 			d = webhook.Delivery{JobID: j.ID, ID: "msg_1", Event: "job.succeeded", URL: "http://127.0.0.1:1/"}
 			_, err := s.CreateDelivery(ctx, &d)
