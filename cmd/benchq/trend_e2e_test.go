@@ -5,14 +5,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/internal/browsertest"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
@@ -141,4 +145,29 @@ func TestTrendFailsSlowerRun(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `"field":"metric"`) {
 		t.Errorf("GET /v1/trends with an unknown metric = %d %s, want 400 naming the field", resp.StatusCode, b)
 	}
+
+	// The dashboard draws the same series in a real Chromium: the chart
+	// loaded, one row per point, the last the failed job's.
+	t.Run("dashboard", func(t *testing.T) {
+		br := browsertest.Start(t, 1280, 900)
+		shots := os.Getenv("BENCHQ_SCREENSHOTS")
+		br.Do(t, 20*time.Second, chromedp.Navigate(m.URL()+"/ui/trends?template=checkout&metric=p99_ms&target=shop&branch=main"),
+			chromedp.WaitVisible(chromedp.CSS("#trend-points")))
+		if n := browsertest.Eval[float64](t, br, "document.querySelectorAll('#trend-points tbody tr').length"); n != 11 {
+			t.Errorf("the trend table has %v rows, want 11", n)
+		}
+		if !browsertest.Eval[bool](t, br, "(i => i.complete && i.naturalWidth > 0)(document.getElementById('trend-chart'))") {
+			t.Error("the trend chart did not load")
+		}
+		lastRow := browsertest.Eval[string](t, br, "document.querySelector('#trend-points tbody tr:last-child').textContent")
+		if !strings.Contains(lastRow, last.ID) || !strings.Contains(lastRow, "fail") || !strings.Contains(lastRow, "kkkkkkk") {
+			t.Errorf("the last row reads %q, want the failed 11th job with its commit", lastRow)
+		}
+		if errs := br.Errors(); len(errs) > 0 {
+			t.Errorf("console errors: %q", errs)
+		}
+		if shots != "" {
+			br.Screenshot(t, filepath.Join(shots, "ui-trends.png"))
+		}
+	})
 }

@@ -56,7 +56,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
-	for _, name := range []string{"jobs", "job", "compare", "new", "signin", "error"} {
+	for _, name := range []string{"jobs", "job", "compare", "new", "trends", "signin", "error"} {
 		t, err := template.New("layout.tmpl").Funcs(funcs).ParseFS(templateFS, "templates/layout.tmpl", "templates/"+name+".tmpl")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", name, err)
@@ -73,6 +73,8 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/report", h.reportFile)
 	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/cancel", h.cancelJob)
 	h.mux.HandleFunc("GET "+Prefix+"/compare", h.comparePage)
+	h.mux.HandleFunc("GET "+Prefix+"/trends", h.trendsPage)
+	h.mux.HandleFunc("GET "+Prefix+"/trends/chart.svg", h.trendChart)
 	h.mux.HandleFunc("GET "+Prefix+"/new", h.newPage)
 	h.mux.HandleFunc("POST "+Prefix+"/new", h.submitJob)
 	h.mux.HandleFunc("GET "+Prefix+"/signin", func(w http.ResponseWriter, r *http.Request) {

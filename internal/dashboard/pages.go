@@ -156,12 +156,16 @@ func pointLabel(p job.Point) string {
 // reportFile serves one of the job's reports through the API's report
 // endpoint: the chart images of the job page and every download.
 func (h *Handler) reportFile(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
+	h.proxy(w, r, "/v1/jobs/"+url.PathEscape(r.PathValue("id"))+"/report?format="+url.QueryEscape(r.URL.Query().Get("format")))
+}
+
+// proxy answers with the API's answer to a GET of path, as the caller: for
+// the files a page links to (charts, downloads) rather than embeds.
+func (h *Handler) proxy(w http.ResponseWriter, r *http.Request, path string) {
 	c := h.apiClient(r)
-	in, err := http.NewRequestWithContext(r.Context(), http.MethodGet,
-		c.BaseURL+"/v1/jobs/"+url.PathEscape(id)+"/report?format="+url.QueryEscape(r.URL.Query().Get("format")), nil)
+	in, err := http.NewRequestWithContext(r.Context(), http.MethodGet, c.BaseURL+path, nil)
 	if err != nil {
-		h.errorPage(w, r, http.StatusBadRequest, "That is not a job id.")
+		h.errorPage(w, r, http.StatusBadRequest, "That is not a page of this dashboard.")
 		return
 	}
 	if c.Key != "" {

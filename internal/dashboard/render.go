@@ -112,8 +112,9 @@ var funcs = template.FuncMap{
 		}
 		return out
 	},
-	"active": func(s job.Status) bool { return !s.Terminal() },
-	"join":   strings.Join,
+	"active":    func(s job.Status) bool { return !s.Terminal() },
+	"trendCell": trendPointLabel,
+	"join":      strings.Join,
 	"bar": func(p int) template.HTMLAttr {
 		// A progress element needs no inline style, so the CSP stays strict.
 		return template.HTMLAttr(fmt.Sprintf(`value="%d" max="100"`, p)) //nolint:gosec // an integer

@@ -1,0 +1,65 @@
+package dashboard
+
+import (
+	"net/http"
+
+	"github.com/benchq/benchq/internal/client"
+	"github.com/benchq/benchq/internal/job"
+)
+
+// trendMetrics are the metrics the trend page offers first; any threshold
+// metric can be asked for in the URL.
+var trendMetrics = []string{"rps", "p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "failed_ratio"}
+
+type trendsData struct {
+	base
+	Query     client.TrendQuery
+	Templates []client.TemplateSummary
+	Metrics   []string
+	Trend     *client.Trend
+	ChartURL  string
+}
+
+// trendsPage draws a metric's series across a template's finished jobs,
+// the history a trend threshold judges a job against.
+func (h *Handler) trendsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	tq := client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
+	if tq.Metric == "" {
+		tq.Metric = "p99_ms"
+	}
+	c := h.apiClient(r)
+	templates, err := c.Templates(r.Context())
+	if err != nil {
+		h.apiError(w, r, err)
+		return
+	}
+	if tq.Template == "" && len(templates) > 0 {
+		tq.Template = templates[0].Name
+	}
+	d := trendsData{base: h.base(r, "Trends", "trends"), Query: tq, Templates: templates, Metrics: trendMetrics}
+	if tq.Template != "" {
+		t, err := c.Trend(r.Context(), tq)
+		if err != nil {
+			h.apiError(w, r, err)
+			return
+		}
+		d.Trend = &t
+		d.ChartURL = Prefix + "/trends/chart.svg?" + tq.Values().Encode()
+	}
+	h.render(w, r, http.StatusOK, "trends", d)
+}
+
+// trendChart is the trend's SVG, drawn by the API.
+func (h *Handler) trendChart(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	tq := client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
+	v := tq.Values()
+	v.Set("format", "svg")
+	h.proxy(w, r, "/v1/trends?"+v.Encode())
+}
+
+// trendPointLabel names a trend point's cell as the job page names points.
+func trendPointLabel(p job.TrendPoint) string {
+	return pointLabel(job.Point{Target: p.Target, Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Rate: p.Rate})
+}
