@@ -130,11 +130,7 @@ func (s *Server) scheduleResponse(ctx context.Context, t *template.Template, now
 //	@Security		BearerAuth
 //	@Router			/v1/schedules [get]
 func (s *Server) handleListSchedules(c echo.Context) error {
-	st, err := s.templateStore()
-	if err != nil {
-		return err
-	}
-	owner, err := templateOwner(c)
+	st, owner, err := s.ownedTemplates(c)
 	if err != nil {
 		return err
 	}

@@ -211,6 +211,20 @@ func (s *Server) templateStore() (TemplateStore, error) {
 	return s.templates, nil
 }
 
+// ownedTemplates is the template store and the owner whose templates the
+// request reads (templateOwner).
+func (s *Server) ownedTemplates(c echo.Context) (TemplateStore, string, error) {
+	st, err := s.templateStore()
+	if err != nil {
+		return nil, "", err
+	}
+	owner, err := templateOwner(c)
+	if err != nil {
+		return nil, "", err
+	}
+	return st, owner, nil
+}
+
 // handleCreateTemplate saves a new template.
 //
 //	@Summary		Create a job template
@@ -276,11 +290,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name} [put]
 func (s *Server) handlePutTemplate(c echo.Context) error {
-	st, err := s.templateStore()
-	if err != nil {
-		return err
-	}
-	owner, err := templateOwner(c)
+	st, owner, err := s.ownedTemplates(c)
 	if err != nil {
 		return err
 	}
@@ -374,11 +384,7 @@ func (s *Server) handleListTemplates(c echo.Context) error {
 
 // ownedTemplate loads the template a request names.
 func (s *Server) ownedTemplate(c echo.Context) (*template.Template, error) {
-	st, err := s.templateStore()
-	if err != nil {
-		return nil, err
-	}
-	owner, err := templateOwner(c)
+	st, owner, err := s.ownedTemplates(c)
 	if err != nil {
 		return nil, err
 	}
@@ -425,11 +431,7 @@ func (s *Server) handleGetTemplate(c echo.Context) error {
 //	@Security		BearerAuth
 //	@Router			/v1/templates/{name} [delete]
 func (s *Server) handleDeleteTemplate(c echo.Context) error {
-	st, err := s.templateStore()
-	if err != nil {
-		return err
-	}
-	owner, err := templateOwner(c)
+	st, owner, err := s.ownedTemplates(c)
 	if err != nil {
 		return err
 	}
