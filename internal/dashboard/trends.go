@@ -23,8 +23,7 @@ type trendsData struct {
 // trendsPage draws a metric's series across a template's finished jobs,
 // the history a trend threshold judges a job against.
 func (h *Handler) trendsPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	tq := client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
+	tq := trendQuery(r)
 	if tq.Metric == "" {
 		tq.Metric = "p99_ms"
 	}
@@ -52,11 +51,15 @@ func (h *Handler) trendsPage(w http.ResponseWriter, r *http.Request) {
 
 // trendChart is the trend's SVG, drawn by the API.
 func (h *Handler) trendChart(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	tq := client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
-	v := tq.Values()
+	v := trendQuery(r).Values()
 	v.Set("format", "svg")
 	h.proxy(w, r, "/v1/trends?"+v.Encode())
+}
+
+// trendQuery reads a trend's selection from the page's query string.
+func trendQuery(r *http.Request) client.TrendQuery {
+	q := r.URL.Query()
+	return client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
 }
 
 // trendPointLabel names a trend point's cell as the job page names points.
