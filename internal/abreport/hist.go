@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // ErrNoHistogram is returned for a Report whose latency_histogram is empty
@@ -27,13 +29,9 @@ func DecodeHistogram(r *Report) (*hdrhistogram.Histogram, error) {
 
 // encodeHistogram gives the V2 compressed base64 form; "" for no histogram.
 func encodeHistogram(h *hdrhistogram.Histogram) string {
-	if h == nil {
-		return ""
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	b, err := measure.EncodeHistogram(h)
 	if err != nil {
-		// Encode fails only for an unsupported version or a failed write
-		// into memory; neither can happen with the constant above.
+		// Only a failed write into memory could fail it.
 		return ""
 	}
 	return string(b)

@@ -183,7 +183,7 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 func encodePhase(ph *Phase) (wirePhase, error) {
 	w := wirePhase{Count: ph.Count, Sum: ph.Sum, SumSq: ph.SumSq, Min: ph.Min, Max: ph.Max}
 	if ph.Hist != nil {
-		b, err := ph.Hist.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		b, err := EncodeHistogram(ph.Hist)
 		if err != nil {
 			return wirePhase{}, fmt.Errorf("histogram: %w", err)
 		}
