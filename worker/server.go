@@ -29,12 +29,15 @@ const (
 	// outageRetryCap bounds the wait before retrying a task that a Redis
 	// outage cut short.
 	outageRetryCap = 10 * time.Second
-	// taskCheckInterval is how often an idle worker polls for a job: asynq
-	// has no blocking pop and sleeps 0.5-1.5x this on empty queues, so its
-	// 1 s default made the time from POST to first request about a second.
-	// 20 ms costs ~50 small Redis calls a second while idle (a few percent
-	// of a core) and none while a benchmark runs.
-	taskCheckInterval = 20 * time.Millisecond
+	// DefaultPollInterval is how often an idle worker polls for a job:
+	// asynq has no blocking pop and sleeps 0.5-1.5x this on empty queues.
+	// Each poll runs asynq's dequeue script once per queue, and an idle
+	// worker shares its core with the next run's load generator (or is
+	// it): at 20 ms the all-in-one on its embedded Redis, which interprets
+	// the script in Lua, spent 7 % of a core idle; at 100 ms 2 %, for a
+	// pick-up of 50-150 ms. asynq's own 1 s default made the time from
+	// POST to first request about a second.
+	DefaultPollInterval = 100 * time.Millisecond
 	// DefaultShutdownTimeout is how long a run may go on after Shutdown.
 	DefaultShutdownTimeout = 30 * time.Second
 	// DefaultCrashRetries is how many worker deaths a job is resumed after.
@@ -82,6 +85,9 @@ type Config struct {
 	// join; zero means DefaultShardWait. CrashRetries also bounds how
 	// often a run is redone after losing a shard.
 	ShardWait time.Duration
+	// PollInterval is how often an idle worker looks for a job; zero
+	// means DefaultPollInterval.
+	PollInterval time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -105,6 +111,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ShardWait <= 0 {
 		c.ShardWait = DefaultShardWait
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
 	}
 	switch {
 	case c.CrashRetries == 0:
@@ -141,7 +150,7 @@ func New(rdb redis.UniversalClient, st *store.Store, cfg Config) *Worker {
 		StrictPriority:    true,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
 		RetryDelayFunc:    retryDelay,
-		TaskCheckInterval: taskCheckInterval,
+		TaskCheckInterval: cfg.PollInterval,
 		// Retries wait in a sorted set that asynq scans every 5s by
 		// default; a handed-back job should resume about handBackDelay
 		// later, so scan every second.

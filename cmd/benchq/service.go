@@ -174,6 +174,7 @@ func (m *Main) startWorker(st *store.Store) {
 		JobLease:        m.Config.JobLease,
 		CrashRetries:    crashRetries(m.Config.CrashRetries),
 		ShardWait:       m.Config.ShardWait,
+		PollInterval:    m.Config.PollInterval,
 		Logger:          m.Logger,
 		Policy:          m.Policy,
 		Resolver:        m.Resolver,

@@ -67,6 +67,10 @@ type Config struct {
 	// such crashes a job is resumed after; the next one fails it.
 	JobLease     time.Duration
 	CrashRetries int
+	// PollInterval is how often an idle worker looks for a job: the
+	// longest a queued job waits for a free worker, against the CPU the
+	// polls take from the load generator's core.
+	PollInterval time.Duration
 	// ShardWait is how long a sharded run (sweep.shards > 1) waits for
 	// enough free worker processes to join it; the job then fails saying
 	// how many it needed and found.
@@ -141,6 +145,7 @@ func Defaults() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobLease:          10 * time.Second,
 		CrashRetries:      3,
+		PollInterval:      100 * time.Millisecond,
 		ShardWait:         time.Minute,
 		LogLevel:          slog.LevelInfo,
 		LogFormat:         "text",
@@ -288,7 +293,7 @@ func (c Config) validate() error {
 		{"read-header-timeout", c.ReadHeaderTimeout}, {"read-timeout", c.ReadTimeout},
 		{"write-timeout", c.WriteTimeout}, {"idle-timeout", c.IdleTimeout},
 		{"webhook-timeout", c.WebhookTimeout}, {"unavailable-retry-after", c.UnavailableRetryAfter},
-		{"shard-wait", c.ShardWait},
+		{"shard-wait", c.ShardWait}, {"poll-interval", c.PollInterval},
 	} {
 		if d.d <= 0 {
 			problems = append(problems, fmt.Sprintf("%s must be positive, got %s", d.name, d.d))

@@ -68,6 +68,7 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
 		fs.duration(&cfg.JobLease, "job-lease", "BENCHQ_JOB_LEASE", "how long a job's worker may go silent before another worker resumes the job as crashed")
 		fs.integer(&cfg.CrashRetries, "crash-retries", "BENCHQ_CRASH_RETRIES", "how many times a job is resumed after its worker died running it; the next death fails it")
+		fs.duration(&cfg.PollInterval, "poll-interval", "BENCHQ_POLL_INTERVAL", "how often an idle worker looks for a job (shorter: quicker pick-up, more CPU while idle)")
 		fs.duration(&cfg.ShardWait, "shard-wait", "BENCHQ_SHARD_WAIT", "how long a sharded run waits for sweep.shards free worker processes before its job fails")
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
