@@ -40,31 +40,27 @@ func EncodeHistogram(h *hdrhistogram.Histogram) ([]byte, error) {
 		return nil, nil
 	}
 	snap := h.Export()
-	var payload bytes.Buffer
-	payload.Grow(40 + 256)
+	// The payload: a 40-byte header, then the counts.
+	payload := appendV2Counts(make([]byte, 40, 40+256), snap.Counts)
 	be := binary.BigEndian
-	var hdr [40]byte
-	counts := appendV2Counts(make([]byte, 0, 256), snap.Counts)
-	be.PutUint32(hdr[0:], uint32(v2PayloadCookie))
-	be.PutUint32(hdr[4:], uint32(len(counts)))
-	be.PutUint32(hdr[8:], 0) // normalizing index offset: counts are written in logical order
-	be.PutUint32(hdr[12:], uint32(snap.SignificantFigures))
-	be.PutUint64(hdr[16:], uint64(snap.LowestTrackableValue))
-	be.PutUint64(hdr[24:], uint64(snap.HighestTrackableValue))
+	be.PutUint32(payload[0:], uint32(v2PayloadCookie))
+	be.PutUint32(payload[4:], uint32(len(payload)-40))
+	be.PutUint32(payload[8:], 0) // normalizing index offset: counts are written in logical order
+	be.PutUint32(payload[12:], uint32(snap.SignificantFigures))
+	be.PutUint64(payload[16:], uint64(snap.LowestTrackableValue))
+	be.PutUint64(payload[24:], uint64(snap.HighestTrackableValue))
 	ratio := snap.IntegerToDoubleConversionRatio
 	if ratio == 0 {
 		ratio = 1
 	}
-	be.PutUint64(hdr[32:], math.Float64bits(ratio))
-	payload.Write(hdr[:])
-	payload.Write(counts)
+	be.PutUint64(payload[32:], math.Float64bits(ratio))
 
 	var frame bytes.Buffer
 	frame.Write([]byte{0, 0, 0, 0, 0, 0, 0, 0}) // cookie and compressed length, filled in below
 	zw := zlibWriters.Get().(*zlib.Writer)
 	defer zlibWriters.Put(zw)
 	zw.Reset(&frame)
-	if _, err := zw.Write(payload.Bytes()); err != nil {
+	if _, err := zw.Write(payload); err != nil {
 		return nil, fmt.Errorf("measure: compress histogram: %w", err)
 	}
 	if err := zw.Close(); err != nil {
@@ -84,11 +80,13 @@ func EncodeHistogram(h *hdrhistogram.Histogram) ([]byte, error) {
 // count for an empty histogram, as the reference encoder writes).
 func appendV2Counts(dst []byte, counts []int64) []byte {
 	limit := len(counts)
-	for limit > 1 && counts[limit-1] == 0 {
+	for limit > 0 && counts[limit-1] == 0 {
 		limit--
 	}
-	limit = max(limit, 1)
-	for i := 0; i < limit && i < len(counts); {
+	if limit == 0 {
+		return appendZigZag9(dst, 0)
+	}
+	for i := 0; i < limit; {
 		v := counts[i]
 		i++
 		if v == 0 {
@@ -102,9 +100,6 @@ func appendV2Counts(dst []byte, counts []int64) []byte {
 			}
 		}
 		dst = appendZigZag9(dst, v)
-	}
-	if len(counts) == 0 {
-		dst = appendZigZag9(dst, 0)
 	}
 	return dst
 }
