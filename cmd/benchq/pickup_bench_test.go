@@ -28,8 +28,8 @@ import (
 // the p50 and p99 over the iterations; ns/op is the whole cycle (POST,
 // pick-up, the one-request run, the polls that see it finish).
 //
-// Each iteration lasts about a pick-up, up to 1.5 s while asynq polls empty
-// queues every 0.5-1.5 s, so give a count:
+// Each iteration lasts about a pick-up, up to 1.5x the worker's poll
+// interval while asynq polls empty queues, so give a count:
 //
 //	go test -run '^$' -bench PickupLatency -benchtime 40x ./cmd/benchq
 func BenchmarkPickupLatency(b *testing.B) {
