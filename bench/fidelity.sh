@@ -15,26 +15,35 @@
 #                  redis-server: the worker generates the load, on CPU 1;
 #                  redis-server and serve sit on CPU 0 with the target
 #
-# Cells are alternated in rounds (each round runs every cell once, the
-# clients' order rotated per round) and summarised by the median over
-# rounds. A client's CPU is user + system time: /usr/bin/time for the CLIs,
-# /proc/PID/stat before and after the job for the service process (from
-# its submission to its end, nothing subtracted). A cell passes when both
-# service flavours reach >= 0.95 x ab's req/s and >= 0.95 x benchq ab's
-# requests per CPU-second. Last, a short run (-n 100 -c 50, lighttpd,
-# close) alternated --short-tries times: the median time taken of each
-# service flavour and of benchq ab must be <= 1.2 x ab's.
+#   benchq-ab-again  `benchq ab` once more, an A/A check: how far two
+#                  runs of the same client land apart in this sitting
+#
+# Cells are alternated in rounds: each round runs every cell once, its
+# clients back to back, their order rotated per round. A shared machine
+# drifts by more than the 5 % asked for between minutes, so each ratio is
+# paired within its round (a service run against the ab and benchq ab runs
+# of the same cell in the same round) and a cell's ratio is the median of
+# its rounds' ratios. A client's CPU is user + system time to the
+# millisecond: bash's time (getrusage of the child) for the CLIs, and for
+# the service process the nanoseconds its threads spent on a CPU
+# (/proc/PID/task/*/schedstat) from the job's submission to its end,
+# nothing subtracted. A cell passes when both service flavours reach
+# >= 0.95 x ab's req/s and >= 0.95 x benchq ab's requests per CPU-second.
+# The A/A ratio is printed beside them but decides nothing: it says how
+# wide the noise is. Last, a short run (-n 100 -c 50, lighttpd, close)
+# alternated --short-tries times: the median time taken of each service
+# flavour and of benchq ab must be <= 1.2 x ab's.
 #
 # Only 127.0.0.1 is ever loaded; every run is bounded by its request count
-# and a timeout. About 7 minutes at the defaults on a 2-core machine.
+# and a timeout. About 9 minutes at the defaults on a 2-core machine.
 #
 # Usage: bench/fidelity.sh [--rounds N] [--ka-requests N] [--close-requests N]
 #                          [--concurrency 1,5,50,500] [--targets "lighttpd nginx"]
-#                          [--short-tries N] [--no-short]
+#                          [--short-tries N] [--no-short] [--no-aa]
 set -euo pipefail
 
 usage() {
-	sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
   --rounds N           rounds of every cell (default 3)
@@ -44,6 +53,7 @@ usage() {
   --targets "T ..."    among lighttpd nginx (default both)
   --short-tries N      tries of the short-run check (default 7)
   --no-short           skip the short-run check
+  --no-aa              skip the A/A client (benchq-ab-again)
   --job-timeout S      longest wait for one job (default 300)
 EOF
 }
@@ -55,6 +65,7 @@ concurrency="1,5,50,500"
 targets="lighttpd nginx"
 short_tries=7
 short=1
+aa=1
 job_timeout=300
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -65,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--targets) targets=$2; shift ;;
 	--short-tries) short_tries=$2; shift ;;
 	--no-short) short=0 ;;
+	--no-aa) aa=0 ;;
 	--job-timeout) job_timeout=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "fidelity.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
@@ -97,7 +109,6 @@ tools_need redis-server redis-server
 tools_need jq jq
 tools_need curl curl
 tools_need taskset util-linux
-tools_need /usr/bin/time time
 tools_install fidelity.sh
 command -v go >/dev/null || die "go is needed to build benchq"
 
@@ -185,8 +196,16 @@ done
 
 # --- measurement -------------------------------------------------------------
 
-hz=$(getconf CLK_TCK)
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, whole process
+# cpu_ns PID: nanoseconds the process's threads have run on a CPU. Go
+# keeps its threads for the process's life, so none is lost between two
+# reads.
+cpu_ns() {
+	local f v sum=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r v _ <"$f" 2>/dev/null && sum=$((sum + v))
+	done
+	echo "$sum"
+}
 now() { date +%s.%N; }
 
 # run_cli CLIENT URL KEEPALIVE C N: sets rps, cpu, complete, failed, taken,
@@ -195,17 +214,21 @@ run_cli() {
 	local client=$1 u=$2 ka=$3 c=$4 n=$5 cmd
 	case $client in
 	ab) cmd=(ab) ;;
-	benchq-ab) cmd=("$work/benchq" ab) ;;
+	benchq-ab | benchq-ab-again) cmd=("$work/benchq" ab) ;;
 	esac
 	local flags=(-q -c "$c" -n "$n")
 	[ "$ka" = true ] && flags+=(-k)
-	if ! in_bg timeout "$job_timeout" /usr/bin/time -f '%e %U %S' -o "$work/time" \
-		taskset -c "$client_cpu" "${cmd[@]}" "${flags[@]}" "$u" >"$work/out" 2>"$work/err"; then
+	# bash's time reports the children's getrusage to the millisecond
+	# (/usr/bin/time to 10 ms, 1 % of a one-second run).
+	local TIMEFORMAT='%3U %3S' rc=0
+	{ time in_bg timeout "$job_timeout" taskset -c "$client_cpu" "${cmd[@]}" "${flags[@]}" "$u" \
+		>"$work/out" 2>"$work/err"; } 2>"$work/time" || rc=$?
+	if [ "$rc" != 0 ]; then
 		echo "fidelity.sh: $client ${flags[*]} $u failed:" >&2
 		tail -3 "$work/err" >&2
 	fi
 	local user sys
-	read -r _ user sys < <(tail -n 1 "$work/time")
+	read -r user sys < <(tail -n 1 "$work/time")
 	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f", u + s }')
 	rps=$(awk '/^Requests per second:/ {print $4}' "$work/out")
 	complete=$(awk '/^Complete requests:/ {print $3}' "$work/out")
@@ -240,10 +263,10 @@ wait_job() {
 declare -A idle_rate
 measure_idle() { # pid
 	local t0 c0 t1 c1
-	t0=$(now) c0=$(ticks "$1")
+	t0=$(now) c0=$(cpu_ns "$1")
 	sleep 3
-	t1=$(now) c1=$(ticks "$1")
-	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" -v hz="$hz" 'BEGIN { printf "%.5f", (b - a) / hz / (e - s) }'
+	t1=$(now) c1=$(cpu_ns "$1")
+	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.5f", (b - a) / 1e9 / (e - s) }'
 }
 
 # run_job FLAVOUR URL KEEPALIVE C N: the same as run_cli, through the
@@ -254,24 +277,23 @@ run_job() {
 	all-in-one) base=$aio_base pid=$aio_pid auth=() ;;
 	serve+worker) base=$sv_base pid=$worker_pid auth=(-H "Authorization: Bearer $key") ;;
 	esac
-	local spec loc t0 t1 c0 c1
+	local spec loc c0 c1
 	spec=$(jq -nc --arg u "$u" --argjson ka "$ka" --argjson c "$c" --argjson n "$n" \
 		'{name: "fidelity", targets: [{url: $u}], request: {keepalive: $ka},
 		  sweep: {concurrency: [$c], requests: [$n], repeats: 1}}')
 	kill -0 "$pid" 2>/dev/null || { tail -20 "$work/aio.log" "$work/worker.log" >&2; die "the $flavour process exited"; }
-	t0=$(now) c0=$(ticks "$pid")
+	c0=$(cpu_ns "$pid")
 	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f "${auth[@]}" \
 		-H 'Content-Type: application/json' --data-binary "$spec" "$base/v1/jobs") ||
 		{ cat "$work/resp" >&2; die "$flavour refused the job $spec"; }
 	[ -n "$loc" ] || die "$flavour answered no Location"
 	wait_job "$base$loc"
-	t1=$(now) c1=$(ticks "$pid")
+	c1=$(cpu_ns "$pid")
 	curl -fsS --max-time 30 "${auth[@]}" "$base$loc/results" >"$work/results.json" ||
 		die "GET $base$loc/results failed"
 	# Nothing is subtracted: the job's CPU includes its submission, pick-up,
 	# progress writes and stored result, as a user's job does.
-	cpu=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" \
-		'BEGIN { v = (b - a) / hz; if (v < 0.001) v = 0.001; printf "%.3f", v }')
+	cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { v = (b - a) / 1e9; if (v < 0.001) v = 0.001; printf "%.3f", v }')
 	read -r rps complete failed taken field < <(jq -r '.runs[0] as $r | $r.result |
 		[.requests_per_second, .complete_requests, (.failed_requests + .non_2xx_responses),
 		 .time_taken_s, (.client_cpu_s // $r.client_cpu_s // "-")] | @tsv' "$work/results.json") ||
@@ -280,13 +302,14 @@ run_job() {
 
 run_client() { # client url keepalive c n
 	case $1 in
-	ab | benchq-ab) run_cli "$@" ;;
+	ab | benchq-ab | benchq-ab-again) run_cli "$@" ;;
 	*) run_job "$@" ;;
 	esac
 }
 
 auth=()
 clients=(ab benchq-ab all-in-one serve+worker)
+[ "$aa" = 1 ] && clients+=(benchq-ab-again)
 rows="$work/rows"
 : >"$rows"
 
@@ -323,11 +346,12 @@ done
 short_rows="$work/short"
 : >"$short_rows"
 if [ "$short" = 1 ]; then
+	short_clients=(ab benchq-ab all-in-one serve+worker)
 	short_target=lighttpd
 	[ -n "${url[lighttpd]:-}" ] || short_target=${targets%% *}
 	for try in $(seq "$short_tries"); do
-		for i in "${!clients[@]}"; do
-			client=${clients[$(((i + try) % ${#clients[@]}))]}
+		for i in "${!short_clients[@]}"; do
+			client=${short_clients[$(((i + try) % ${#short_clients[@]}))]}
 			echo "fidelity.sh: short run $try/$short_tries $client" >&2
 			run_client "$client" "${url[$short_target]}" false 50 100
 			echo "$client|$taken" >>"$short_rows"
@@ -344,48 +368,70 @@ echo "pinning: $targets, redis-server and benchq serve on CPU $server_cpu;" \
 echo "CPU-s: user + sys of the client process (the service: all-in-one or worker process, from submission to the job's end, nothing subtracted)"
 echo
 status=0
-awk -F'|' '
+awk -F'|' -v aa="$aa" '
 	function median(list,   v, k, i, j, x) {
 		k = split(list, v, " ")
 		for (i = 2; i <= k; i++) { x = v[i] + 0; for (j = i - 1; j >= 1 && v[j] + 0 > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
 		return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
 	}
+	function spread(list,   v, k, i, lo, hi) {
+		k = split(list, v, " "); lo = hi = v[1] + 0
+		for (i = 2; i <= k; i++) { if (v[i] + 0 < lo) lo = v[i] + 0; if (v[i] + 0 > hi) hi = v[i] + 0 }
+		return sprintf("%.3f [%.2f-%.2f]", median(list), lo, hi)
+	}
+	# ratios CELL CLIENT: sets qa and qc to the lists of per-round ratios
+	# of CLIENT to ab (req/s) and to benchq ab (req/CPU-s) in CELL.
+	function ratios(cell, client,   k, v, i, r, a, b) {
+		qa = qc = ""
+		k = split(rl[cell], v, " ")
+		for (i = 1; i <= k; i++) {
+			r = cell "|" v[i]
+			a = R[r "|ab"]; b = P[r "|benchq-ab"]
+			if (!((r "|" client) in R)) continue
+			qa = qa " " (a > 0 ? R[r "|" client] / a : 0)
+			qc = qc " " (b > 0 ? P[r "|" client] / b : 0)
+		}
+	}
 	{
-		cell = $2 "|" $3 "|" $4; key = cell "|" $5
+		cell = $2 "|" $3 "|" $4; key = cell "|" $5; r = cell "|" $1
 		if (!(cell in seen)) { seen[cell] = 1; cells[++ncells] = cell }
+		if (!(r in rseen)) { rseen[r] = 1; rl[cell] = rl[cell] " " $1 }
 		rps[key] = rps[key] " " $6
 		rpc[key] = rpc[key] " " ($7 > 0 ? $8 / $7 : 0)
 		cpu[key] = cpu[key] " " $7
+		R[r "|" $5] = $6; P[r "|" $5] = $7 > 0 ? $8 / $7 : 0
 		if ($10 != "-") fld[key] = fld[key] " " $10
 		if ($9 != 0 || $8 == 0) bad[key] = 1
 	}
 	END {
-		split("ab benchq-ab all-in-one serve+worker", cl, " ")
-		printf "%-8s %-10s %5s %-13s %10s %7s %11s %11s %8s %9s\n", "target", "mode", "c", "client",
-			"req/s", "CPU-s", "req/CPU-s", "cpu_s field", "svc/ab", "svc/CLI"
+		ncl = split("ab benchq-ab all-in-one serve+worker" (aa ? " benchq-ab-again" : ""), cl, " ")
+		printf "%-8s %-10s %5s %-15s %8s %7s %9s %7s %19s %19s\n", "target", "mode", "c", "client",
+			"req/s", "CPU-s", "req/CPU-s", "cpu_s", "svc/ab", "svc/CLI"
 		for (i = 1; i <= ncells; i++) {
 			split(cells[i], p, "|")
-			for (j = 1; j <= 4; j++) {
+			for (j = 1; j <= ncl; j++) {
 				key = cells[i] "|" cl[j]
-				R[j] = median(rps[key]); P[j] = median(rpc[key])
 				f = (key in fld) ? sprintf("%.3f", median(fld[key])) : "-"
 				r1 = r2 = ""
 				if (j >= 3) {
-					q1[j] = R[1] > 0 ? R[j] / R[1] : 0; q2[j] = P[2] > 0 ? P[j] / P[2] : 0
-					r1 = sprintf("%.3f", q1[j]); r2 = sprintf("%.3f", q2[j])
+					ratios(cells[i], cl[j])
+					q1[j] = median(qa); q2[j] = median(qc)
+					r1 = spread(qa); r2 = spread(qc)
 				}
-				printf "%-8s %-10s %5s %-13s %10.0f %7.3f %11.0f %11s %8s %9s%s\n", p[1], p[2], p[3], cl[j],
-					R[j], median(cpu[key]), P[j], f, r1, r2, (key in bad) ? "  !failures" : ""
+				printf "%-8s %-10s %5s %-15s %8.0f %7.3f %9.0f %7s %19s %19s%s\n", p[1], p[2], p[3], cl[j],
+					median(rps[key]), median(cpu[key]), median(rpc[key]), f, r1, r2, (key in bad) ? "  !failures" : ""
 			}
 			ok = q1[3] >= 0.95 && q2[3] >= 0.95 && q1[4] >= 0.95 && q2[4] >= 0.95
 			for (j = 1; j <= 4; j++) if ((cells[i] "|" cl[j]) in bad) ok = 0
 			verdict[i] = sprintf("%s %s %s c=%s: all-in-one %.3f/%.3f, serve+worker %.3f/%.3f", ok ? "PASS" : "FAIL",
 				p[1], p[2], p[3], q1[3], q2[3], q1[4], q2[4])
+			if (aa) verdict[i] = verdict[i] sprintf("; A/A %.3f/%.3f", q1[5], q2[5])
 			if (!ok) failed = 1
 		}
 		print ""
-		print "svc/ab: the service flavour'"'"'s req/s / ab'"'"'s; svc/CLI: its req/CPU-s / benchq ab'"'"'s (medians over rounds)"
-		print "verdict per cell (svc/ab / svc/CLI), pass when every ratio >= 0.95 and no run failed a request:"
+		print "svc/ab: a client'"'"'s req/s / ab'"'"'s in the same round; svc/CLI: its req/CPU-s / benchq ab'"'"'s in the same"
+		print "round; median [lowest-highest] over rounds. benchq-ab-again is the A/A check: benchq ab against itself."
+		print "verdict per cell (svc/ab / svc/CLI), pass when every service ratio >= 0.95 and no run failed a request:"
 		for (i = 1; i <= ncells; i++) print verdict[i]
 		exit failed
 	}' "$rows" || status=1
