@@ -18,15 +18,22 @@
 # job/ab ratios are within 10 % of 1 and the job's "+x %" lies inside ab's
 # range. The script exits 1 if a cell fails.
 #
+# The seed measured its servers. On a 2-core machine one client core is
+# often slower than the server's core, and then ab and the job both
+# measure their own limit (the job flags such points client_saturated).
+# --server-cpu PCT caps the servers at PCT % of their CPU (a cgroup CFS
+# quota; root), so that the servers are the bottleneck as in the seed.
+#
 # Only 127.0.0.1 is ever loaded; every run is bounded by its request count
 # and a timeout. About 2 minutes at the defaults on a 2-core machine.
 #
 # Usage: bench/seed000.sh [--repeats N] [--out FILE] [--requests 100,1000,10000]
 #                         [--concurrency 5,50,100] [--job-timeout S]
+#                         [--server-cpu PCT]
 set -euo pipefail
 
 usage() {
-	sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
   --repeats N          repeats of every cell, by ab and in the job (default 3)
@@ -34,6 +41,7 @@ usage() {
   --requests LIST      request counts, comma-separated (default: the seed's)
   --concurrency LIST   concurrency levels, comma-separated (default: the seed's)
   --job-timeout S      longest wait for the job (default 900)
+  --server-cpu PCT     cap the servers at PCT % of one CPU (default: no cap)
 EOF
 }
 
@@ -43,6 +51,7 @@ out="$repo/docs/examples/seed000-vs-ab.md"
 requests=""
 concurrency=""
 job_timeout=900
+server_cpu_pct=""
 args="$*"
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -51,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--requests) requests=$2; shift ;;
 	--concurrency) concurrency=$2; shift ;;
 	--job-timeout) job_timeout=$2; shift ;;
+	--server-cpu) server_cpu_pct=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "seed000.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
 	esac
@@ -60,6 +70,8 @@ die() { echo "seed000.sh: $*" >&2; exit 1; }
 is_count() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
 is_count "$repeats" || die "--repeats: not a positive whole number: $repeats"
 is_count "$job_timeout" || die "--job-timeout: not a positive whole number: $job_timeout"
+[ -z "$server_cpu_pct" ] || { is_count "$server_cpu_pct" && [ "$server_cpu_pct" -le 100 ]; } ||
+	die "--server-cpu: not a percentage from 1 to 100: $server_cpu_pct"
 
 # --- tools -------------------------------------------------------------------
 
@@ -106,6 +118,7 @@ work=$(mktemp -d /tmp/benchq-seed000.XXXXXX)
 
 servers_init "$work"
 servers_seed_files "$work/www"
+[ -z "$server_cpu_pct" ] || servers_cap_cpu "$server_cpu_pct" || exit 1
 declare -A url
 apache_port=$(servers_free_port)
 servers_start_apache "$apache_port" "$server_cpu" "$work/www"
@@ -199,7 +212,7 @@ status=0
 	echo
 	echo "- Date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "- Machine: $(uname -srm), $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
-	echo "- Pinning: apache2 and lighttpd on CPU $server_cpu; ab and the all-in-one benchq (API, worker, embedded Redis) on CPU $client_cpu; all on 127.0.0.1"
+	echo "- Pinning: apache2 and lighttpd on CPU $server_cpu${server_cpu_pct:+, capped at $server_cpu_pct % of it (a cgroup CPU quota: the servers are the bottleneck, not the clients)}; ab and the all-in-one benchq (API, worker, embedded Redis) on CPU $client_cpu; all on 127.0.0.1"
 	echo "- Versions: ab $(ab -V | awk 'NR == 1 {print $5}'); $(/usr/sbin/apache2 -v | awk -F': ' '/^Server version/ {print $2}'); $(/usr/sbin/lighttpd -v | awk '{print $1}'); benchq $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), $(go version | awk '{print $3}')"
 	echo "- Files: a 25 600-byte test.jpg; no keep-alive (as the seed's ab)"
 	echo "- Order: ab ran $repeats repeats of every cell (each repeat, each c, each n: apache then lighttpd), then one job ran the same cells in the same order (\`sweep.order\`: interleaved, $repeats repeats), then ab ran $repeats more repeats; ab's figures are over all $ab_repeats"

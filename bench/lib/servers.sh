@@ -9,6 +9,7 @@
 #   servers_start_apache PORT CPU ROOT
 #   servers_start_lighttpd PORT CPU ROOT [EXTRA]
 #   servers_start_nginx PORT CPU ROOT [EXTRA]
+#   servers_cap_cpu PCT                the servers started after it share PCT % of one CPU
 #   servers_wait URL NAME              waits (5 s at most) until URL answers 2xx
 #   servers_stop                       stops every server started, waits for each
 #
@@ -19,6 +20,44 @@
 
 SERVERS_WORK=""
 SERVERS_PIDS=()
+SERVERS_CGROUP=""
+
+# servers_cap_cpu PCT: a server write-up measures servers, so its clients
+# must have CPU to spare; on a 2-core machine a client on one core is
+# often slower than a server on the other. Capping the servers' CPU (a CFS
+# quota on a cgroup of their own: cgroup v2's cpu.max, else v1's cpu
+# controller) makes them the bottleneck again. The 10 ms period keeps the
+# throttling's stalls short. Needs root; servers_stop removes the cgroup.
+servers_cap_cpu() { # pct
+	local pct=$1 period=10000 quota dir
+	quota=$((pct * period / 100))
+	[ "$quota" -ge 1000 ] || { echo "servers.sh: a cap of $pct % is below 10 %" >&2; return 1; }
+	if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		dir=/sys/fs/cgroup/benchq-servers.$$
+		mkdir "$dir" 2>/dev/null && echo "$quota $period" >"$dir/cpu.max"
+	elif [ -w /sys/fs/cgroup/cpu ]; then
+		dir=/sys/fs/cgroup/cpu/benchq-servers.$$
+		mkdir "$dir" 2>/dev/null && echo "$period" >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us"
+	else
+		false
+	fi || { echo "servers.sh: cannot cap the servers' CPU: no writable cgroup cpu controller (root is needed)" >&2; return 1; }
+	SERVERS_CGROUP=$dir
+}
+
+# _servers_run CPU CMD...: CMD in the background, pinned to CPU, in the
+# capped cgroup if there is one (joined before exec, so that the workers
+# a server forks are in it too).
+_servers_run() {
+	local cpu=$1
+	shift
+	if [ -n "$SERVERS_CGROUP" ]; then
+		# shellcheck disable=SC2016 # expanded by sh
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ "$SERVERS_CGROUP" taskset -c "$cpu" "$@" &
+	else
+		taskset -c "$cpu" "$@" &
+	fi
+	SERVERS_PIDS+=($!)
+}
 
 servers_init() { # dir
 	SERVERS_WORK=$1
@@ -79,8 +118,7 @@ DocumentRoot $root
     Require all granted
 </Directory>
 EOF
-	taskset -c "$cpu" /usr/sbin/apache2 -f "$w/apache-$port.conf" -DFOREGROUND &
-	SERVERS_PIDS+=($!)
+	_servers_run "$cpu" /usr/sbin/apache2 -f "$w/apache-$port.conf" -DFOREGROUND
 }
 
 servers_start_lighttpd() { # port cpu root [extra]
@@ -96,8 +134,7 @@ server.max-connections = 4096
 mimetype.assign = ( ".html" => "text/html", ".jpg" => "image/jpeg" )
 $extra
 EOF
-	taskset -c "$cpu" /usr/sbin/lighttpd -D -f "$w/lighttpd-$port.conf" &
-	SERVERS_PIDS+=($!)
+	_servers_run "$cpu" /usr/sbin/lighttpd -D -f "$w/lighttpd-$port.conf"
 }
 
 servers_start_nginx() { # port cpu root [extra]
@@ -122,8 +159,7 @@ http {
     server { listen 127.0.0.1:$port backlog=4096; root $root; }
 }
 EOF
-	taskset -c "$cpu" /usr/sbin/nginx -p "$w" -c "$w/nginx-$port.conf" -e "$w/nginx-$port-error.log" &
-	SERVERS_PIDS+=($!)
+	_servers_run "$cpu" /usr/sbin/nginx -p "$w" -c "$w/nginx-$port.conf" -e "$w/nginx-$port-error.log"
 }
 
 servers_wait() { # url name
@@ -145,4 +181,9 @@ servers_stop() {
 		wait "$pid" 2>/dev/null || true
 	done
 	SERVERS_PIDS=()
+	if [ -n "$SERVERS_CGROUP" ]; then
+		# A forked worker can outlive its parent by a moment.
+		for _ in $(seq 50); do rmdir "$SERVERS_CGROUP" 2>/dev/null && break; sleep 0.1; done
+		SERVERS_CGROUP=""
+	fi
 }
