@@ -43,7 +43,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,43p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
   --rounds N           rounds of every cell (default 3)

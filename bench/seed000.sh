@@ -33,7 +33,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF'
 
   --repeats N          repeats of every cell, by ab and in the job (default 3)
