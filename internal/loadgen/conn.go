@@ -91,7 +91,7 @@ func (e *engine) dial(ctx context.Context, t *target, deadline time.Time) (conn 
 		conn, err = dialTCP(ctx, &nd, ap)
 	}
 	if err != nil {
-		if e.docLen.Load() < 0 && t.moveOn(i, err) {
+		if t.moveOn(i, err, e.docLen.Load() >= 0) {
 			return e.dial(ctx, t, deadline)
 		}
 		return nil, false, 0, err

@@ -57,11 +57,20 @@ func (t *target) current() (netip.AddrPort, int32) {
 	return t.addrs[i], i
 }
 
-// moveOn is called when a connect to addrs[i] was refused before any
-// request succeeded: the next address is tried, as ab tries the next one
-// its resolver returned. It reports whether there is one.
-func (t *target) moveOn(i int32, err error) bool {
-	if !errors.Is(err, syscall.ECONNREFUSED) || int(i)+1 >= len(t.addrs) {
+// moveOn is called when a connect to addrs[i] was refused: the next
+// address is tried, as ab tries the next one its resolver returned, while
+// no request has succeeded yet (succeeded false). A worker whose connect
+// to addrs[i] was refused after another worker had already moved on
+// retries at the current address, whether or not a request has succeeded
+// there since. It reports whether to dial again.
+func (t *target) moveOn(i int32, err error, succeeded bool) bool {
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	if t.cur.Load() != i {
+		return true
+	}
+	if succeeded || int(i)+1 >= len(t.addrs) {
 		return false
 	}
 	t.cur.CompareAndSwap(i, i+1)
