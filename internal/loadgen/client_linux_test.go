@@ -71,6 +71,9 @@ func runOnOneCore(t *testing.T, test string) {
 // TestClientIdleNotSaturated runs one worker against a server that sleeps
 // 20 ms per request: the client waits nearly all the time, so it must use
 // some CPU (the accounting works) but far from the capacity of its core.
+// The time its threads waited for a CPU is the machine's, not the run's
+// (other test binaries crowd it under CI: 25-44 ms of 430 with four busy
+// loops beside it here), so the verdict is checked on the CPU it used.
 func TestClientIdleNotSaturated(t *testing.T) {
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) {
 		time.Sleep(20 * time.Millisecond)
@@ -82,10 +85,10 @@ func TestClientIdleNotSaturated(t *testing.T) {
 	if m.ClientCores < 1 {
 		t.Errorf("ClientCores = %d, want ≥ 1", m.ClientCores)
 	}
-	if m.ClientSaturated() {
-		t.Errorf("saturated: %v CPU + %v wait over %v with c = 1 against a sleeping server", m.ClientCPU, m.ClientCPUWait, m.Elapsed)
+	if measure.ClientSaturated(m.ClientCPU, 0, m.ClientSpin, m.Elapsed, m.ClientCores, m.Concurrency) {
+		t.Errorf("saturated: %v CPU over %v with c = 1 against a sleeping server", m.ClientCPU, m.Elapsed)
 	}
-	if m.ClientCPU <= 0 || m.ClientCPU+m.ClientCPUWait > m.Elapsed/2 {
-		t.Errorf("ClientCPU %v + wait %v over %v: want some CPU, and well under one core", m.ClientCPU, m.ClientCPUWait, m.Elapsed)
+	if m.ClientCPU <= 0 || m.ClientCPU > m.Elapsed/4 {
+		t.Errorf("ClientCPU %v over %v: want some CPU, and well under one core", m.ClientCPU, m.Elapsed)
 	}
 }
