@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	benchqclient "github.com/benchq/benchq/internal/client"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 )
 
@@ -24,7 +27,8 @@ import (
 // requests, so per-request metrics are directly comparable across paths:
 //
 //   - allocs/req: heap allocations in the process per request, the
-//     service's submission and polls included;
+//     service's submission, its event stream to the waiting client and
+//     the worker's progress and cancel polls included;
 //   - cpu-ns/req: the process's CPU (getrusage) per request, the
 //     in-process target's included, so compare paths, not absolutes.
 //
@@ -65,10 +69,22 @@ func benchServiceRun(b *testing.B, base, target string, keepAlive bool) {
 	spec := fmt.Sprintf(`{"targets":[{"url":%q}],"request":{"keepalive":%t},"sweep":{"concurrency":[%d],"requests":[%d]}}`,
 		target, keepAlive, runPathConcurrency, n)
 	client := &http.Client{Timeout: 10 * time.Second}
+	follower, err := benchqclient.New(base, "")
+	if err != nil {
+		b.Fatal(err)
+	}
 	var id string
 	measureRun(b, n, func() {
 		id = postJob(b, client, base, spec)
-		awaitDone(b, client, base, id)
+		// Wait as `benchq submit --wait` does, on the job's event stream:
+		// a tight poll loop would add the benchmark's own allocations to
+		// the service's.
+		ctx, cancel := context.WithTimeout(b.Context(), 30*time.Second)
+		defer cancel()
+		j, err := follower.Follow(ctx, id, nil)
+		if err != nil || j.Status != job.StatusSucceeded {
+			b.Fatalf("job %s: %v, status %q", id, err, j.Status)
+		}
 	})
 	resp, err := client.Get(base + "/v1/jobs/" + id + "/results")
 	if err != nil {
