@@ -58,7 +58,13 @@ type PointSummary struct {
 	Point Point `json:"point"`
 	Runs  int   `json:"runs"`
 
+	// RPS is ab's "Requests per second": every completed request,
+	// whatever its status. GoodRPS counts only the successes (2xx, and
+	// the expected length), what a reader means by throughput; ErrorRatio
+	// is the share of attempted requests that failed or were not 2xx.
 	RPS              Stat `json:"rps"`
+	GoodRPS          Stat `json:"good_rps"`
+	ErrorRatio       Stat `json:"error_ratio"`
 	TimePerRequestMs Stat `json:"time_per_request_ms"`
 	// PercentilesMs has ab's keys "50".."100", as abreport, and the tail
 	// "99.9" and "99.99" read from each run's histogram.
@@ -96,7 +102,8 @@ const NoisyCV = 0.10
 
 // Comparison is a point's difference to the baseline target's point with
 // the same concurrency and requests/duration/rate, in percent of the
-// baseline's mean: positive means more req/s or higher latency.
+// baseline's mean: positive means more req/s or higher latency. Req/s is
+// compared on successful requests (good_rps).
 type Comparison struct {
 	Baseline string  `json:"baseline"`
 	RPSPct   float64 `json:"rps_pct"`
