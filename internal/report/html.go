@@ -31,6 +31,10 @@ type Table struct {
 	Note    string
 }
 
+// RepeatsPhrase is the repeat count as a reader says it: "1 repeat",
+// "3 repeats".
+func (v View) RepeatsPhrase() string { return plural(v.Repeats, "repeat") }
+
 // RunText is one run's ab text under the header line that names its point.
 type RunText struct {
 	Header string
@@ -74,6 +78,8 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
 	for _, s := range g.Slices {
 		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
+		head, rows := latencyTable(g, s)
+		v.Tables = append(v.Tables, Table{Caption: "latency percentiles (mean ms over repeats) and errors, " + s.Label(), Head: head, Rows: rows})
 	}
 	for _, s := range a.Saturation {
 		v.Saturation = append(v.Saturation, s.Sentence)
@@ -197,5 +203,5 @@ func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *Tabl
 		}
 		t.Rows = append(t.Rows, []string{f.Threshold, f.Target, point, value, optNumber(f.Baseline), optNumber(f.Bound)})
 	}
-	return result, fmt.Sprintf("%d failing cell(s).", len(v.Failures)), t
+	return result, plural(len(v.Failures), "failing cell") + ".", t
 }

@@ -81,23 +81,38 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 // body and the tail, up to what the histogram answers past ab's 99.
 func mdLatencyPercents() []string { return []string{"50", "90", "99", "99.9", "99.99"} }
 
-// writeMDLatency writes each target's latency percentiles per concurrency,
-// means over repeats in ms; "–" where nothing was measured.
+// writeMDLatency writes latencyTable as Markdown.
 func writeMDLatency(w io.Writer, g grid, s slice) {
-	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats:\n\n")
-	head, rule := []string{"target", "c"}, []string{"---", "---:"}
-	for _, pc := range mdLatencyPercents() {
-		head, rule = append(head, "p"+pc), append(rule, "---:")
+	head, rows := latencyTable(g, s)
+	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats, and errors:\n\n")
+	rule := []string{"---"}
+	for range head[1:] {
+		rule = append(rule, "---:")
 	}
 	mdRow(w, head)
 	mdRow(w, rule)
+	for _, r := range rows {
+		r[0] = mdEscape(r[0])
+		mdRow(w, r)
+	}
+}
+
+// latencyTable is each target's latency percentiles per concurrency, means
+// over repeats in ms ("–" where nothing was measured), and the share of
+// its requests that were errors: one row per point that ran.
+func latencyTable(g grid, s slice) (head []string, rows [][]string) {
+	head = []string{"target", "c"}
+	for _, pc := range mdLatencyPercents() {
+		head = append(head, "p"+pc)
+	}
+	head = append(head, "errors")
 	for _, t := range g.Targets {
 		for _, c := range g.Conc[s] {
 			ps := g.Cell(s, t, c)
-			if ps == nil {
+			if ps == nil || ps.Runs == 0 {
 				continue
 			}
-			row := []string{mdEscape(t), strconv.Itoa(c)}
+			row := []string{t, strconv.Itoa(c)}
 			for _, pc := range mdLatencyPercents() {
 				cell := "–"
 				if st, ok := ps.PercentilesMs[pc]; ok && st.N > 0 {
@@ -105,9 +120,14 @@ func writeMDLatency(w io.Writer, g grid, s slice) {
 				}
 				row = append(row, cell)
 			}
-			mdRow(w, row)
+			errs := "none"
+			if ps.ErrorRatio.Mean > 0 {
+				errs = errorShare(ps.ErrorRatio.Mean)
+			}
+			rows = append(rows, append(row, errs))
 		}
 	}
+	return head, rows
 }
 
 // writeMDTLS lists each point's TLS handshake time and failed handshakes
@@ -325,7 +345,7 @@ func writeMDVerdict(w io.Writer, v job.VerdictResult, points []job.Point) {
 		fmt.Fprint(w, "\nEvery point met every threshold.\n")
 		return
 	}
-	fmt.Fprintf(w, "\n%d failing cell(s):\n\n", len(v.Failures))
+	fmt.Fprintf(w, "\n%s:\n\n", plural(len(v.Failures), "failing cell"))
 	relative := false
 	for _, f := range v.Failures {
 		relative = relative || f.BaselineJob != ""

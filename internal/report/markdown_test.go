@@ -54,7 +54,7 @@ func TestMarkdownLayout(t *testing.T) {
 	if n := strings.Count(md, legend); n != 2 {
 		t.Errorf("Markdown has the client legend %d times, want once under each table:\n%s", n, md)
 	}
-	for _, text := range []string{"- apache (requests = 100) stops scaling at c=50.", "## Verdict: fail", "4 failing cell(s)",
+	for _, text := range []string{"- apache (requests = 100) stops scaling at c=50.", "## Verdict: fail", "4 failing cells",
 		"| `p99_ms < 200` | lighttpd | c=100, n=1000 | 218.66 |"} {
 		if !strings.Contains(md, text) {
 			t.Errorf("Markdown lacks %q:\n%s", text, md)
