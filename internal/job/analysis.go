@@ -131,14 +131,14 @@ type Saturation struct {
 	Duration Duration `json:"duration,omitempty"`
 	Rate     float64  `json:"rate,omitempty"`
 
-	PlateauAt     *int `json:"plateau_at,omitempty"`      // lowest c where req/s gains < 5 % per doubling
+	PlateauAt *int `json:"plateau_at,omitempty"` // lowest c where req/s gains < 5 % per doubling
 	// PeakAt is set when req/s falls by more than 10 % past its highest
 	// point after the plateau begins: the c of that highest point, and
 	// FallPct how far the last point is below it.
-	PeakAt  *int    `json:"peak_at,omitempty"`
-	FallPct float64 `json:"fall_pct,omitempty"`
-	LatencyKneeAt *int `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
-	FailuresFrom  *int `json:"failures_from,omitempty"`   // lowest c with failed requests
+	PeakAt        *int    `json:"peak_at,omitempty"`
+	FallPct       float64 `json:"fall_pct,omitempty"`
+	LatencyKneeAt *int    `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
+	FailuresFrom  *int    `json:"failures_from,omitempty"`   // lowest c with failed requests
 	// ClientBoundFrom is the lowest c whose load generator was short of
 	// CPU: a plateau from there on may be the client's, not the server's.
 	ClientBoundFrom *int   `json:"client_bound_from,omitempty"`
