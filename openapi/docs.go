@@ -3293,8 +3293,15 @@ const docTemplate = `{
                     "description": "lowest c with failed requests",
                     "type": "integer"
                 },
+                "fall_pct": {
+                    "type": "number"
+                },
                 "latency_knee_at": {
                     "description": "lowest c where latency grows faster than c",
+                    "type": "integer"
+                },
+                "peak_at": {
+                    "description": "PeakAt is set when req/s falls by more than 10 % past its highest\npoint after the plateau begins: the c of that highest point, and\nFallPct how far the last point is below it.",
                     "type": "integer"
                 },
                 "plateau_at": {
