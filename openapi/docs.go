@@ -3077,6 +3077,17 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ComparisonPair": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
@@ -3129,6 +3140,13 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Comparison"
                         }
                     ]
+                },
+                "comparisons": {
+                    "description": "Comparisons holds every comparison of this point with another\ntarget's (Spec.ComparisonPairs, the baseline's included), in the\npairs' order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Comparison"
+                    }
                 },
                 "error_ratio": {
                     "$ref": "#/definitions/job.Stat"
@@ -3396,6 +3414,7 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "baseline": {
+                    "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
                 },
                 "compare_to": {
@@ -3405,6 +3424,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.CompareTo"
                         }
                     ]
+                },
+                "comparisons": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ComparisonPair"
+                    }
                 },
                 "exclusive": {
                     "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",
