@@ -51,8 +51,8 @@ type HookJob struct {
 	Template string `json:"template" example:"checkout-main"`
 	JobID    string `json:"job_id" example:"01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
 	Location string `json:"location" example:"/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
-	// Replayed: the delivery id was seen before; this job is the one
-	// its first delivery created.
+	// Replayed: the delivery was seen before (its body, under any
+	// delivery id); this job is the one its first delivery created.
 	Replayed bool `json:"replayed,omitempty"`
 }
 

@@ -67,7 +67,7 @@ func (s *Server) pin(c echo.Context, pinned bool) error {
 	}
 	j, err = s.pinner.PinJobWithin(ctx, id, pinned, q.MaxPins)
 	if err != nil {
-		return fmt.Errorf("api: pin job: %w", storageLimit(err))
+		return storageLimit(fmt.Errorf("api: pin job: %w", err))
 	}
 	return c.JSON(http.StatusOK, newJobResponse(j))
 }

@@ -60,9 +60,9 @@ var (
 	errRepositoryCrowded = errors.New("api: too many templates for the repository")
 )
 
-// storageLimit turns a store's limit refusal into the 429 the client
-// reads: which limit, the limit and the use found, and what frees room.
-// Other errors pass unchanged.
+// storageLimit turns a store's limit refusal, wrapped or not, into the
+// 429 the client reads: which limit, the limit and the use found, and
+// what frees room. Other errors pass unchanged.
 func storageLimit(err error) error {
 	var le *store.LimitError
 	if !errors.As(err, &le) {

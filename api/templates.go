@@ -275,7 +275,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 		return fmt.Errorf("api: create template: %w", err)
 	}
 	if _, err := st.PutTemplateWithin(ctx, &t, lim); err != nil {
-		return fmt.Errorf("api: create template: %w", storageLimit(err))
+		return storageLimit(fmt.Errorf("api: create template: %w", err))
 	}
 	c.Response().Header().Set(echo.HeaderLocation, templatePath(t.Name))
 	return c.JSON(http.StatusCreated, newTemplateResponse(&t))
@@ -329,7 +329,7 @@ func (s *Server) handlePutTemplate(c echo.Context) error {
 	}
 	created, err := st.PutTemplateWithin(ctx, &t, lim)
 	if err != nil {
-		return fmt.Errorf("api: put template: %w", storageLimit(err))
+		return storageLimit(fmt.Errorf("api: put template: %w", err))
 	}
 	status := http.StatusOK
 	if created {
