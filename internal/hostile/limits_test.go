@@ -222,12 +222,15 @@ func TestGitHubHookCost(t *testing.T) {
 	// Just under 4 MiB, the cap before it was lowered to 1 MiB: then every
 	// template's secret was tried on it.
 	huge := append(bytes.Clone(push[:len(push)-1]), []byte(`,"pad":"`+strings.Repeat("x", 4<<20-len(push)-16)+`"}`)...)
+	atCap := append(bytes.Clone(push[:len(push)-1]), []byte(`,"pad":"`+strings.Repeat("x", 1<<20-len(push)-16)+`"}`)...)
 	unsigned := http.Header{"X-GitHub-Event": {"push"}, "X-GitHub-Delivery": {"d-unsigned"}, "X-Hub-Signature-256": {"sha256=" + strings.Repeat("0", 64)}}
 	wrong := unsigned.Clone()
 	wrong.Set("X-Hub-Signature-256", cihook.GitHubSignature("not-the-secret-0123456789", push))
 	// A body sent chunked has no length to refuse it by: it is read up to
 	// the 1 MiB cap, which takes the API some milliseconds (6 measured on
-	// a 2-core machine), hence its own, larger bound.
+	// a 2-core machine), hence its own, larger bound; so is the worst
+	// case, a body at the cap that must be hashed once per template of
+	// its repository.
 	cases := []struct {
 		name    string
 		h       http.Header
@@ -239,6 +242,10 @@ func TestGitHubHookCost(t *testing.T) {
 		{"unsigned 4 MiB", unsigned, huge, false, http.StatusRequestEntityTooLarge, 10 * time.Millisecond},
 		{"unsigned 4 MiB, chunked", unsigned, huge, true, http.StatusRequestEntityTooLarge, 25 * time.Millisecond},
 		{"wrongly signed push of acme/shop (20 templates)", wrong, push, false, http.StatusUnauthorized, 10 * time.Millisecond},
+		// The worst an unsigned delivery can do: a body at the cap naming
+		// a repository with the most templates, so one JSON scan and 20
+		// HMACs of 1 MiB.
+		{"unsigned 1 MiB push of acme/shop (20 templates)", unsigned, atCap, false, http.StatusUnauthorized, 100 * time.Millisecond},
 	}
 	const n = 20
 	for _, c := range cases {
