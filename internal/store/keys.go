@@ -235,7 +235,7 @@ func ownerTemplatesKey(owner string) string { return templatesTag + ":owner:" + 
 // CI delivery may concern (templatequota.go), under the indexes' tag so
 // one script checks and changes them all.
 //
-//	benchq:{templates}:usage:<owner>   hash   name = "<bytes> <1 if scheduled, else 0> <github repository or -> <gitlab project or -> <token>"
+//	benchq:{templates}:usage:<owner>   hash   name = "<bytes> <1 if scheduled, else 0> <github repository or -> <gitlab project or -> <token> <unix ms>"
 //	benchq:{templates}:repos           zset   "<provider> <repository, lower case> <owner>/<name>", score 0:
 //	                                          the templates a trigger binds to each repository
 //	benchq:{templates}:accounted       string "1" once every template stored before the usage existed was accounted

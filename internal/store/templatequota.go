@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -143,9 +144,11 @@ type templateUsage struct {
 	value            string // as the usage hash keeps it
 }
 
-// usageOf is t's usage when its stored JSON takes size bytes. The value
-// ends with a random token, so an undo recognises its own write.
-func usageOf(t *template.Template, size int) templateUsage {
+// usageOf is t's usage when its stored JSON takes size bytes, recorded
+// at now. The value ends with a random token, so an undo recognises its
+// own write, and the time, so a usage left by a write that never
+// finished is told from one still being written.
+func usageOf(t *template.Template, size int, now time.Time) templateUsage {
 	u := templateUsage{bytes: size, github: "-", gitlab: "-"}
 	if t.Schedule != nil {
 		u.scheduled = 1
@@ -156,7 +159,8 @@ func usageOf(t *template.Template, size int) templateUsage {
 	if g := t.Triggers.GitLab; g != nil && g.Project != "" {
 		u.gitlab = RepositoryKey(g.Project)
 	}
-	u.value = strconv.Itoa(u.bytes) + " " + strconv.Itoa(u.scheduled) + " " + u.github + " " + u.gitlab + " " + claimToken()
+	u.value = strconv.Itoa(u.bytes) + " " + strconv.Itoa(u.scheduled) + " " + u.github + " " + u.gitlab + " " + claimToken() +
+		" " + strconv.FormatInt(now.UnixMilli(), 10)
 	return u
 }
 
@@ -171,8 +175,59 @@ func templateUsageKeys(owner string) []string {
 }
 
 // account records u as the usage of owner's template name, within lim;
-// it returns the usage value it replaced ("" for none).
+// it returns the usage value it replaced ("" for none). Refused, it first
+// gives back usages whose template never got written (a process that
+// died between the two, an undo lost to a Redis blip) and tries again,
+// so such a leak heals at the next refusal instead of locking the owner
+// out with a template no listing shows.
 func (s *Store) account(ctx context.Context, owner, name string, u templateUsage, lim TemplateLimits) (string, error) {
+	prev, err := s.tryAccount(ctx, owner, name, u, lim)
+	if !errors.Is(err, ErrLimit) {
+		return prev, err
+	}
+	freed, rerr := s.reclaimTemplateUsage(ctx, owner)
+	if rerr != nil || freed == 0 {
+		return prev, err
+	}
+	return s.tryAccount(ctx, owner, name, u, lim)
+}
+
+// reclaimTemplateUsage drops owner's usages recorded over reconcileGrace
+// ago whose template does not exist, and returns how many it dropped.
+func (s *Store) reclaimTemplateUsage(ctx context.Context, owner string) (int, error) {
+	usage, err := s.rdb.HGetAll(ctx, templateUsageKey(owner)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: reclaim template usage of %s: %w", owner, err)
+	}
+	names := make([]string, 0, len(usage))
+	exists := make([]*redis.IntCmd, 0, len(usage))
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for name := range usage {
+			names = append(names, name)
+			exists = append(exists, p.Exists(ctx, TemplateKey(owner, name)))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: reclaim template usage of %s: %w", owner, err)
+	}
+	cutoff := s.now().Add(-reconcileGrace).UnixMilli()
+	freed := 0
+	for i, name := range names {
+		f := strings.Fields(usage[name])
+		ms, perr := strconv.ParseInt(f[len(f)-1], 10, 64)
+		if exists[i].Val() == 1 || len(f) < 6 || perr != nil || ms > cutoff {
+			continue
+		}
+		if err := s.unaccount(ctx, owner, name, usage[name], ""); err != nil {
+			return freed, fmt.Errorf("store: reclaim template usage of %s: %w", owner, err)
+		}
+		freed++
+	}
+	return freed, nil
+}
+
+func (s *Store) tryAccount(ctx context.Context, owner, name string, u templateUsage, lim TemplateLimits) (string, error) {
 	res, err := accountTemplate.Run(ctx, s.rdb, templateUsageKeys(owner),
 		name, templateRef(owner, name), u.value, u.bytes, u.scheduled, u.github, u.gitlab,
 		lim.Templates, lim.Bytes, lim.Schedules, lim.PerRepository).Slice()
@@ -283,7 +338,7 @@ func (s *Store) AccountTemplates(ctx context.Context) (int, error) {
 		if err != nil {
 			return n, fmt.Errorf("store: account template %s: %w", templateRef(t.Owner, t.Name), err)
 		}
-		if _, err := s.account(ctx, t.Owner, t.Name, usageOf(t, len(data)), TemplateLimits{}); err != nil {
+		if _, err := s.account(ctx, t.Owner, t.Name, usageOf(t, len(data), s.now()), TemplateLimits{}); err != nil {
 			return n, fmt.Errorf("store: account template %s: %w", templateRef(t.Owner, t.Name), err)
 		}
 		n++

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
@@ -259,5 +262,34 @@ func TestPinLimit(t *testing.T) {
 	}
 	if n, _ := s.PinnedJobs(ctx, "key_a"); n != 2 {
 		t.Errorf("PinnedJobs = %d, want 2", n)
+	}
+}
+
+// TestTemplateUsageReclaimsLeaks: a usage whose template never got
+// written (past the grace period) is given back when the owner is at its
+// limit; one recorded just now, whose write may be under way, is not.
+func TestTemplateUsageReclaimsLeaks(t *testing.T) {
+	s, rdb := newStore(t)
+	ctx := t.Context()
+	lim := store.TemplateLimits{Templates: 2}
+	// The layout of keys.go: a usage 2 minutes old, and one just now,
+	// both without their template.
+	old := time.Now().Add(-2 * time.Minute).UnixMilli()
+	usage := "benchq:{templates}:usage:key_a"
+	rdb.HSet(ctx, usage, "leaked", fmt.Sprintf("100 0 acme/leak - tok1 %d", old))
+	rdb.HSet(ctx, usage, "writing", fmt.Sprintf("100 0 - - tok2 %d", time.Now().UnixMilli()))
+	rdb.ZAdd(ctx, "benchq:{templates}:repos", redis.Z{Member: "github acme/leak key_a/leaked"})
+	if _, err := s.PutTemplateWithin(ctx, newTemplate("key_a", "real"), lim); err != nil {
+		t.Fatalf("a template over a leaked usage: %v", err)
+	}
+	if got, _ := s.TemplatesForRepository(ctx, "github", "acme/leak", 0); len(got) != 0 {
+		t.Errorf("the leaked usage's repository entry is left")
+	}
+	le := limitOf(t, func() error {
+		_, err := s.PutTemplateWithin(ctx, newTemplate("key_a", "third"), lim)
+		return err
+	}())
+	if le.Limit != store.LimitTemplates || le.Used != 2 {
+		t.Errorf("refusal = %+v, want templates 2 of 2: the fresh usage is within its grace period", le)
 	}
 }

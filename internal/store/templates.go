@@ -42,7 +42,7 @@ func (s *Store) PutTemplateWithin(ctx context.Context, t *template.Template, lim
 	}
 	// Counted and listed first, so no template exists that no listing or
 	// limit sees; a write that fails gives its share back.
-	u := usageOf(t, len(size))
+	u := usageOf(t, len(size), now)
 	prev, err := s.account(ctx, t.Owner, t.Name, u, lim)
 	if err != nil {
 		return false, fmt.Errorf("store: put template %s: %w", ref, err)
