@@ -30,12 +30,13 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	d := s.WithDefaults()
 	v := &validator{lim: lim.withDefaults(), check: check}
 	v.meta(d)
-	v.targets(d)
+	res := d.resolveAll()
+	v.targets(d, res)
 	// Checked as filled even where WithDefaults leaves it as given (a job of
 	// ab lines only), so the same spec passes or fails either way.
 	v.request("request", d.Request.withDefaults())
 	v.sweep(d.Sweep)
-	v.cells(d)
+	v.cells(d, res)
 	v.baseline(d)
 	v.thresholds(d)
 	v.trend(d)
@@ -70,7 +71,7 @@ func (v *validator) meta(s Spec) {
 	}
 }
 
-func (v *validator) targets(s Spec) {
+func (v *validator) targets(s Spec, res []resolved) {
 	if len(s.Targets) == 0 {
 		v.add("targets", "at least one target is required")
 	}
@@ -83,7 +84,7 @@ func (v *validator) targets(s Spec) {
 		} else {
 			seen[t.Name] = i
 		}
-		src, errs := s.resolveTarget(i)
+		src, errs := res[i].src, res[i].errs
 		if len(errs) > 0 {
 			v.append(errs...)
 			continue
