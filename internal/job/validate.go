@@ -136,6 +136,10 @@ func (v *validator) targetName(field, name string) {
 
 // url checks one target or webhook address: scheme, host, then the policy.
 func (v *validator) url(field, raw string) {
+	if i := unsendable(raw); i >= 0 {
+		v.add(field, "%q has %s at byte %d: a URL is sent as it is written, so write it percent-encoded (%%%02X)", RedactURL(raw), describeByte(raw[i]), i, raw[i])
+		return
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		v.add(field, "%q is not a URL: %v", RedactURL(raw), unwrapURLError(err))
@@ -160,6 +164,30 @@ func (v *validator) url(field, raw string) {
 	}
 	if err := v.check(u); err != nil {
 		v.add(field, "refused by the address policy: %v", err)
+	}
+}
+
+// unsendable is the index of the first byte of raw that cannot stand in
+// a request line as it is (a space, a control character, anything outside
+// ASCII), or -1. Such a URL would be sent raw or rewritten, and either way
+// the target would not see what the spec says.
+func unsendable(raw string) int {
+	for i := range len(raw) {
+		if c := raw[i]; c <= ' ' || c >= 0x7f {
+			return i
+		}
+	}
+	return -1
+}
+
+func describeByte(c byte) string {
+	switch {
+	case c == ' ':
+		return "a space"
+	case c < ' ' || c == 0x7f:
+		return "a control character"
+	default:
+		return "a byte outside ASCII"
 	}
 }
 
