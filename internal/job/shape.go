@@ -66,7 +66,7 @@ func (w *walker) body() error {
 		return w.stop("", "body is empty: want a JSON object")
 	}
 	if c != '{' {
-		if err := w.skip(); err != nil {
+		if err := w.skip(""); err != nil {
 			return err
 		}
 		return w.stop("", "body is "+kindOf(c)+": want a JSON object")
@@ -150,9 +150,9 @@ func (w *walker) value(path string, t reflect.Type, limit int) error {
 	}
 	switch {
 	case c == 'n': // null leaves the zero value, as encoding/json does
-		return w.skip()
+		return w.skip(path)
 	case t == compareToType && c == '"':
-		return w.skip()
+		return w.skip(path)
 	case t == durationType:
 		return w.duration(path)
 	case c == '{' && t.Kind() == reflect.Struct:
@@ -163,7 +163,7 @@ func (w *walker) value(path string, t reflect.Type, limit int) error {
 		return w.entries(path, t.Elem(), limit, ']', "values")
 	}
 	start := w.pos
-	if err := w.skip(); err != nil {
+	if err := w.skip(path); err != nil {
 		return err
 	}
 	w.scalar(path, t, w.data[start:w.pos])
@@ -210,7 +210,7 @@ func number(raw []byte) any {
 // duration checks a duration: a string or a number of seconds.
 func (w *walker) duration(path string) error {
 	start := w.pos
-	if err := w.skip(); err != nil {
+	if err := w.skip(path); err != nil {
 		return err
 	}
 	raw := w.data[start:w.pos]
@@ -240,11 +240,12 @@ func (w *walker) object(path string, t reflect.Type) error {
 		if !known && bytes.IndexByte(key, '\\') >= 0 {
 			f, known = fields[w.text(key)]
 		}
+		field := join(path, w.text(key))
 		if !known {
-			w.p.add(join(path, w.text(key)), "unknown field")
-			return w.skip()
+			w.p.add(field, "unknown field")
+			return w.skip(field)
 		}
-		return w.value(join(path, w.text(key)), f.Type, itemLimit(f))
+		return w.value(field, f.Type, itemLimit(f))
 	})
 }
 
@@ -256,7 +257,7 @@ func (w *walker) entries(path string, elem reflect.Type, limit int, end byte, no
 	err := w.members(path, end, func(i int, key []byte) error {
 		n++
 		if i >= limit {
-			return w.skip()
+			return w.skip(path)
 		}
 		if end == '}' {
 			return w.value(path+"["+strconv.Quote(w.text(key))+"]", elem, defaultMaxItems)
@@ -324,17 +325,17 @@ func (w *walker) key() ([]byte, error) {
 }
 
 // skip reads past the value at the cursor, checking only that it is well
-// formed and not nested too deep.
-func (w *walker) skip() error {
+// formed and not nested too deep; path names the field it is in.
+func (w *walker) skip(path string) error {
 	c, ok := w.peek()
 	if !ok {
 		return w.syntax("")
 	}
 	switch {
 	case c == '{':
-		return w.members("", '}', func(int, []byte) error { return w.skip() })
+		return w.members(path, '}', func(int, []byte) error { return w.skip(path) })
 	case c == '[':
-		return w.members("", ']', func(int, []byte) error { return w.skip() })
+		return w.members(path, ']', func(int, []byte) error { return w.skip(path) })
 	case c == '"':
 		return w.str()
 	case c == 't':
