@@ -43,7 +43,9 @@ type Word struct {
 // so a caller can rewrite one word (a secret to hide, say) and keep the
 // rest of the line byte for byte.
 func SplitCommandLineWords(s string) ([]Word, error) {
-	sp := splitter{s: s}
+	// Sized once from the blanks, an upper bound of the words (quoted
+	// blanks aside): growing the list would allocate it twice over.
+	sp := splitter{s: s, words: make([]Word, 0, min(strings.Count(s, " ")+1, MaxWords+1))}
 	if err := sp.run(); err != nil {
 		return nil, err
 	}

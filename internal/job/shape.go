@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The strict decoder walks the bytes of a spec against the Go types of
@@ -102,18 +103,8 @@ func (w *walker) syntax(context string) error {
 		}
 		col++
 	}
-	return w.stop("", fmt.Sprintf("malformed JSON: invalid character %s %s (line %d, column %d)", quoteChar(w.data[w.pos]), context, line, col))
-}
-
-func quoteChar(c byte) string {
-	if c == '\'' {
-		return `'\''`
-	}
-	if c == '"' {
-		return `'"'`
-	}
-	s := strconv.Quote(string(rune(c)))
-	return "'" + s[1:len(s)-1] + "'"
+	r, _ := utf8.DecodeRune(w.data[w.pos:])
+	return w.stop("", fmt.Sprintf("malformed JSON: invalid character %s %s (line %d, column %d)", strconv.QuoteRune(r), context, line, col))
 }
 
 // peek skips white space and returns the next byte without reading it.
