@@ -134,6 +134,7 @@ func hostileSpecs() [][]byte {
 		fill(target+`"request":{"headers":{`, `"X-$":"v"`, `}}}`),
 		fill(target+`"labels":{`, `"l$":"v"`, `}}`),
 		fill(target+`"thresholds":[`, `"p$_ms < 1"`, `]}`),
+		fill(target+`"comparisons":[`, `{"target":"t$","baseline":"b"}`, `]}`),
 		fill(target+`"webhook":{"url":"http://127.0.0.1:9/","events":[`, `"e$"`, `]}}`),
 		fill(target+`"request":{"tls":{"cipher_suites":[`, `"S$"`, `]}}}`),
 		fill(target+`"compare_to":{"labels":{`, `"l$":"v"`, `}}}`),

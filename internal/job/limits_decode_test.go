@@ -33,6 +33,7 @@ func TestDecodeListLimits(t *testing.T) {
 		{"targets[0].urls", 10000, func(n int) string {
 			return `{"targets":[{"http_load":"-fetches 1","urls":[` + list(n, `"http://127.0.0.1:1/$"`) + `]}]}`
 		}},
+		{"comparisons", 64, func(n int) string { return `{"comparisons":[` + list(n, `{"target":"t$","baseline":"b"}`) + `]}` }},
 		{"thresholds", 100, func(n int) string { return `{"thresholds":[` + list(n, `"p$_ms < 1"`) + `]}` }},
 		{"labels", 32, func(n int) string { return `{"labels":{` + list(n, `"l$":"v"`) + `}}` }},
 		{"request.headers", 100, func(n int) string { return `{"request":{"headers":{` + list(n, `"X-$":"v"`) + `}}}` }},

@@ -38,6 +38,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.sweep(d.Sweep)
 	v.cells(d, res)
 	v.baseline(d)
+	v.comparisons(d)
 	v.thresholds(d)
 	v.trend(d)
 	v.compareTo(d.CompareTo)
