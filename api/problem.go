@@ -99,7 +99,7 @@ func problemKinds() []problemKind {
 		{errForbidden, http.StatusForbidden, "forbidden", "Forbidden", true, false},
 		{errMisdirected, http.StatusMisdirectedRequest, "misdirected-request", "Host not served here", true, false},
 		{errCrossSite, http.StatusForbidden, "cross-site-request", "Cross-site request refused", true, false},
-		{errNotJSON, http.StatusUnsupportedMediaType, "unsupported-media-type", "JSON content type required", true, false},
+		{errNotJSON, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", true, false},
 		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
 		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
 	}
