@@ -35,7 +35,9 @@ func compareToBaseline(baseline string, points []PointSummary) {
 
 func compare(baseline string, base, x PointSummary) *Comparison {
 	c := &Comparison{Baseline: baseline}
-	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "rps", base.RPS, x.RPS)
+	// Throughput is compared on successes: a target that answers 500s
+	// fast must not read as faster.
+	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "good_rps", base.GoodRPS, x.GoodRPS)
 	c.P50Pct, c.P50, c.P50Significance = compareMetric(base, x, "50", base.PercentilesMs["50"], x.PercentilesMs["50"])
 	c.P99Pct, c.P99, c.P99Significance = compareMetric(base, x, "99", base.PercentilesMs["99"], x.PercentilesMs["99"])
 	return c

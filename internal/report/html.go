@@ -31,6 +31,10 @@ type Table struct {
 	Note    string
 }
 
+// RepeatsPhrase is the repeat count as a reader says it: "1 repeat",
+// "3 repeats".
+func (v View) RepeatsPhrase() string { return plural(v.Repeats, "repeat") }
+
 // RunText is one run's ab text under the header line that names its point.
 type RunText struct {
 	Header string
@@ -74,6 +78,8 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
 	for _, s := range g.Slices {
 		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
+		head, rows := latencyTable(g, s)
+		v.Tables = append(v.Tables, Table{Caption: "latency percentiles (mean ms over repeats) and errors, " + s.Label(), Head: head, Rows: rows})
 	}
 	for _, s := range a.Saturation {
 		v.Saturation = append(v.Saturation, s.Sentence)
@@ -126,17 +132,17 @@ func inlineSVG(doc string) string {
 }
 
 func htmlRPSTable(g grid, s slice, baseline string) Table {
-	t := Table{Caption: "mean req/s, " + s.Label(), Head: []string{""}}
+	t := Table{Caption: "mean successful req/s, " + s.Label(), Head: []string{""}}
 	for _, c := range g.Conc[s] {
 		t.Head = append(t.Head, concLabel(c))
 	}
-	marked := false
+	var cells []*job.PointSummary
 	for _, target := range g.Targets {
 		row := []string{target}
 		for _, c := range g.Conc[s] {
 			ps := g.Cell(s, target, c)
 			row = append(row, rpsCell(ps))
-			marked = marked || clientBound(ps)
+			cells = append(cells, ps)
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -152,9 +158,7 @@ func htmlRPSTable(g grid, s slice, baseline string) Table {
 			t.Rows = append(t.Rows, row)
 		}
 	}
-	if marked {
-		t.Note = clientMark + " the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server."
-	}
+	t.Note = strings.Join(cellNotes(cells), " ")
 	return t
 }
 
@@ -199,5 +203,5 @@ func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *Tabl
 		}
 		t.Rows = append(t.Rows, []string{f.Threshold, f.Target, point, value, optNumber(f.Baseline), optNumber(f.Bound)})
 	}
-	return result, fmt.Sprintf("%d failing cell(s).", len(v.Failures)), t
+	return result, plural(len(v.Failures), "failing cell") + ".", t
 }
