@@ -26,8 +26,9 @@ import (
 // body is that JSON, and the dashboard's own form. The API refuses all
 // three, nothing is enqueued and the target the spec names gets no
 // request. A DNS-rebinding page, a foreign Host sent to 127.0.0.1, is
-// answered 421 and reads nothing. The dashboard itself still submits a
-// job, and a JSON POST from a plain client still runs one.
+// answered 421 and reads nothing, where a name given to --allowed-hosts
+// is answered. The dashboard itself still submits a job, and a JSON POST
+// from a plain client still runs one.
 func TestOpenModeFromAnotherSite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs benchq and Chromium; skipped with -short")
@@ -35,7 +36,7 @@ func TestOpenModeFromAnotherSite(t *testing.T) {
 	bin := proctest.Build(t)
 	b := browsertest.Start(t, 1024, 768)
 	aio := proctest.Start(t, bin, append(os.Environ(), "BENCHQ_LOG_LEVEL=info", "BENCHQ_LOG_FORMAT=text"),
-		"--ephemeral", "--addr", "127.0.0.1:0", "--auth", "auto")
+		"--ephemeral", "--addr", "127.0.0.1:0", "--auth", "auto", "--allowed-hosts", "benchq.dev.example")
 	addr := aio.WaitAddr(t)
 	aio.WaitLine(t, regexp.MustCompile(`auth open`), 10*time.Second)
 	api := "http://" + addr
@@ -120,6 +121,10 @@ func TestOpenModeFromAnotherSite(t *testing.T) {
 	}
 	if resp, _ := get(t, api+"/healthz", evil); resp.StatusCode != http.StatusOK {
 		t.Errorf("GET /healthz with Host %s = %d, want 200 (probes answer any Host)", evil, resp.StatusCode)
+	}
+	// A name the operator allowed is answered like the address itself.
+	if resp, body := get(t, api+"/v1/jobs", "benchq.dev.example:"+portOf(t, addr)); resp.StatusCode != http.StatusOK || !strings.Contains(body, ids[0]) {
+		t.Errorf("GET /v1/jobs with an allowed Host = %d %.300s, want 200 and the jobs", resp.StatusCode, body)
 	}
 	aio.Stop(t)
 }
