@@ -90,6 +90,10 @@ type PointSummary struct {
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Comparisons holds every comparison of this point with another
+	// target's (Spec.ComparisonPairs, the baseline's included), in the
+	// pairs' order.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
 
 	// samples holds the per-repeat values behind RPS and PercentilesMs
 	// (keys "rps", "50", "99"...), for the significance of a comparison.

@@ -39,7 +39,7 @@ func AnalyzeWithHistory(s Spec, runs []Run, base *Baseline, history History) Ana
 	for i, c := range cells {
 		a.Points[i] = summarise(c.point, c.reports)
 	}
-	compareToBaseline(s.Baseline, a.Points)
+	compareTargets(s, a.Points)
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
 	a.CompareTo = compareWithBaseline(a.Points, bc)
@@ -152,7 +152,9 @@ func (a *Analysis) differences() []difference {
 		}
 	}
 	for i := range a.Points {
-		add(a.Points[i].Comparison)
+		for k := range a.Points[i].Comparisons {
+			add(&a.Points[i].Comparisons[k])
+		}
 	}
 	if a.CompareTo != nil {
 		for i := range a.CompareTo.Cells {

@@ -3,13 +3,16 @@ package job
 // Spec is a benchmark job as a client submits it. Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
-	Name       string            `json:"name,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Targets    []Target          `json:"targets"`
-	Request    Request           `json:"request,omitzero"`
-	Sweep      Sweep             `json:"sweep"`
-	Baseline   string            `json:"baseline,omitempty"`
-	Thresholds []string          `json:"thresholds,omitempty"`
+	Name    string            `json:"name,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Targets []Target          `json:"targets"`
+	Request Request           `json:"request,omitzero"`
+	Sweep   Sweep             `json:"sweep"`
+	// Baseline compares every other target with this one; Comparisons
+	// names further pairs (see ComparisonPairs).
+	Baseline    string           `json:"baseline,omitempty"`
+	Comparisons []ComparisonPair `json:"comparisons,omitempty"`
+	Thresholds  []string         `json:"thresholds,omitempty"`
 	// Trend holds each cell to the median of the same cell in the last
 	// jobs of the job's template (see Trend).
 	Trend *Trend `json:"trend,omitempty"`

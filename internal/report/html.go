@@ -77,7 +77,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	g := newGrid(a)
 	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
 	for _, s := range g.Slices {
-		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
+		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.ComparisonPairs()))
 		head, rows := latencyTable(g, s)
 		v.Tables = append(v.Tables, Table{Caption: "latency percentiles (mean ms over repeats) and errors, " + s.Label(), Head: head, Rows: rows})
 	}
@@ -117,21 +117,21 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	r := htmlReport{
 		View:  v,
 		CSS:   template.CSS(reportCSS),
-		Chart: template.HTML(inlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
+		Chart: template.HTML(InlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
 	}
 	return htmlTemplate.Execute(w, r)
 }
 
-// inlineSVG drops the XML declaration and generator comment, which have no
+// InlineSVG drops the XML declaration and generator comment, which have no
 // place inside an HTML document.
-func inlineSVG(doc string) string {
+func InlineSVG(doc string) string {
 	if i := strings.Index(doc, "<svg"); i >= 0 {
 		doc = doc[i:]
 	}
 	return strings.Replace(doc, "<svg ", `<svg role="img" aria-label="charts" `, 1)
 }
 
-func htmlRPSTable(g grid, s slice, baseline string) Table {
+func htmlRPSTable(g grid, s slice, pairs []job.ComparisonPair) Table {
 	t := Table{Caption: "mean successful req/s, " + s.Label(), Head: []string{""}}
 	for _, c := range g.Conc[s] {
 		t.Head = append(t.Head, concLabel(c))
@@ -146,19 +146,12 @@ func htmlRPSTable(g grid, s slice, baseline string) Table {
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	if baseline != "" && hasTarget(g, baseline) {
-		for _, target := range g.Targets {
-			if target == baseline {
-				continue
-			}
-			row := []string{target + " vs " + baseline}
-			for _, c := range g.Conc[s] {
-				row = append(row, comparisonCell(g.Cell(s, target, c)))
-			}
-			t.Rows = append(t.Rows, row)
-		}
+	notes := cellNotes(cells)
+	if rows := comparisonRows(g, s, pairs); len(rows) > 0 {
+		t.Rows = append(t.Rows, rows...)
+		notes = append([]string{noiseNote}, notes...)
 	}
-	t.Note = strings.Join(cellNotes(cells), " ")
+	t.Note = strings.Join(notes, " ")
 	return t
 }
 

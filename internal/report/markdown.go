@@ -29,7 +29,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	}
 	for _, s := range g.Slices {
 		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
-		writeMDTable(bw, g, s, j.Spec.Baseline)
+		writeMDTable(bw, g, s, j.Spec.ComparisonPairs())
 		writeMDLatency(bw, g, s)
 		writeMDTLS(bw, g, s)
 	}
@@ -49,7 +49,7 @@ func title(j *job.Job) string {
 	return "benchq job " + j.ID
 }
 
-func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
+func writeMDTable(w io.Writer, g grid, s slice, pairs []job.ComparisonPair) {
 	conc := g.Conc[s]
 	head, rule := []string{""}, []string{"---"}
 	for _, c := range conc {
@@ -68,8 +68,11 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 		}
 		mdRow(w, row)
 	}
-	if baseline != "" && hasTarget(g, baseline) {
-		writeMDComparisons(w, g, s, baseline)
+	if rows := comparisonRows(g, s, pairs); len(rows) > 0 {
+		for _, r := range rows {
+			r[0] = mdEscape(r[0])
+			mdRow(w, r)
+		}
 		fmt.Fprintf(w, "\n%s\n", noiseNote)
 	}
 	for _, n := range cellNotes(cells) {
@@ -183,19 +186,21 @@ const clientMark = "†"
 
 func clientBound(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 0 && ps.ClientSaturated }
 
-// writeMDComparisons writes one "X vs baseline" row per other target.
-func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
-	conc := g.Conc[s]
-	for _, t := range g.Targets {
-		if t == baseline {
+// comparisonRows are the "X vs Y" rows of a slice's req/s table, one per
+// comparison pair whose two targets both ran in the job.
+func comparisonRows(g grid, s slice, pairs []job.ComparisonPair) [][]string {
+	var rows [][]string
+	for _, p := range pairs {
+		if !hasTarget(g, p.Target) || !hasTarget(g, p.Baseline) {
 			continue
 		}
-		row := []string{mdEscape(t + " vs " + baseline)}
-		for _, c := range conc {
-			row = append(row, comparisonCell(g.Cell(s, t, c)))
+		row := []string{p.Target + " vs " + p.Baseline}
+		for _, c := range g.Conc[s] {
+			row = append(row, comparisonCell(g.Cell(s, p.Target, c), p.Baseline))
 		}
-		mdRow(w, row)
+		rows = append(rows, row)
 	}
+	return rows
 }
 
 // noiseNote explains the "~" and p-values of a comparison under its table.
@@ -290,11 +295,15 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-func comparisonCell(ps *job.PointSummary) string {
-	if ps == nil || ps.Comparison == nil {
+func comparisonCell(ps *job.PointSummary, baseline string) string {
+	if ps == nil {
 		return "–"
 	}
-	return sigText(ps.Comparison.RPSSignificance, ps.Comparison.RPS)
+	c := ps.ComparisonWith(baseline)
+	if c == nil {
+		return "–"
+	}
+	return sigText(c.RPSSignificance, c.RPS)
 }
 
 // sigText is a difference with its significance; an analysis stored

@@ -97,3 +97,29 @@ func TestMarkdownNoRuns(t *testing.T) {
 		t.Errorf("Markdown of a job without runs has a table:\n%s", sb.String())
 	}
 }
+
+// TestMarkdownComparisonPairs gives one row per pair of the spec's
+// comparisons, the baseline shorthand's first, each cell the comparison
+// with that pair's baseline.
+func TestMarkdownComparisonPairs(t *testing.T) {
+	j := fixtureJob()
+	j.Spec.Comparisons = []job.ComparisonPair{{Target: "apache", Baseline: "lighttpd"}}
+	runs := fixtureRuns(j)
+	a := fixtureAnalysis(j, runs)
+	for i := range a.Points {
+		ps := &a.Points[i]
+		if ps.Point.Target == "apache" {
+			sig := job.Significance{Text: "-9.09 % [-11.0, -7.0] (p=0.002)"}
+			ps.Comparisons = []job.Comparison{{Baseline: "lighttpd", RPS: "-9.09 %", RPSSignificance: sig}}
+		}
+	}
+	var sb strings.Builder
+	if err := Write(&sb, FormatMarkdown, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	rows := tableAfter(t, sb.String(), "## requests = 100")
+	if len(rows) != 6 || !strings.HasPrefix(rows[4], "| lighttpd vs apache | ~ +0.50 %") ||
+		rows[5] != "| apache vs lighttpd | -9.09 % [-11.0, -7.0] (p=0.002) | -9.09 % [-11.0, -7.0] (p=0.002) | -9.09 % [-11.0, -7.0] (p=0.002) |" {
+		t.Errorf("table =\n%s\nwant the baseline's row, then apache vs lighttpd", strings.Join(rows, "\n"))
+	}
+}
