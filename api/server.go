@@ -50,6 +50,14 @@ type Config struct {
 	// key is admitted as the anonymous owner. Off (the default), every /v1
 	// request needs a key.
 	OpenUntilFirstKey bool
+	// PublicURL is the API's externally reachable base URL; the API
+	// answers requests whose Host is its host. AllowedHosts are further
+	// names ("name" for any port, or "name:port"). With either set, or
+	// with OpenUntilFirstKey on a loopback listener, a request whose Host
+	// names neither these nor the address its connection reached is
+	// answered 421 (host.go); the health probes answer any Host.
+	PublicURL    string
+	AllowedHosts []string
 	// MaxActiveJobs and SubmissionsPerMinute are the service-wide admission
 	// quotas of a caller whose key sets none; zero means 10 and 60.
 	MaxActiveJobs        int
@@ -180,6 +188,7 @@ type Server struct {
 	http    *http.Server
 	metrics *metrics
 	auth    *authState
+	hosts   *hostRule
 	quotas  QuotaStore
 
 	// deliveries: webhook secrets and delivery logs (deliveries.go).
@@ -239,6 +248,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.undo = newUndoer(s.closing, cfg.Logger)
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
 	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
+	s.hosts = newHostRule(cfg)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -247,6 +257,7 @@ func New(cfg Config, deps Deps) *Server {
 		s.metrics.middleware,
 		s.requestLogger(),
 		s.recoverer(),
+		s.checkHost, // host.go: before anything reads or changes state
 	)
 	s.routes()
 	s.http = &http.Server{
@@ -271,6 +282,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
 // graceful shutdown.
 func (s *Server) Serve(l net.Listener) error {
 	s.auth.listening(l.Addr(), s.log)
+	s.hosts.listening(l.Addr())
 	if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("api: serve: %w", err)
 	}

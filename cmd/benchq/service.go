@@ -136,6 +136,9 @@ func (m *Main) startAPI(st *store.Store) error {
 		MaxSchedules:         c.MaxSchedules,
 		MaxPins:              c.MaxPins,
 		HookMaxBody:          c.HookMaxBody,
+		// The Host values the API answers besides its listen address.
+		PublicURL:    c.PublicURL,
+		AllowedHosts: c.AllowedHosts,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
 		Monitor: queueMonitor(m.rdb)})

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,8 +130,17 @@ type Config struct {
 	// ("https://benchq.example"), which webhook payloads link to. The
 	// worker building them does not serve the API, so it cannot know it;
 	// empty means the all-in-one process's own listen address, and
-	// relative links elsewhere.
+	// relative links elsewhere. The API answers requests whose Host is
+	// its host (see AllowedHosts).
 	PublicURL string
+	// AllowedHosts are further Host names the API answers (a load
+	// balancer's, a cluster-internal service name), "name" for any port
+	// or "name:port". Set, or with PublicURL set, every request but the
+	// health probes must name the API (its listen address, one of these
+	// or PublicURL's host), else 421: what keeps a DNS-rebinding page
+	// away. The all-in-one on loopback checks Host even when both are
+	// empty, since it may admit requests without a key.
+	AllowedHosts []string
 
 	// AllowTargets is the operator allowlist of the address policy: CIDRs
 	// and host globs that targets and webhooks may reach although they are
@@ -266,6 +277,9 @@ func (c Config) validate() error {
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		problems = append(problems, err.Error())
 	}
+	if err := checkAllowedHosts(c.AllowedHosts); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if c.Workers < 1 {
 		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
 	}
@@ -335,6 +349,26 @@ func checkPublicURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("public-url must be an absolute http(s) URL such as https://benchq.example, got %q", s)
+	}
+	return nil
+}
+
+// checkAllowedHosts accepts host names and IP addresses, each with an
+// optional port: what a Host header carries, nothing a URL adds around it.
+func checkAllowedHosts(hosts []string) error {
+	for _, h := range hosts {
+		name := h
+		if host, port, err := net.SplitHostPort(h); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("allowed-hosts: %q has a port that is not 1-65535", h)
+			}
+			name = host
+		} else if inner, ok := strings.CutPrefix(h, "["); ok && strings.HasSuffix(inner, "]") {
+			name = strings.TrimSuffix(inner, "]") // an IPv6 address without a port
+		}
+		if name == "" || strings.ContainsAny(name, "/@?#*[] \t") {
+			return fmt.Errorf("allowed-hosts: %q is not a host name or host:port (no scheme, path or wildcard)", h)
+		}
 	}
 	return nil
 }

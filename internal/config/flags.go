@@ -68,7 +68,9 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.MaxSchedules, "max-schedules", "BENCHQ_MAX_SCHEDULES", "templates with a schedule one API key may keep (its own quota may override)")
 		fs.integer(&cfg.MaxPins, "max-pins", "BENCHQ_MAX_PINS", "jobs one API key may keep pinned (its own quota may override)")
 		fs.int64(&cfg.HookMaxBody, "hook-max-body", "BENCHQ_HOOK_MAX_BODY", "largest CI webhook body in bytes, refused before any template secret is checked")
+		fs.strs(&cfg.AllowedHosts, "allowed-hosts", "BENCHQ_ALLOWED_HOSTS", "further Host names the API answers, comma-separated, name or name:port; set (or with --public-url), any other Host but the listen address gets 421 (the all-in-one on loopback always checks)")
 	}
+	fs.str(&cfg.PublicURL, "public-url", "BENCHQ_PUBLIC_URL", "the API's externally reachable base URL: the links in webhook payloads start with it (empty: the all-in-one listen address; relative links in a worker), and the API answers its host (see --allowed-hosts)")
 	if cfg.Command != CommandServe {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
 		fs.duration(&cfg.JobLease, "job-lease", "BENCHQ_JOB_LEASE", "how long a job's worker may go silent before another worker resumes the job as crashed")
@@ -78,7 +80,6 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
-		fs.str(&cfg.PublicURL, "public-url", "BENCHQ_PUBLIC_URL", "the API's externally reachable base URL, for the links in webhook payloads (empty: the all-in-one listen address; relative links in a worker)")
 	}
 	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")
