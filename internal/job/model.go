@@ -62,7 +62,9 @@ type Job struct {
 // was done once it ended.
 type Progress struct {
 	RunsTotal int `json:"runs_total"`
-	RunsDone  int `json:"runs_done"`
+	// RunsDone is the number of runs stored: the store counts them when it
+	// reads the job, whatever a worker last wrote.
+	RunsDone int `json:"runs_done"`
 	// RequestsDone counts the current run's requests while the job runs;
 	// once it ended, the complete requests of all its stored runs.
 	RequestsDone int64   `json:"requests_done"`
