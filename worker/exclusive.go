@@ -81,13 +81,15 @@ func (r *Runner) waitForTargets(ctx context.Context, h *hold, seen *job.Job, rea
 	}
 	_, err := r.st.UpdateJob(ctx, h.id, func(j *job.Job) error {
 		switch {
-		case j.Status.Terminal(), j.CancelRequested, j.Status == job.StatusRunning && j.Crashes+1 > r.crashRetries:
+		case j.Status.Terminal(), j.CancelRequested:
 			return errRunAnyway
 		case j.Status == job.StatusRunning:
+			if j.CountCrash(r.crashes) != nil {
+				return errRunAnyway // begin fails it, saying why
+			}
 			if err := j.Transition(job.StatusQueued, time.Now().UTC()); err != nil {
 				return err
 			}
-			j.Crashes++
 			j.Progress.RequestsDone, j.Progress.CurrentRPS = 0, 0
 		}
 		j.QueuedReason = reason

@@ -162,7 +162,7 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 	j, task := e.create(t, closedSpec([]int{1}, []int{20}, 1, tg))
 	hosts := j.Spec.TargetHosts()
 	if _, err := e.st.UpdateJob(ctx, j.ID, func(j *job.Job) error {
-		_, err := j.Start("dead-worker/1", j.ID, worker.DefaultCrashRetries, time.Now().UTC())
+		_, err := j.Start("dead-worker/1", j.ID, job.CrashBudget{}, time.Now().UTC())
 		return err
 	}); err != nil {
 		t.Fatal(err)

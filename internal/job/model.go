@@ -51,11 +51,15 @@ type Job struct {
 	// Attempt numbers the job's starts and is the fencing token of the
 	// attempt holding it; Holder names that attempt's worker and Task its
 	// asynq task ("" for the job's own, whose ID is the job's); Crashes
-	// counts the attempts that died holding it.
-	Attempt int    `json:"attempt,omitempty"`
-	Holder  string `json:"holder,omitempty"`
-	Task    string `json:"task,omitempty"`
-	Crashes int    `json:"crashes,omitempty"`
+	// counts the attempts that died holding it, StalledCrashes the last of
+	// those in a row with no run stored between them, and RunsAtCrash the
+	// runs stored at the last death (CrashBudget).
+	Attempt        int    `json:"attempt,omitempty"`
+	Holder         string `json:"holder,omitempty"`
+	Task           string `json:"task,omitempty"`
+	Crashes        int    `json:"crashes,omitempty"`
+	StalledCrashes int    `json:"stalled_crashes,omitempty"`
+	RunsAtCrash    int    `json:"runs_at_crash,omitempty"`
 }
 
 // Progress is what a client polling the job sees while it runs, and what
