@@ -43,8 +43,9 @@ type Job struct {
 	// Pinned keeps the job past the retention (store.PinJob).
 	Pinned bool `json:"pinned,omitempty"`
 	// QueuedReason says why a queued job that a worker picked up has not
-	// started: which target host it waits for, and for which job. It is
-	// cleared when the job leaves queued.
+	// started: which target host it waits for, and for which job when
+	// that job has the same owner (another tenant's ids are not shown).
+	// It is cleared when the job leaves queued.
 	QueuedReason string `json:"queued_reason,omitempty"`
 
 	// Who runs the job (see Start): worker state, not shown by the API.
