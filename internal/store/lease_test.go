@@ -64,7 +64,7 @@ func TestUnleasedRunning(t *testing.T) {
 	}
 	for _, id := range []string{jobID(0), jobID(1), jobID(2)} {
 		if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error {
-			_, err := j.Start("w", "", 3, nowUTC())
+			_, err := j.Start("w", "", job.CrashBudget{Stalled: 3, Total: 10}, nowUTC())
 			return err
 		}); err != nil {
 			t.Fatal(err)
