@@ -3326,8 +3326,15 @@ const docTemplate = `{
         "job.Significance": {
             "type": "object",
             "properties": {
+                "ci_high_pct": {
+                    "type": "number"
+                },
+                "ci_low_pct": {
+                    "description": "CILowPct and CIHighPct bound the difference in percent of the\nbaseline with 95 % confidence.",
+                    "type": "number"
+                },
                 "conclusive": {
-                    "description": "Conclusive is false when the repeats are too few for the test ever\nto reach SignificanceAlpha, however far apart they are: nothing can\nbe concluded then, and Text says how many repeats it needs.",
+                    "description": "Conclusive is false when a side has fewer than 2 repeats: there is\nno spread to judge the difference by, and Text says so.",
                     "type": "boolean"
                 },
                 "n": {
@@ -3338,16 +3345,24 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "p": {
-                    "description": "P is the test's p-value; null when there is nothing to test (a\nside without a value).",
+                    "description": "P is the two-sided p-value of the t test whose interval CILowPct\nand CIHighPct give; null when a side has fewer than 2 values.",
                     "type": "number",
                     "x-nullable": true
                 },
+                "p_adjusted": {
+                    "description": "PAdjusted is P after Benjamini-Hochberg control of the false\ndiscovery rate over every comparison of the job; Significant\nfollows it.",
+                    "type": "number"
+                },
+                "p_u": {
+                    "description": "PU is the Mann-Whitney U test's p-value (benchstat's test), given\nonce both sides have enough repeats for it to ever reach\nSignificanceAlpha: it assumes nothing of the values' distribution.",
+                    "type": "number"
+                },
                 "significant": {
-                    "description": "Significant is set only when P \u003c SignificanceAlpha.",
+                    "description": "Significant is set when the interval excludes no difference, and\nstays set after false-discovery control.",
                     "type": "boolean"
                 },
                 "text": {
-                    "description": "Text is the difference as a person reads it: \"+12.69 % (p=0.01)\",\n\"~ (no significant difference, p=0.40)\" or \"~ (nothing can be\nconcluded: …)\", or \"n/a\" when there is no percentage to give.",
+                    "description": "Text is the difference as a person reads it:\n\"+12.69 % [+9.8, +15.6] (p=0.008)\", \"~ +0.40 % [-2.1, +2.9]\n(p=0.71)\", \"~ -50.00 % (1 vs 3 repeats: …)\", or \"n/a\" when there is\nno percentage to give.",
                     "type": "string"
                 }
             }

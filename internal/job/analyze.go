@@ -43,6 +43,7 @@ func AnalyzeWithHistory(s Spec, runs []Run, base *Baseline, history History) Ana
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
 	a.CompareTo = compareWithBaseline(a.Points, bc)
+	controlFalseDiscovery(a.differences())
 	a.Verdict = verdict(s, cells, bc, history)
 	return a
 }
@@ -135,4 +136,26 @@ type sliceKey struct {
 
 func sliceOf(p Point) sliceKey {
 	return sliceKey{requests: p.Requests, duration: p.Duration, rate: p.Rate}
+}
+
+// differences are every difference the analysis states, to the baseline
+// target and to the compare_to job: the family whose false discovery rate
+// is held.
+func (a *Analysis) differences() []difference {
+	var diffs []difference
+	add := func(c *Comparison) {
+		if c != nil {
+			diffs = append(diffs, difference{&c.RPSSignificance, c.RPSPct},
+				difference{&c.P50Significance, c.P50Pct}, difference{&c.P99Significance, c.P99Pct})
+		}
+	}
+	for i := range a.Points {
+		add(a.Points[i].Comparison)
+	}
+	if a.CompareTo != nil {
+		for i := range a.CompareTo.Cells {
+			add(a.CompareTo.Cells[i].Comparison)
+		}
+	}
+	return diffs
 }

@@ -147,9 +147,9 @@ func addComparison(a *job.Analysis, i int, baseline string) {
 			// The renderers print the significance's text; which cells
 			// are significant is made up here (Analyze's test checks
 			// the rule): the small difference is within noise.
-			sig := job.Significance{P: ptrF(0.01), Significant: true, Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("%+.2f %% (p=0.01)", pct)}
+			sig := job.Significance{P: ptrF(0.01), Significant: true, Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("%+.2f %% [%+.1f, %+.1f] (p=0.01)", pct, pct-2, pct+2)}
 			if pct < 1 {
-				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: "~ (no significant difference, p=0.40)"}
+				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("~ %+.2f %% [%+.1f, %+.1f] (p=0.40)", pct, pct-2, pct+2)}
 			}
 			ps.Comparison = &job.Comparison{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct), RPSSignificance: sig}
 		}

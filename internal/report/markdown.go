@@ -179,7 +179,7 @@ func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
 }
 
 // noiseNote explains the "~" and p-values of a comparison under its table.
-var noiseNote = fmt.Sprintf("Differences are tested over the repeats (Mann-Whitney U, α = %.2f, as benchstat): \"~\" is within noise; with fewer than %d repeats per side nothing can be concluded.", job.SignificanceAlpha, job.MinRepeatsForSignificance())
+var noiseNote = fmt.Sprintf("Differences are the change of the mean over the repeats with its %.0f %% confidence interval and p-value (a t test on the logarithms of the repeats' values: pooled when both sides have as many repeats, Welch's otherwise; it needs %d repeats per side). \"~\" marks an interval that holds 0, or a difference that is not significant once the false discovery rate over all of a job's comparisons is held at %.0f %% (Benjamini-Hochberg). With 4 or more repeats per side the JSON also gives the Mann-Whitney U test's p (p_u), which assumes nothing of the distribution.", (1-job.SignificanceAlpha)*100, job.MinRepeatsForSignificance(), job.SignificanceAlpha*100)
 
 func hasTarget(g grid, name string) bool {
 	for _, t := range g.Targets {

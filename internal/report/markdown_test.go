@@ -44,7 +44,7 @@ func TestMarkdownLayout(t *testing.T) {
 			"| | c=5 | c=50 | c=100 |",
 			"| --- | ---: | ---: | ---: |",
 			targets[0], targets[1],
-			"| lighttpd vs apache | ~ (no significant difference, p=0.40) | +5.00 % (p=0.01) | +10.00 % (p=0.01) |",
+			"| lighttpd vs apache | ~ +0.50 % [-1.5, +2.5] (p=0.40) | +5.00 % [+3.0, +7.0] (p=0.01) | +10.00 % [+8.0, +12.0] (p=0.01) |",
 		}
 		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 			t.Errorf("table under %q =\n%s\nwant\n%s", heading, strings.Join(rows, "\n"), strings.Join(want, "\n"))
