@@ -2019,12 +2019,16 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "client_saturated": {
-                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit.",
+                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit. The client must also have used half a core itself, and\na run shorter than 250 ms, or one in which no request succeeded, is\nnever marked: ClientUnjudged says why.",
                     "type": "boolean"
                 },
                 "client_spin_s": {
                     "description": "ClientSpinS is the part of client_cpu_s spent spinning on reads\nthat had no data yet, which the engine does only when each worker\nhas a core to itself: waiting, not work.",
                     "type": "number"
+                },
+                "client_unjudged": {
+                    "description": "ClientUnjudged says why client_saturated could not be judged (the\nrun too short to tell, no request succeeded, the system does not\nreport CPU); absent when it was.",
+                    "type": "string"
                 },
                 "complete_requests": {
                     "type": "integer"
