@@ -205,8 +205,9 @@ type deliveryStore interface {
 type WebhookConfig struct {
 	// Concurrency is how many deliveries run at once; zero means 10.
 	Concurrency int
-	// PerOwner is how many of them may be one owner's (API key's) at once,
-	// so receivers that never answer hold up only their own tenant's
+	// PerOwner is how many of them may be one owner's (API key's) at once
+	// while half the slots are in use (below that an owner may go over
+	// it), so receivers that never answer hold up only their own tenant's
 	// deliveries; a delivery over its owner's share waits in the queue
 	// without taking a slot. Zero means a quarter of Concurrency, at least
 	// one; it is never more than Concurrency.
@@ -269,7 +270,7 @@ func newDeliverer(st deliveryStore, cfg WebhookConfig) *Deliverer {
 	return &Deliverer{
 		st:       st,
 		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout), Now: cfg.Now},
-		schedule: cfg.Schedule, shares: newOwnerShares(cfg.PerOwner), log: cfg.Logger,
+		schedule: cfg.Schedule, shares: newOwnerShares(cfg.PerOwner, cfg.Concurrency), log: cfg.Logger,
 	}
 }
 
@@ -295,8 +296,10 @@ func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) err
 	}
 	// asynq archives a task on its last retry whatever the error, so the
 	// last attempt is made over the share rather than lost unmade.
-	if !d.shares.acquire(p.Owner, lastAttempt(ctx)) {
-		return fmt.Errorf("worker: delivery %d of job %s: %w", p.Delivery, p.JobID, errOwnerBusy)
+	id, _ := asynq.GetTaskID(ctx)
+	if !d.shares.acquire(p.Owner, id, lastAttempt(ctx)) {
+		return &ownerBusyError{wait: d.shares.wait(id),
+			msg: fmt.Sprintf("worker: delivery %d of job %s: %s", p.Delivery, p.JobID, errOwnerBusy)}
 	}
 	defer d.shares.release(p.Owner)
 	return d.deliver(ctx, p)
@@ -380,10 +383,11 @@ func (d *Deliverer) setStatus(ctx context.Context, del *webhook.Delivery, s webh
 // retryDelay follows the schedule, waiting longer when the receiver asked
 // to with Retry-After (up to webhook.MaxRetryAfter, so a receiver cannot
 // park a delivery for a year). A delivery sent back for its owner's share
-// comes back after ownerBusyDelay.
+// comes back after the wait ownerShares gave it.
 func (d *Deliverer) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
-	if errors.Is(err, errOwnerBusy) {
-		return ownerBusyDelay
+	var busy *ownerBusyError
+	if errors.As(err, &busy) {
+		return busy.wait
 	}
 	wait := d.schedule.Delay(n)
 	var ae *attemptError

@@ -50,11 +50,12 @@ func startHungReceiver(t *testing.T) *hungReceiver {
 }
 
 // TestWebhookOwnerShare: one tenant's webhooks to a receiver that never
-// answers hold at most its share of the delivery server's slots, each for
-// the real 10 s attempt timeout; the rest wait in the queue without
-// taking a slot, and another tenant's webhook, enqueued behind all of
-// them, arrives within deliveryBound. Without the share the hung ones
-// take every slot for 10 s per ten of them, and it would wait 30 s.
+// answers hold at most half the delivery server's slots (its share, or
+// more while half are free), each for the real 10 s attempt timeout; the
+// rest wait in the queue without taking a slot, and another tenant's
+// webhook, enqueued behind all of them, arrives within deliveryBound.
+// Without the share the hung ones take every slot for 10 s per ten of
+// them, and it would wait 30 s.
 func TestWebhookOwnerShare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds webhook attempts to a hung receiver for seconds")
@@ -63,6 +64,7 @@ func TestWebhookOwnerShare(t *testing.T) {
 		hungDeliveries = 30
 		deliveryBound  = 5 * time.Second // generous: about a second is expected
 		share          = 2               // the default: a quarter of 10 slots
+		most           = 5               // half the slots: over the share while they are free
 	)
 	e := newEnv(t)
 	tg := startTarget(t, 0) // the jobs' target, never loaded here
@@ -99,7 +101,7 @@ func TestWebhookOwnerShare(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for hung.inFlight.Load() < share {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d attempts held by the hung receiver after 10 s, want %d", hung.inFlight.Load(), share)
+			t.Fatalf("%d attempts held by the hung receiver after 10 s, want at least %d", hung.inFlight.Load(), share)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -118,10 +120,10 @@ func TestWebhookOwnerShare(t *testing.T) {
 	if took > deliveryBound {
 		t.Errorf("other tenant's webhook took %s, want under %s", took.Round(time.Millisecond), deliveryBound)
 	}
-	if w := hung.widest.Load(); w > share {
-		t.Errorf("the hung tenant had %d attempts in flight at once, want at most its share, %d", w, share)
+	if w := hung.widest.Load(); w > most {
+		t.Errorf("the hung tenant had %d attempts in flight at once, want at most %d, half the slots", w, most)
 	}
-	if n := hung.total.Load(); n > share && time.Since(heldAt) < 9*time.Second {
-		t.Errorf("the hung receiver got %d requests within the first attempt timeout, want %d: the rest wait their turn", n, share)
+	if n := hung.total.Load(); n > most && time.Since(heldAt) < 9*time.Second {
+		t.Errorf("the hung receiver got %d requests within the first attempt timeout, want at most %d: the rest wait their turn", n, most)
 	}
 }
