@@ -3077,6 +3077,17 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ComparisonPair": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
@@ -3130,7 +3141,20 @@ const docTemplate = `{
                         }
                     ]
                 },
+                "comparisons": {
+                    "description": "Comparisons holds every comparison of this point with another\ntarget's (Spec.ComparisonPairs, the baseline's included), in the\npairs' order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Comparison"
+                    }
+                },
+                "error_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
                 "failed_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "good_rps": {
                     "$ref": "#/definitions/job.Stat"
                 },
                 "noisy": {
@@ -3151,7 +3175,12 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Point"
                 },
                 "rps": {
-                    "$ref": "#/definitions/job.Stat"
+                    "description": "RPS is ab's \"Requests per second\": every completed request,\nwhatever its status. GoodRPS counts only the successes (2xx, and\nthe expected length), what a reader means by throughput; ErrorRatio\nis the share of attempted requests that failed or were not 2xx.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Stat"
+                        }
+                    ]
                 },
                 "runs": {
                     "type": "integer"
@@ -3283,8 +3312,15 @@ const docTemplate = `{
                     "description": "lowest c with failed requests",
                     "type": "integer"
                 },
+                "fall_pct": {
+                    "type": "number"
+                },
                 "latency_knee_at": {
                     "description": "lowest c where latency grows faster than c",
+                    "type": "integer"
+                },
+                "peak_at": {
+                    "description": "PeakAt is set when req/s falls by more than 10 % past its highest\npoint after the plateau begins: the c of that highest point, and\nFallPct how far the last point is below it.",
                     "type": "integer"
                 },
                 "plateau_at": {
@@ -3379,6 +3415,7 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "baseline": {
+                    "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
                 },
                 "compare_to": {
@@ -3388,6 +3425,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.CompareTo"
                         }
                     ]
+                },
+                "comparisons": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ComparisonPair"
+                    }
                 },
                 "exclusive": {
                     "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",
