@@ -54,6 +54,16 @@ type Config struct {
 	// quotas of a caller whose key sets none; zero means 10 and 60.
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
+	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
+	// a caller whose key sets none may keep stored (quota.go); zero means
+	// 100 templates of 4 MiB together, 50 schedules and 100 pinned jobs.
+	MaxTemplates     int
+	MaxTemplateBytes int
+	MaxSchedules     int
+	MaxPins          int
+	// HookMaxBody caps the body of a CI delivery in bytes, checked before
+	// any secret is (hooks.go); zero means 1 MiB.
+	HookMaxBody int64
 	// CheckURL decides which target URLs a job may reach. Required: the
 	// API refuses every URL when it is nil, rather than allowing all.
 	CheckURL job.URLChecker
@@ -90,6 +100,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
+	}
+	if c.HookMaxBody <= 0 {
+		c.HookMaxBody = defaultHookMaxBody
 	}
 	if c.Limits == nil {
 		l := job.DefaultLimits()

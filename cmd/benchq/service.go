@@ -86,6 +86,13 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Info("benchq: Redis keys renamed to the hash-tagged layout", "keys", n)
 	}
 	if m.Config.Command != config.CommandWorker {
+		// Templates saved before their usage was kept count against
+		// their owners' limits, and CI deliveries find them, from now on.
+		if n, err := st.AccountTemplates(ctx); err != nil {
+			return fmt.Errorf("benchq: %w", err)
+		} else if n > 0 {
+			m.Logger.Info("benchq: templates accounted for their owners' limits", "templates", n)
+		}
 		if err := m.startAPI(st); err != nil {
 			return err
 		}
@@ -124,6 +131,11 @@ func (m *Main) startAPI(st *store.Store) error {
 		OpenUntilFirstKey:    c.Command == config.CommandAll && c.Auth == "auto",
 		MaxActiveJobs:        c.MaxActiveJobs,
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
+		MaxTemplates:         c.MaxTemplates,
+		MaxTemplateBytes:     c.MaxTemplateBytes,
+		MaxSchedules:         c.MaxSchedules,
+		MaxPins:              c.MaxPins,
+		HookMaxBody:          c.HookMaxBody,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
 		Monitor: queueMonitor(m.rdb)})

@@ -101,6 +101,15 @@ type Config struct {
 	// admission quotas of a key whose own quota leaves them 0.
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
+	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
+	// a key whose own quota leaves them 0 may keep stored.
+	MaxTemplates     int
+	MaxTemplateBytes int
+	MaxSchedules     int
+	MaxPins          int
+	// HookMaxBody caps a CI delivery's body in bytes, checked before any
+	// template's secret is.
+	HookMaxBody int64
 
 	// HTTP server timeouts; they keep slow or idle clients from holding
 	// connections forever (slowloris).
@@ -168,6 +177,11 @@ func Defaults() Config {
 		Auth:                 "auto",
 		MaxActiveJobs:        10,
 		SubmissionsPerMinute: 60,
+		MaxTemplates:         100,
+		MaxTemplateBytes:     4 << 20,
+		MaxSchedules:         50,
+		MaxPins:              100,
+		HookMaxBody:          1 << 20,
 
 		WebhookConcurrency: 10,
 		WebhookTimeout:     10 * time.Second,
@@ -287,6 +301,13 @@ func (c Config) validate() error {
 	}
 	if c.MaxActiveJobs < 1 || c.SubmissionsPerMinute < 1 {
 		problems = append(problems, fmt.Sprintf("max-active-jobs and submissions-per-minute must be at least 1, got %d and %d", c.MaxActiveJobs, c.SubmissionsPerMinute))
+	}
+	if c.MaxTemplates < 1 || c.MaxTemplateBytes < 1 || c.MaxSchedules < 1 || c.MaxPins < 1 {
+		problems = append(problems, fmt.Sprintf("max-templates, max-template-bytes, max-schedules and max-pins must be at least 1, got %d, %d, %d and %d",
+			c.MaxTemplates, c.MaxTemplateBytes, c.MaxSchedules, c.MaxPins))
+	}
+	if c.HookMaxBody < 1 {
+		problems = append(problems, fmt.Sprintf("hook-max-body must be positive, got %d", c.HookMaxBody))
 	}
 	if c.MaxBody < 1 {
 		problems = append(problems, fmt.Sprintf("max-body must be positive, got %d", c.MaxBody))

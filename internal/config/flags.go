@@ -63,6 +63,11 @@ func (fs *flagSet) define(cfg *Config) {
 		}
 		fs.integer(&cfg.MaxActiveJobs, "max-active-jobs", "BENCHQ_MAX_ACTIVE_JOBS", "queued + running jobs one API key may have (its own quota may override)")
 		fs.integer(&cfg.SubmissionsPerMinute, "submissions-per-minute", "BENCHQ_SUBMISSIONS_PER_MINUTE", "job submissions one API key may make per minute, shared by all API replicas")
+		fs.integer(&cfg.MaxTemplates, "max-templates", "BENCHQ_MAX_TEMPLATES", "templates one API key may keep (its own quota may override)")
+		fs.integer(&cfg.MaxTemplateBytes, "max-template-bytes", "BENCHQ_MAX_TEMPLATE_BYTES", "bytes one API key's templates may take together (its own quota may override)")
+		fs.integer(&cfg.MaxSchedules, "max-schedules", "BENCHQ_MAX_SCHEDULES", "templates with a schedule one API key may keep (its own quota may override)")
+		fs.integer(&cfg.MaxPins, "max-pins", "BENCHQ_MAX_PINS", "jobs one API key may keep pinned (its own quota may override)")
+		fs.int64(&cfg.HookMaxBody, "hook-max-body", "BENCHQ_HOOK_MAX_BODY", "largest CI webhook body in bytes, refused before any template secret is checked")
 	}
 	if cfg.Command != CommandServe {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
