@@ -2324,7 +2324,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -2541,7 +2541,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -3245,6 +3245,7 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "runs_done": {
+                    "description": "RunsDone is the number of runs stored: the store counts them when it\nreads the job, whatever a worker last wrote.",
                     "type": "integer"
                 },
                 "runs_total": {

@@ -188,6 +188,7 @@ func (m *Main) startWorker(st *store.Store) {
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		JobLease:        m.Config.JobLease,
 		CrashRetries:    crashRetries(m.Config.CrashRetries),
+		CrashLimit:      m.Config.CrashLimit,
 		ShardWait:       m.Config.ShardWait,
 		PollInterval:    m.Config.PollInterval,
 		Logger:          m.Logger,

@@ -66,9 +66,12 @@ type Config struct {
 	// JobLease is how long a job's worker may go silent before another
 	// worker takes the job over as crashed (worker processes): the worker
 	// renews the lease five times within it. CrashRetries is how many
-	// such crashes a job is resumed after; the next one fails it.
+	// such crashes in a row, with no run stored between them, a job is
+	// resumed after; the next one fails it. CrashLimit is how many crashes
+	// in all it is resumed after, runs stored between them or not.
 	JobLease     time.Duration
 	CrashRetries int
+	CrashLimit   int
 	// PollInterval is how often an idle worker looks for a job: the
 	// longest a queued job waits for a free worker, against the CPU the
 	// polls take from the load generator's core.
@@ -126,6 +129,10 @@ type Config struct {
 	WebhookBackoff     []time.Duration
 	WebhookConcurrency int
 	WebhookTimeout     time.Duration
+	// WebhookPerOwner is how many of a process's WebhookConcurrency
+	// deliveries one API key's jobs may have in flight; zero means a
+	// quarter of them (at least one).
+	WebhookPerOwner int
 	// PublicURL is the API's externally reachable base URL
 	// ("https://benchq.example"), which webhook payloads link to. The
 	// worker building them does not serve the API, so it cannot know it;
@@ -165,6 +172,7 @@ func Defaults() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobLease:          10 * time.Second,
 		CrashRetries:      3,
+		CrashLimit:        10,
 		PollInterval:      100 * time.Millisecond,
 		ShardWait:         time.Minute,
 		LogLevel:          slog.LevelInfo,
@@ -290,7 +298,8 @@ func (c Config) validate() error {
 		name string
 		v    int64
 	}{
-		{"crash-retries", int64(c.CrashRetries)},
+		{"crash-retries", int64(c.CrashRetries)}, {"crash-limit", int64(c.CrashLimit)},
+		{"webhook-per-owner", int64(c.WebhookPerOwner)},
 		{"max-concurrency", int64(c.MaxConcurrency)}, {"max-requests", int64(c.MaxRequests)},
 		{"max-runs", int64(c.MaxRuns)}, {"max-duration", int64(c.MaxDuration)},
 	} {

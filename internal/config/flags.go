@@ -74,12 +74,14 @@ func (fs *flagSet) define(cfg *Config) {
 	if cfg.Command != CommandServe {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
 		fs.duration(&cfg.JobLease, "job-lease", "BENCHQ_JOB_LEASE", "how long a job's worker may go silent before another worker resumes the job as crashed")
-		fs.integer(&cfg.CrashRetries, "crash-retries", "BENCHQ_CRASH_RETRIES", "how many times a job is resumed after its worker died running it; the next death fails it")
+		fs.integer(&cfg.CrashRetries, "crash-retries", "BENCHQ_CRASH_RETRIES", "how many times in a row a job is resumed after its worker died running it with no run stored since the previous death; the next such death fails it")
+		fs.integer(&cfg.CrashLimit, "crash-limit", "BENCHQ_CRASH_LIMIT", "how many worker deaths in all a job is resumed after, runs stored between them or not")
 		fs.duration(&cfg.PollInterval, "poll-interval", "BENCHQ_POLL_INTERVAL", "how often an idle worker looks for a job (shorter: quicker pick-up, more CPU while idle)")
 		fs.duration(&cfg.ShardWait, "shard-wait", "BENCHQ_SHARD_WAIT", "how long a sharded run waits for sweep.shards free worker processes before its job fails")
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
+		fs.integer(&cfg.WebhookPerOwner, "webhook-per-owner", "BENCHQ_WEBHOOK_PER_OWNER", "webhook deliveries of one API key's jobs one worker process makes at once (0: a quarter of --webhook-concurrency)")
 	}
 	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")

@@ -62,7 +62,7 @@ func TestStoreOnCluster(t *testing.T) {
 		}},
 		{"AcquireLease", func(ctx context.Context) error { _, err := s.AcquireLease(ctx, j.ID, "w1", time.Minute); return err }},
 		{"UpdateJob start", func(ctx context.Context) error {
-			_, err := s.UpdateJob(ctx, j.ID, func(j *job.Job) error { _, err := j.Start("w1", "", 3, nowUTC()); return err })
+			_, err := s.UpdateJob(ctx, j.ID, func(j *job.Job) error { _, err := j.Start("w1", "", testBudget, nowUTC()); return err })
 			return err
 		}},
 		{"RenewLease", func(ctx context.Context) error { _, err := s.RenewLease(ctx, j.ID, "w1", time.Minute); return err }},
