@@ -73,6 +73,9 @@ type RunResponse struct {
 	// Shards lists the worker processes of a sharded run (sweep.shards >
 	// 1); result is their merged measurement.
 	Shards []job.ShardRun `json:"shards,omitempty"`
+	// Partial marks the run a cancel stopped part way: result holds what
+	// it measured until then; the analysis leaves it out.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // HealthResponse answers /healthz and /readyz.
@@ -113,6 +116,7 @@ func newRunResponses(runs []job.Run) []RunResponse {
 			FinishedAt:  r.FinishedAt,
 			Result:      r.Result,
 			Shards:      r.Shards,
+			Partial:     r.Partial,
 		})
 	}
 	return out

@@ -2703,6 +2703,10 @@ const docTemplate = `{
                 "finished_at": {
                     "type": "string"
                 },
+                "partial": {
+                    "description": "Partial marks the run a cancel stopped part way: result holds what\nit measured until then; the analysis leaves it out.",
+                    "type": "boolean"
+                },
                 "point": {
                     "type": "integer"
                 },

@@ -343,7 +343,10 @@ func (sw *sweep) pause() error {
 }
 
 // runOne runs one repeat of one point, after its warm-up, and stores it.
-// A run cut short by a cancel or by the end of the attempt is discarded.
+// A run cut short by the job's cancel is stored as partial, with what it
+// measured, as ab reports what it measured when stopped; one cut short by
+// the end of the attempt is discarded, since the next attempt runs it
+// again.
 func (sw *sweep) runOne(k job.RunKey) error {
 	if k.Point < 0 || k.Point >= len(sw.points) {
 		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
@@ -365,17 +368,22 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	started := time.Now().UTC()
 	m, err := sw.load(plan)
-	if err != nil {
+	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
+	if err != nil && !partial {
 		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
-	run, err := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
+	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
 		VariableLength: plan.AcceptVariableLength,
 		BodySent:       len(plan.Body) > 0,
 	})
-	if err != nil {
-		return fmt.Errorf("point %d: %w", k.Point, err)
+	if rerr != nil {
+		return fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
-	return sw.save(run)
+	run.Partial = partial
+	if serr := sw.save(run); serr != nil || !partial {
+		return serr
+	}
+	return err
 }
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.
@@ -394,8 +402,9 @@ func (sw *sweep) warmup(p job.Point) error {
 	return nil
 }
 
-// load runs a plan under the cancel watch. A canceled measurement is
-// reported as the stop reason, never returned.
+// load runs a plan under the cancel watch. A canceled measurement comes
+// back with the stop reason as the error, for runOne to keep after a
+// cancel; every other caller takes the error alone.
 func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	m, err := loadgen.Run(sw.watch.ctx, plan)
 	switch {
@@ -406,7 +415,7 @@ func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	case err != nil:
 		return nil, err
 	case m.Canceled:
-		return nil, sw.stopReason()
+		return m, sw.stopReason()
 	}
 	return m, nil
 }

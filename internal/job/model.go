@@ -107,6 +107,11 @@ type Run struct {
 	// Shards lists the worker processes a sharded run (sweep.shards > 1)
 	// ran on, in shard order; Result is their merged measurement.
 	Shards []ShardRun `json:"shards,omitempty"`
+	// Partial is set on the run a cancel stopped part way: Result holds
+	// what it measured until then, as ab reports what it measured when
+	// stopped with Ctrl-C. The analysis leaves it out, since its counts
+	// cover less than the point asked for.
+	Partial bool `json:"partial,omitempty"`
 	// Measurement is the run's measurement as measure.EncodeMeasurement
 	// wrote it: every phase with its sums and histogram, what Result
 	// summarises, so runs merge exactly (MergeShards). It stays in the
