@@ -110,7 +110,7 @@ func TestStoreOnCluster(t *testing.T) {
 			return err
 		}},
 		{"CountByStatus", func(ctx context.Context) error { _, err := s.CountByStatus(ctx); return err }},
-		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, owner, other.ID) }},
+		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, other) }},
 		{"RevokeKey", func(ctx context.Context) error { _, err := s.RevokeKey(ctx, key.ID, nowUTC()); return err }},
 		{"ActiveJobs", func(ctx context.Context) error { _, err := s.ActiveJobs(ctx, owner); return err }},
 		{"PutTemplate", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},
