@@ -191,15 +191,16 @@ func (m *Main) startWorker(st *store.Store) {
 	}()
 }
 
-// watchRedis reports a redis-server child that exits before Close as a
-// component failure: without it every request would fail until restart.
+// watchRedis reports a redis-server child that could not be kept running
+// (it kept failing as soon as it was restarted) as a component failure:
+// without it every request would fail until benchq restarts.
 func (m *Main) watchRedis(done <-chan struct{}) {
 	select {
 	case <-done:
 		select {
 		case <-m.closing:
 		default:
-			m.failed <- fmt.Errorf("benchq: the redis-server child exited: %w", m.redis.child.Err())
+			m.failed <- fmt.Errorf("benchq: the redis-server child exited for good: %w", m.redis.child.Err())
 		}
 	case <-m.closing:
 	}
