@@ -85,6 +85,7 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		m.Logger.Info("benchq: Redis keys renamed to the hash-tagged layout", "keys", n)
 	}
+	m.startBackfill(st)
 	if m.Config.Command != config.CommandWorker {
 		if err := m.startAPI(st); err != nil {
 			return err
@@ -137,6 +138,33 @@ func (m *Main) startAPI(st *store.Store) error {
 	}()
 	m.startScheduler(st)
 	return nil
+}
+
+// startBackfill indexes, in the background, the jobs stored before the
+// owners' status and label indexes existed; listings read the jobs as
+// before until it is done, so nothing waits for it.
+func (m *Main) startBackfill(st *store.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer cancel()
+		go func() {
+			select {
+			case <-m.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		start := time.Now()
+		n, err := st.BackfillIndexes(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			m.Logger.Warn("benchq: indexing stored jobs by status and label failed; listings stay slower until a restart completes it", "indexed", n, "err", err)
+		case err == nil && n > 0:
+			m.Logger.Info("benchq: stored jobs indexed by status and label", "jobs", n, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}()
 }
 
 // startScheduler runs the template schedules beside the API: every API

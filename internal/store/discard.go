@@ -84,7 +84,7 @@ func (s *Store) discardOnce(ctx context.Context, j *job.Job) (bool, error) {
 	// finds no job and removes the same entries.
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
-		for _, idx := range indexKeys(j.Owner, job.StatusQueued) {
+		for _, idx := range indexKeys(j, job.StatusQueued) {
 			p.ZRem(ctx, idx, member)
 		}
 		return nil

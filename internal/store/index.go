@@ -71,18 +71,24 @@ func memberTime(m string) time.Time {
 // trims entries long past the retention, and refreshes the indexes' TTL:
 // one MULTI, as every index shares one slot.
 func (s *Store) listJob(ctx context.Context, j *job.Job) error {
-	member := indexMember(j)
-	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, idx := range indexKeys(j.Owner, j.Status) {
-			p.ZAdd(ctx, idx, redis.Z{Member: member})
-		}
-		// Jobs long expired, but the kept ones (keep.go).
-		trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, indexKeys(j.Owner, j.Status)...), horizon)
-		s.touchIndexes(ctx, p, j.Owner)
+		s.queueListing(ctx, p, j)
 		return nil
 	})
 	return err
+}
+
+// queueListing queues listJob's commands on p.
+func (s *Store) queueListing(ctx context.Context, p redis.Pipeliner, j *job.Job) {
+	member := indexMember(j)
+	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
+	keys := indexKeys(j, j.Status)
+	for _, idx := range keys {
+		p.ZAdd(ctx, idx, redis.Z{Member: member})
+	}
+	// Jobs long expired, but the kept ones (keep.go).
+	trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, keys...), horizon)
+	s.touchIndexes(ctx, p, j)
 }
 
 // settle finishes an UpdateJob that moved job j from status from: the
@@ -94,12 +100,14 @@ func (s *Store) listJob(ctx context.Context, j *job.Job) error {
 func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
 	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if j.Status != from {
-			p.ZRem(ctx, statusIndexKey(from), indexMember(j))
+			for _, idx := range statusIndexKeys(j, from) {
+				p.ZRem(ctx, idx, indexMember(j))
+			}
 		}
 		if j.Status.Terminal() && !from.Terminal() {
 			p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
 		}
-		s.touchIndexes(ctx, p, j.Owner)
+		s.touchIndexes(ctx, p, j)
 		return nil
 	})
 	if j.Status.Terminal() && !from.Terminal() {
@@ -115,6 +123,18 @@ func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
 	// removal above: put it back then.
 	cur, err := s.loadJobs(ctx, s.rdb, []string{j.ID})
 	if err == nil && cur[0] != nil && cur[0].Status == from {
-		_ = s.rdb.ZAdd(ctx, statusIndexKey(from), redis.Z{Member: indexMember(j)}).Err()
+		_ = s.addStatusEntries(ctx, j, from)
 	}
+}
+
+// addStatusEntries adds job j to the indexes of status st, in one MULTI
+// (they share a slot).
+func (s *Store) addStatusEntries(ctx context.Context, j *job.Job, st job.Status) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, idx := range statusIndexKeys(j, st) {
+			p.ZAdd(ctx, idx, redis.Z{Member: indexMember(j)})
+		}
+		return nil
+	})
+	return err
 }

@@ -79,7 +79,7 @@ func (s *Store) keep(ctx context.Context, j *job.Job, reason string) error {
 		return fmt.Errorf("store: keep job %s: %w", j.ID, err)
 	}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		s.touchIndexes(ctx, p, j.Owner)
+		s.touchIndexes(ctx, p, j)
 		return nil
 	})
 	if err != nil {
