@@ -10,8 +10,8 @@ import (
 // backfillBatch is how many jobs one round of BackfillIndexes reads.
 const backfillBatch = 1000
 
-// BackfillIndexes puts every stored job in its owner's status and label
-// indexes, which jobs stored before those indexes existed lack, then
+// BackfillIndexes puts every stored job in its owner's status, label and
+// name indexes, which jobs stored before those indexes existed lack, then
 // marks them complete, so listings use them (listplan.go); until then
 // listings walk the owner's index as before. It returns how many jobs it
 // indexed. Every process may call it at start: once a run completed,
@@ -73,6 +73,8 @@ func (s *Store) backfillBatch(ctx context.Context, members []string) (int, error
 				p.ZAdd(ctx, k, redis.Z{Member: members[i]})
 				touched[k] = true
 			}
+			p.HSet(ctx, ownerNamesKey(j.Owner), members[i], listedName(j))
+			touched[ownerNamesKey(j.Owner)] = true
 		}
 		// The indexes outlive their jobs, as touchIndexes keeps them.
 		keys := []string{keptIndexKey()}

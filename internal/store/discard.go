@@ -87,6 +87,7 @@ func (s *Store) discardOnce(ctx context.Context, j *job.Job) (bool, error) {
 		for _, idx := range indexKeys(j, job.StatusQueued) {
 			p.ZRem(ctx, idx, member)
 		}
+		p.HDel(ctx, ownerNamesKey(j.Owner), member)
 		return nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,10 +87,16 @@ func (s *Store) queueListing(ctx context.Context, p redis.Pipeliner, j *job.Job)
 	for _, idx := range keys {
 		p.ZAdd(ctx, idx, redis.Z{Member: member})
 	}
-	// Jobs long expired, but the kept ones (keep.go).
+	p.HSet(ctx, ownerNamesKey(j.Owner), member, listedName(j))
+	// Jobs long expired, but the kept ones (keep.go); their names first,
+	// found by their entries in the owner's index.
+	trimNamesScript.Eval(ctx, p, []string{keptIndexKey(), ownerIndexKey(j.Owner), ownerNamesKey(j.Owner)}, horizon)
 	trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, keys...), horizon)
 	s.touchIndexes(ctx, p, j)
 }
+
+// listedName is job j's name as the names index holds it.
+func listedName(j *job.Job) string { return strings.ToLower(j.Spec.Name) }
 
 // settle finishes an UpdateJob that moved job j from status from: the
 // entry of the old status goes, the indexes' TTL is refreshed, and a job

@@ -24,6 +24,8 @@ import (
 //	benchq:{jobs}:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
 //	benchq:{jobs}:owner:<owner>:status:<status>  zset  that key's jobs in that status
 //	benchq:{jobs}:owner:<owner>:label:<k>=<v>    zset  that key's jobs labelled k=v (labels never change)
+//	benchq:{jobs}:owner:<owner>:names            hash  index member of each of that key's jobs = its name in
+//	                                                   lower case, so a name filter reads no job
 //	benchq:{jobs}:indexed            string "2" once every job stored before the two indexes above
 //	                                        existed is in them (backfill.go)
 //
@@ -75,6 +77,8 @@ func ownerStatusIndexKey(owner string, s job.Status) string {
 func ownerLabelIndexKey(owner, k, v string) string {
 	return ownerIndexKey(owner) + ":label:" + k + "=" + v
 }
+
+func ownerNamesKey(owner string) string { return ownerIndexKey(owner) + ":names" }
 
 func indexVersionKey() string { return indexTag + ":indexed" }
 

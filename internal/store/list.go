@@ -22,9 +22,9 @@ const (
 	maxScan = 5000
 	// maxIndexScan bounds the index entries one ListJobs reads when
 	// index checks reject most of them (checks cost no job load).
-	maxIndexScan = 50_000
+	maxIndexScan = 20_000
 	// checkBatch is how many entries a checked walk reads at once.
-	checkBatch = 500
+	checkBatch = 1000
 )
 
 // ListFilter selects and pages jobs. Zero fields select everything.
@@ -93,6 +93,7 @@ type scan struct {
 	index  string
 	status job.Status // the status of the walked index's entries; "" when any
 	checks []string   // indexes a listed job's entry is in besides the walked one
+	names  string     // the names hash that decides the name filter, "" when jobs must
 	// filtered: the filter may reject a job whose entry is in the walked
 	// index and every checked one (a name, or what no index walked covers).
 	filtered bool
@@ -111,7 +112,7 @@ func (sc *scan) run(ctx context.Context) error {
 	for len(sc.jobs) < sc.limit && sc.loaded < maxScan && sc.read < maxIndexScan && !sc.done {
 		batch := int64(sc.limit - len(sc.jobs))
 		switch {
-		case len(sc.checks) > 0:
+		case len(sc.checks) > 0 || sc.names != "":
 			batch = max(batch, checkBatch) // checks reject entries cheaply: read far ahead
 		case sc.filtered:
 			batch = max(batch, 100) // the filter rejects loaded jobs: read ahead
@@ -139,6 +140,9 @@ func (sc *scan) run(ctx context.Context) error {
 func (sc *scan) take(ctx context.Context, members []string) (int, error) {
 	pass, err := sc.s.inAll(ctx, sc.checks, members)
 	if err != nil {
+		return 0, err
+	}
+	if err := sc.checkNames(ctx, members, pass); err != nil {
 		return 0, err
 	}
 	// Load no more jobs than the page still needs: the members past them
@@ -228,6 +232,40 @@ func (s *Store) inAll(ctx context.Context, checks []string, members []string) ([
 	return pass, nil
 }
 
+// checkNames clears pass for the members whose job's name, as the names
+// hash holds it, does not contain the filter's name. A member the hash
+// lacks stays: its job is loaded and tells.
+func (sc *scan) checkNames(ctx context.Context, members []string, pass []bool) error {
+	if sc.names == "" {
+		return nil
+	}
+	var fields []string
+	for i, m := range members {
+		if pass[i] {
+			fields = append(fields, m)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	names, err := sc.s.rdb.HMGet(ctx, sc.names, fields...).Result()
+	if err != nil {
+		return err
+	}
+	want := strings.ToLower(sc.f.Name)
+	k := 0
+	for i := range members {
+		if !pass[i] {
+			continue
+		}
+		if name, ok := names[k].(string); ok && !strings.Contains(name, want) {
+			pass[i] = false
+		}
+		k++
+	}
+	return nil
+}
+
 // forget removes entries of missing jobs from every index they can be in
 // that is known (the owner and labels are gone with the job, so only the
 // filter's are), and stray entries from the walked index.
@@ -263,6 +301,7 @@ func (sc *scan) forget(ctx context.Context) error {
 			for k, v := range sc.f.Labels {
 				p.ZRem(ctx, ownerLabelIndexKey(sc.f.Owner, k, v), gone...)
 			}
+			p.HDel(ctx, ownerNamesKey(sc.f.Owner), sc.gone...)
 		}
 		return nil
 	})

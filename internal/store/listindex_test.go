@@ -40,9 +40,9 @@ func (h *jobLoads) count(c redis.Cmder) {
 }
 
 // TestFilteredListLoadsAboutAPage: a page of a key's jobs filtered by
-// status or label loads about as many jobs as it shows, however many of
-// the key's jobs do not match: the owner's status and label indexes are
-// walked or checked instead of every job being read.
+// status, label or name loads about as many jobs as it shows, however
+// many of the key's jobs do not match: the owner's status, label and
+// name indexes are walked or checked instead of every job being read.
 func TestFilteredListLoadsAboutAPage(t *testing.T) {
 	rdb := redistest.Start(t).Client(t)
 	loads := &jobLoads{}
@@ -67,12 +67,18 @@ func TestFilteredListLoadsAboutAPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const limit = 5
-	for _, f := range []store.ListFilter{
-		{Status: job.StatusFailed},
-		{Labels: map[string]string{"template": "rare"}},
-		{Status: job.StatusFailed, Labels: map[string]string{"template": "rare"}},
-		{Status: job.StatusSucceeded, Labels: map[string]string{"template": "rare"}},
+	for _, tc := range []struct {
+		f    store.ListFilter
+		want int
+	}{
+		{store.ListFilter{Status: job.StatusFailed}, 10},
+		{store.ListFilter{Labels: map[string]string{"template": "rare"}}, 10},
+		{store.ListFilter{Status: job.StatusFailed, Labels: map[string]string{"template": "rare"}}, 10},
+		{store.ListFilter{Status: job.StatusSucceeded, Labels: map[string]string{"template": "rare"}}, 0},
+		{store.ListFilter{Name: "JOB-600"}, 1},
+		{store.ListFilter{Name: "job-600", Status: job.StatusFailed}, 1},
 	} {
+		f, want := tc.f, tc.want
 		f.Owner, f.Limit = "key_a", limit
 		var got []string
 		before := loads.n.Load()
@@ -88,15 +94,11 @@ func TestFilteredListLoadsAboutAPage(t *testing.T) {
 			f.Cursor = next
 		}
 		n := loads.n.Load() - before
-		want := 10
-		if f.Status == job.StatusSucceeded {
-			want = 0
-		}
 		if len(got) != want {
-			t.Errorf("ListJobs(status %q, labels %v) listed %d jobs, want %d", f.Status, f.Labels, len(got), want)
+			t.Errorf("ListJobs(status %q, labels %v, name %q) listed %d jobs, want %d", f.Status, f.Labels, f.Name, len(got), want)
 		}
 		if n > int64(want+limit) {
-			t.Errorf("ListJobs(status %q, labels %v) loaded %d jobs to list %d of 3000, want at most %d", f.Status, f.Labels, n, len(got), want+limit)
+			t.Errorf("ListJobs(status %q, labels %v, name %q) loaded %d jobs to list %d of 3000, want at most %d", f.Status, f.Labels, f.Name, n, len(got), want+limit)
 		}
 	}
 }
@@ -130,6 +132,7 @@ func TestBackfillIndexes(t *testing.T) {
 		{Owner: "key_a", Status: job.StatusRunning, Limit: 3},
 		{Owner: "key_a", Labels: map[string]string{"branch": "main"}, Limit: 4},
 		{Owner: "key_a", Status: job.StatusQueued, Labels: map[string]string{"branch": "dev"}, Limit: 2},
+		{Owner: "key_a", Name: "JOB-01", Limit: 3},
 	}
 	wants := make([][]string, len(filters))
 	fresh := store.New(rdb, store.Options{Retention: testRetention})

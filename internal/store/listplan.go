@@ -58,6 +58,9 @@ func (s *Store) newScan(ctx context.Context, f ListFilter, limit int, upper stri
 		sc.status = f.Status
 	}
 	sc.checks = slices.Delete(cands, walk, walk+1)
+	if f.Name != "" {
+		sc.names, sc.filtered = ownerNamesKey(f.Owner), false
+	}
 	return sc, nil
 }
 

@@ -44,8 +44,8 @@ func (h *oomAfterListing) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 	}
 }
 
-// orphanEntries lists the index entries, in every job index, whose job
-// does not exist.
+// orphanEntries lists the index entries, in every job index (the names
+// hashes included), whose job does not exist.
 func orphanEntries(t *testing.T, rdb *redis.Client) []string {
 	t.Helper()
 	ctx := t.Context()
@@ -55,10 +55,14 @@ func orphanEntries(t *testing.T, rdb *redis.Client) []string {
 	}
 	var orphans []string
 	for _, k := range keys {
-		if typ, _ := rdb.Type(ctx, k).Result(); typ != "zset" {
-			continue
+		var members []string
+		var err error
+		switch typ, _ := rdb.Type(ctx, k).Result(); typ {
+		case "zset":
+			members, err = rdb.ZRange(ctx, k, 0, -1).Result()
+		case "hash": // the names of the jobs of an owner
+			members, err = rdb.HKeys(ctx, k).Result()
 		}
-		members, err := rdb.ZRange(ctx, k, 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func (s *Store) touchJob(ctx context.Context, pipe redis.Pipeliner, id string) {
 // whatever its status; while any job is kept they do not expire
 // (touchScript reads the kept set as a job's keep set).
 func (s *Store) touchIndexes(ctx context.Context, pipe redis.Pipeliner, j *job.Job) {
-	keys := []string{keptIndexKey(), allIndexKey(), ownerIndexKey(j.Owner)}
+	keys := []string{keptIndexKey(), allIndexKey(), ownerIndexKey(j.Owner), ownerNamesKey(j.Owner)}
 	for _, st := range statuses() {
 		keys = append(keys, statusIndexKey(st), ownerStatusIndexKey(j.Owner, st))
 	}
