@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -107,6 +108,14 @@ func TestStoreOnCluster(t *testing.T) {
 		}},
 		{"LatestJob", func(ctx context.Context) error {
 			_, err := s.LatestJob(ctx, owner, job.StatusSucceeded, map[string]string{"env": "ci"})
+			return err
+		}},
+		{"BackfillIndexes", func(ctx context.Context) error { _, err := s.BackfillIndexes(ctx); return err }},
+		{"ListJobs indexed", func(ctx context.Context) error {
+			got, _, err := s.ListJobs(ctx, store.ListFilter{Owner: owner, Status: job.StatusSucceeded, Labels: map[string]string{"env": "ci"}, Name: "cj"})
+			if err == nil && (len(got) != 1 || got[0].ID != j.ID) {
+				return fmt.Errorf("listed %v, want only %s", ids(got), j.ID)
+			}
 			return err
 		}},
 		{"CountByStatus", func(ctx context.Context) error { _, err := s.CountByStatus(ctx); return err }},
