@@ -30,8 +30,9 @@ type JobResponse struct {
 	// Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).
 	Pinned bool `json:"pinned"`
 	// QueuedReason says why a queued job has not started although a
-	// worker took it: the target host it waits for and the job holding
-	// it (an exclusive job waits for its hosts to be free).
+	// worker took it: the target host it waits for, and the job holding
+	// it when that job is the caller's own ("another job" otherwise; an
+	// exclusive job waits for its hosts to be free).
 	QueuedReason string   `json:"queued_reason,omitempty" example:"waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
 	Links        JobLinks `json:"links"`
 }

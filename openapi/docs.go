@@ -77,7 +77,7 @@ const docTemplate = `{
         },
         "/v1/hooks/github": {
             "post": {
-                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication, checked before the body is parsed, against every template with a GitHub trigger. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. The same X-GitHub-Delivery (or Idempotency-Key) again creates nothing and answers with the first delivery's jobs.",
+                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -98,9 +98,10 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
-                        "description": "the delivery id: a replay of it creates no job",
+                        "description": "the delivery id, logged with the jobs it creates",
                         "name": "X-GitHub-Delivery",
-                        "in": "header"
+                        "in": "header",
+                        "required": true
                     },
                     {
                         "type": "string",
@@ -112,7 +113,7 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "a ping, or a replay: the jobs the first delivery created",
+                        "description": "a ping, or a redelivery or replay: the jobs the first delivery created, replayed: true",
                         "schema": {
                             "$ref": "#/definitions/api.HookResponse"
                         }
@@ -129,14 +130,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.HookResponse"
                         }
                     },
+                    "400": {
+                        "description": "delivery-id-required: no X-GitHub-Delivery header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "401": {
-                        "description": "bad-signature: no template's secret signs the body; nothing created",
+                        "description": "bad-signature: no secret of a template of the repository the body names signs it; nothing created",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "413": {
-                        "description": "body over 4 MiB",
+                        "description": "body over --hook-max-body (1 MiB), refused before any secret is checked",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -170,7 +177,7 @@ const docTemplate = `{
         },
         "/v1/hooks/gitlab": {
             "post": {
-                "description": "No API key: X-Gitlab-Token must equal a template's GitLab token (compared in constant time). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same X-Gitlab-Event-UUID (or Idempotency-Key) again creates nothing.",
+                "description": "No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -191,8 +198,8 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
-                        "description": "the delivery id: a replay of it creates no job",
-                        "name": "X-Gitlab-Event-UUID",
+                        "description": "the delivery id GitLab keeps across retries, logged with the jobs (else X-Gitlab-Event-UUID)",
+                        "name": "Idempotency-Key",
                         "in": "header"
                     },
                     {
@@ -223,13 +230,13 @@ const docTemplate = `{
                         }
                     },
                     "401": {
-                        "description": "bad-signature: no template has that token; nothing created",
+                        "description": "bad-signature: no template of the project the body names has that token; nothing created",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "413": {
-                        "description": "body over 4 MiB",
+                        "description": "body over --hook-max-body (1 MiB), refused before any token is checked",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -808,6 +815,12 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "too-many-pins: the job's owner has its most pinned jobs (limit and value name them)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1433,6 +1446,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "429": {
+                        "description": "too-many-templates, template-bytes-exceeded, too-many-schedules: over a storage limit of the key (limit and value name it); repository-templates-exceeded: the repository has the most templates a trigger may bind to it",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "503": {
                         "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
@@ -1572,6 +1591,12 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a storage limit of the key, as for POST; a replacement only for what it adds (bytes grown, a schedule or repository added)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2019,12 +2044,16 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "client_saturated": {
-                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit.",
+                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit. The client must also have used half a core itself, and\na run shorter than 250 ms, or one in which no request succeeded, is\nnever marked: ClientUnjudged says why.",
                     "type": "boolean"
                 },
                 "client_spin_s": {
                     "description": "ClientSpinS is the part of client_cpu_s spent spinning on reads\nthat had no data yet, which the engine does only when each worker\nhas a core to itself: waiting, not work.",
                     "type": "number"
+                },
+                "client_unjudged": {
+                    "description": "ClientUnjudged says why client_saturated could not be judged (the\nrun too short to tell, no request succeeded, the system does not\nreport CPU); absent when it was.",
+                    "type": "string"
                 },
                 "complete_requests": {
                     "type": "integer"
@@ -2295,7 +2324,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -2440,7 +2469,7 @@ const docTemplate = `{
                     "example": "/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
                 "replayed": {
-                    "description": "Replayed: the delivery id was seen before; this job is the one\nits first delivery created.",
+                    "description": "Replayed: the delivery was seen before (its body, under any\ndelivery id); this job is the one its first delivery created.",
                     "type": "boolean"
                 },
                 "template": {
@@ -2512,7 +2541,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -2623,7 +2652,7 @@ const docTemplate = `{
                     "example": "/v1/jobs"
                 },
                 "limit": {
-                    "description": "Limit is the quota a 429 hit, and Value the caller's count against\nit where one is known (jobs queued or running).",
+                    "description": "Limit is the quota a 429 hit, and Value the caller's count against\nit where one is known (jobs queued or running, templates, their\nbytes, schedules, pinned jobs).",
                     "type": "integer",
                     "example": 10
                 },
@@ -3073,6 +3102,17 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ComparisonPair": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
@@ -3126,7 +3166,20 @@ const docTemplate = `{
                         }
                     ]
                 },
+                "comparisons": {
+                    "description": "Comparisons holds every comparison of this point with another\ntarget's (Spec.ComparisonPairs, the baseline's included), in the\npairs' order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Comparison"
+                    }
+                },
+                "error_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
                 "failed_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "good_rps": {
                     "$ref": "#/definitions/job.Stat"
                 },
                 "noisy": {
@@ -3147,7 +3200,12 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Point"
                 },
                 "rps": {
-                    "$ref": "#/definitions/job.Stat"
+                    "description": "RPS is ab's \"Requests per second\": every completed request,\nwhatever its status. GoodRPS counts only the successes (2xx, and\nthe expected length), what a reader means by throughput; ErrorRatio\nis the share of attempted requests that failed or were not 2xx.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Stat"
+                        }
+                    ]
                 },
                 "runs": {
                     "type": "integer"
@@ -3187,6 +3245,7 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "runs_done": {
+                    "description": "RunsDone is the number of runs stored: the store counts them when it\nreads the job, whatever a worker last wrote.",
                     "type": "integer"
                 },
                 "runs_total": {
@@ -3278,8 +3337,15 @@ const docTemplate = `{
                     "description": "lowest c with failed requests",
                     "type": "integer"
                 },
+                "fall_pct": {
+                    "type": "number"
+                },
                 "latency_knee_at": {
                     "description": "lowest c where latency grows faster than c",
+                    "type": "integer"
+                },
+                "peak_at": {
+                    "description": "PeakAt is set when req/s falls by more than 10 % past its highest\npoint after the plateau begins: the c of that highest point, and\nFallPct how far the last point is below it.",
                     "type": "integer"
                 },
                 "plateau_at": {
@@ -3325,8 +3391,15 @@ const docTemplate = `{
         "job.Significance": {
             "type": "object",
             "properties": {
+                "ci_high_pct": {
+                    "type": "number"
+                },
+                "ci_low_pct": {
+                    "description": "CILowPct and CIHighPct bound the difference in percent of the\nbaseline with 95 % confidence.",
+                    "type": "number"
+                },
                 "conclusive": {
-                    "description": "Conclusive is false when the repeats are too few for the test ever\nto reach SignificanceAlpha, however far apart they are: nothing can\nbe concluded then, and Text says how many repeats it needs.",
+                    "description": "Conclusive is false when a side has fewer than 2 repeats: there is\nno spread to judge the difference by, and Text says so.",
                     "type": "boolean"
                 },
                 "n": {
@@ -3337,16 +3410,24 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "p": {
-                    "description": "P is the test's p-value; null when there is nothing to test (a\nside without a value).",
+                    "description": "P is the two-sided p-value of the t test whose interval CILowPct\nand CIHighPct give; null when a side has fewer than 2 values.",
                     "type": "number",
                     "x-nullable": true
                 },
+                "p_adjusted": {
+                    "description": "PAdjusted is P after Benjamini-Hochberg control of the false\ndiscovery rate over every comparison of the job; Significant\nfollows it.",
+                    "type": "number"
+                },
+                "p_u": {
+                    "description": "PU is the Mann-Whitney U test's p-value (benchstat's test), given\nonce both sides have enough repeats for it to ever reach\nSignificanceAlpha: it assumes nothing of the values' distribution.",
+                    "type": "number"
+                },
                 "significant": {
-                    "description": "Significant is set only when P \u003c SignificanceAlpha.",
+                    "description": "Significant is set when the interval excludes no difference, and\nstays set after false-discovery control.",
                     "type": "boolean"
                 },
                 "text": {
-                    "description": "Text is the difference as a person reads it: \"+12.69 % (p=0.01)\",\n\"~ (no significant difference, p=0.40)\" or \"~ (nothing can be\nconcluded: …)\", or \"n/a\" when there is no percentage to give.",
+                    "description": "Text is the difference as a person reads it:\n\"+12.69 % [+9.8, +15.6] (p=0.008)\", \"~ +0.40 % [-2.1, +2.9]\n(p=0.71)\", \"~ -50.00 % (1 vs 3 repeats: …)\", or \"n/a\" when there is\nno percentage to give.",
                     "type": "string"
                 }
             }
@@ -3359,6 +3440,7 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "baseline": {
+                    "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
                 },
                 "compare_to": {
@@ -3368,6 +3450,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.CompareTo"
                         }
                     ]
+                },
+                "comparisons": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ComparisonPair"
+                    }
                 },
                 "exclusive": {
                     "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",

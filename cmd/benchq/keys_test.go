@@ -52,9 +52,22 @@ func TestKeysCommand(t *testing.T) {
 	if code, _, _ := keysCLI(t, rs.URL(), "add", "--admin", "ops"); code != keysExitOK {
 		t.Fatalf("keys add --admin ops = %d", code)
 	}
+	code, stored, _ := keysCLI(t, rs.URL(), "add", "store", "--max-templates", "7", "--max-template-bytes", "65536",
+		"--max-schedules", "2", "--max-pins", "3")
+	if code != keysExitOK {
+		t.Fatalf("keys add with storage limits = %d", code)
+	}
+	sk, err := apikey.Authenticate(t.Context(), st, strings.TrimSpace(stored))
+	if want := (apikey.Quota{MaxTemplates: 7, MaxTemplateBytes: 65536, MaxSchedules: 2, MaxPins: 3}); err != nil || sk.Quota != want {
+		t.Errorf("key with storage limits = %+v (%v), want quota %+v", sk.Quota, err, want)
+	}
+	if code, _, errOut := keysCLI(t, rs.URL(), "add", "neg", "--max-pins", "-1"); code != keysExitUsage || !strings.Contains(errOut, "max-pins") {
+		t.Errorf("keys add --max-pins -1 = %d %q, want %d naming max-pins", code, errOut, keysExitUsage)
+	}
 
 	code, list, _ := keysCLI(t, rs.URL(), "list")
 	if code != keysExitOK || !strings.Contains(list, k.ID) || !strings.Contains(list, "concurrency=8 duration=2m0s submissions/min=5") ||
+		!strings.Contains(list, "templates=7 template-bytes=65536 schedules=2 pins=3") ||
 		!strings.Contains(list, "ops") || strings.Contains(list, k.Hash) || strings.Contains(list, plain) || strings.Contains(list, "whsec_") {
 		t.Errorf("keys list = %d:\n%s\nwant both keys with quotas and no hash, key or secret", code, list)
 	}
@@ -125,7 +138,7 @@ func TestSharedSubmissionRate(t *testing.T) {
 	for range 3 {
 		p := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 		procs = append(procs, p)
-		bases = append(bases, "http://"+p.waitAddr(t))
+		bases = append(bases, "http://"+p.WaitAddr(t))
 	}
 	spec := []byte(`{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[1],"requests":[1]}}`)
 	var mu sync.Mutex
@@ -163,9 +176,9 @@ func TestSharedSubmissionRate(t *testing.T) {
 		t.Errorf("statuses over 3 API processes = %v, want 5×202 and 4×429", statuses)
 	}
 	for _, p := range procs {
-		p.stop(t)
-		for len(p.lines) > 0 {
-			if line := <-p.lines; strings.Contains(line, key) || strings.Contains(line, "Bearer") {
+		p.Stop(t)
+		for _, line := range p.Buffered() {
+			if strings.Contains(line, key) || strings.Contains(line, "Bearer") {
 				t.Errorf("benchq serve logged the key or its header: %s", line)
 			}
 		}

@@ -63,17 +63,25 @@ func (fs *flagSet) define(cfg *Config) {
 		}
 		fs.integer(&cfg.MaxActiveJobs, "max-active-jobs", "BENCHQ_MAX_ACTIVE_JOBS", "queued + running jobs one API key may have (its own quota may override)")
 		fs.integer(&cfg.SubmissionsPerMinute, "submissions-per-minute", "BENCHQ_SUBMISSIONS_PER_MINUTE", "job submissions one API key may make per minute, shared by all API replicas")
+		fs.integer(&cfg.MaxTemplates, "max-templates", "BENCHQ_MAX_TEMPLATES", "templates one API key may keep (its own quota may override)")
+		fs.integer(&cfg.MaxTemplateBytes, "max-template-bytes", "BENCHQ_MAX_TEMPLATE_BYTES", "bytes one API key's templates may take together (its own quota may override)")
+		fs.integer(&cfg.MaxSchedules, "max-schedules", "BENCHQ_MAX_SCHEDULES", "templates with a schedule one API key may keep (its own quota may override)")
+		fs.integer(&cfg.MaxPins, "max-pins", "BENCHQ_MAX_PINS", "jobs one API key may keep pinned (its own quota may override)")
+		fs.int64(&cfg.HookMaxBody, "hook-max-body", "BENCHQ_HOOK_MAX_BODY", "largest CI webhook body in bytes, refused before any template secret is checked")
+		fs.strs(&cfg.AllowedHosts, "allowed-hosts", "BENCHQ_ALLOWED_HOSTS", "further Host names the API answers, comma-separated, name or name:port; set (or with --public-url), any other Host but the listen address gets 421 (the all-in-one on loopback always checks)")
 	}
+	fs.str(&cfg.PublicURL, "public-url", "BENCHQ_PUBLIC_URL", "the API's externally reachable base URL: the links in webhook payloads start with it (empty: the all-in-one listen address; relative links in a worker), and the API answers its host (see --allowed-hosts)")
 	if cfg.Command != CommandServe {
 		fs.integer(&cfg.Workers, "workers", "BENCHQ_WORKERS", "jobs one worker process runs at once")
 		fs.duration(&cfg.JobLease, "job-lease", "BENCHQ_JOB_LEASE", "how long a job's worker may go silent before another worker resumes the job as crashed")
-		fs.integer(&cfg.CrashRetries, "crash-retries", "BENCHQ_CRASH_RETRIES", "how many times a job is resumed after its worker died running it; the next death fails it")
+		fs.integer(&cfg.CrashRetries, "crash-retries", "BENCHQ_CRASH_RETRIES", "how many times in a row a job is resumed after its worker died running it with no run stored since the previous death; the next such death fails it")
+		fs.integer(&cfg.CrashLimit, "crash-limit", "BENCHQ_CRASH_LIMIT", "how many worker deaths in all a job is resumed after, runs stored between them or not")
 		fs.duration(&cfg.PollInterval, "poll-interval", "BENCHQ_POLL_INTERVAL", "how often an idle worker looks for a job (shorter: quicker pick-up, more CPU while idle)")
 		fs.duration(&cfg.ShardWait, "shard-wait", "BENCHQ_SHARD_WAIT", "how long a sharded run waits for sweep.shards free worker processes before its job fails")
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
-		fs.str(&cfg.PublicURL, "public-url", "BENCHQ_PUBLIC_URL", "the API's externally reachable base URL, for the links in webhook payloads (empty: the all-in-one listen address; relative links in a worker)")
+		fs.integer(&cfg.WebhookPerOwner, "webhook-per-owner", "BENCHQ_WEBHOOK_PER_OWNER", "webhook deliveries of one API key's jobs one worker process makes at once (0: a quarter of --webhook-concurrency)")
 	}
 	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")
