@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -161,5 +162,31 @@ func TestBackfillIndexes(t *testing.T) {
 		if got := pageAll(t, later, f, nil); !slices.Equal(got, wants[i]) {
 			t.Errorf("after the backfill ListJobs(%+v) = %v, want %v", f, got, wants[i])
 		}
+	}
+}
+
+// TestGoneJobLeavesTheOwnersIndexes: a listing through the owner's
+// indexes that meets the entries of a job that expired (or was never
+// stored) drops them from every index of the owner the filter names, its
+// name included, and lists the rest.
+func TestGoneJobLeavesTheOwnersIndexes(t *testing.T) {
+	s, rdb := newStore(t)
+	ctx := t.Context()
+	if _, err := s.BackfillIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{"env": "ci"}
+	gone := newJob("gone", "key_a", 0, labels)
+	gone.CreatedAt = time.Now().Add(-2 * time.Minute).UTC().Truncate(time.Millisecond)
+	kept := newJob("kept", "key_a", 0, labels)
+	kept.CreatedAt = gone.CreatedAt.Add(-time.Second)
+	mustCreate(t, s, gone, kept)
+	mustOK(t, rdb.Del(ctx, store.JobKey(gone.ID)).Err())
+	f := store.ListFilter{Owner: "key_a", Status: job.StatusQueued, Labels: labels, Name: "JOB"}
+	if got := pageAll(t, s, f, nil); !slices.Equal(got, []string{kept.ID}) {
+		t.Errorf("ListJobs(%+v) = %v, want only %s", f, got, kept.ID)
+	}
+	if o := orphanEntries(t, rdb); len(o) > 0 {
+		t.Errorf("entries of the gone job left after the listing: %v", o)
 	}
 }
