@@ -24,8 +24,9 @@ type JobStore interface {
 	// ProbeWrite is the readiness probe: Redis accepts a write.
 	ProbeWrite(ctx context.Context) error
 	// DiscardJob undoes a creation that failed before the job was
-	// accepted: the job if still queued, its secret and its slot.
-	DiscardJob(ctx context.Context, owner, id string) error
+	// accepted: the job if still queued, its index entries, its secret
+	// and its slot.
+	DiscardJob(ctx context.Context, j *job.Job) error
 }
 
 // Enqueuer puts tasks on the queue; *asynq.Client implements it.

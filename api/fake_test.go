@@ -147,13 +147,13 @@ func (f *fakeStore) ProbeWrite(context.Context) error {
 	return f.probeErr
 }
 
-func (f *fakeStore) DiscardJob(_ context.Context, _, id string) error {
+func (f *fakeStore) DiscardJob(_ context.Context, d *job.Job) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if j, ok := f.jobs[id]; ok && j.Status != job.StatusQueued {
+	if j, ok := f.jobs[d.ID]; ok && j.Status != job.StatusQueued {
 		return store.ErrConflict
 	}
-	delete(f.jobs, id)
+	delete(f.jobs, d.ID)
 	return nil
 }
 

@@ -83,7 +83,7 @@ func (s *Server) enqueue(ctx context.Context, j *job.Job) error {
 // rid names the request (or the run) in the log.
 func (s *Server) discardJob(rid string, j *job.Job) {
 	s.undo.run("discard job "+j.ID+" (request "+rid+")", undoRetryFor, func(ctx context.Context) error {
-		err := s.store.DiscardJob(ctx, j.Owner, j.ID)
+		err := s.store.DiscardJob(ctx, j)
 		if errors.Is(err, store.ErrConflict) {
 			// The enqueue reported a failure but reached the queue, and
 			// a worker took the job: it runs, though the answer was an

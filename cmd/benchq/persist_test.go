@@ -282,15 +282,31 @@ func TestAllInOneInMemory(t *testing.T) {
 	}
 }
 
-// TestChildExitFailsTheService: a redis-server child that dies under a
-// running all-in-one is a component failure (runService exits 1), not a
+// TestChildFailingAtEveryRestartFailsTheService: a redis-server child
+// that dies under a running all-in-one is restarted; one that then fails
+// at every restart is a component failure (runService exits 1), not a
 // service left failing every request.
-func TestChildExitFailsTheService(t *testing.T) {
-	redistest.Binary(t)
+func TestChildFailingAtEveryRestartFailsTheService(t *testing.T) {
+	real := redistest.Binary(t)
+	bin := filepath.Join(t.TempDir(), "redis-server")
+	script := func(body string) {
+		t.Helper()
+		// Written beside and renamed over, so no exec meets a half-written file.
+		tmp := bin + ".new"
+		if err := os.WriteFile(tmp, []byte("#!/bin/sh\n"+body+"\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, bin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script(`exec "` + real + `" "$@"`)
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	m := startMain(t, func(c *config.Config) { c.DataDir = filepath.Join(t.TempDir(), "data") })
 	if m.redis.child == nil {
 		t.Fatal("no redis-server child started")
 	}
+	script("echo 'Fatal error: bad append only file' >&2; exit 1")
 	p, err := os.FindProcess(m.redis.child.Pid())
 	if err != nil {
 		t.Fatal(err)
@@ -300,10 +316,10 @@ func TestChildExitFailsTheService(t *testing.T) {
 	}
 	select {
 	case err := <-m.Failed():
-		if !strings.Contains(err.Error(), "redis-server child exited") {
-			t.Errorf("Failed = %v, want the child's exit", err)
+		if msg := err.Error(); !strings.Contains(msg, "redis-server child exited for good") || !strings.Contains(msg, "bad append only file") {
+			t.Errorf("Failed = %v, want the child given up, with its last output", err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no failure reported 10s after the child was killed")
+	case <-time.After(20 * time.Second):
+		t.Fatal("no failure reported 20 s after the child started failing at every restart")
 	}
 }

@@ -80,7 +80,10 @@ func openRedis(ctx context.Context, cfg config.Config, logger *slog.Logger) (*re
 		}
 		opts, c.addrs = o, o.Addrs
 	case redisChild:
-		child, err := localredis.Start(ctx, localredis.Options{Bin: c.plan.bin, Dir: cfg.DataDir, Logger: logger})
+		// Restarted when it dies: the API answers 503 meanwhile, and
+		// the append-only file brings the data back.
+		child, err := localredis.Start(ctx, localredis.Options{Bin: c.plan.bin, Dir: cfg.DataDir, Logger: logger,
+			Restart: localredis.RestartPolicy{Enabled: true}})
 		if errors.Is(err, localredis.ErrLocked) {
 			return nil, fmt.Errorf("benchq: %w: stop that benchq, or give this one another --data-dir (or --ephemeral)", err)
 		}
@@ -131,8 +134,8 @@ func (c *redisConn) announce(ctx context.Context) {
 	}
 }
 
-// childDone is closed when the redis-server child exits; nil (never
-// closed) for any other Redis.
+// childDone is closed when the redis-server child exited and restarting
+// it was given up; nil (never closed) for any other Redis.
 func (c *redisConn) childDone() <-chan struct{} {
 	if c.child == nil {
 		return nil

@@ -85,6 +85,7 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		m.Logger.Info("benchq: Redis keys renamed to the hash-tagged layout", "keys", n)
 	}
+	m.startBackfill(st)
 	if m.Config.Command != config.CommandWorker {
 		// Templates saved before their usage was kept count against
 		// their owners' limits, and CI deliveries find them, from now on.
@@ -154,6 +155,33 @@ func (m *Main) startAPI(st *store.Store) error {
 	return nil
 }
 
+// startBackfill indexes, in the background, the jobs stored before the
+// owners' status and label indexes existed; listings read the jobs as
+// before until it is done, so nothing waits for it.
+func (m *Main) startBackfill(st *store.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer cancel()
+		go func() {
+			select {
+			case <-m.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		start := time.Now()
+		n, err := st.BackfillIndexes(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			m.Logger.Warn("benchq: indexing stored jobs by status and label failed; listings stay slower until a restart completes it", "indexed", n, "err", err)
+		case err == nil && n > 0:
+			m.Logger.Info("benchq: stored jobs indexed by status and label", "jobs", n, "took", time.Since(start).Round(time.Millisecond))
+		}
+	}()
+}
+
 // startScheduler runs the template schedules beside the API: every API
 // replica runs one, and each tick is claimed in Redis, so it fires once
 // however many replicas there are.
@@ -207,15 +235,16 @@ func (m *Main) startWorker(st *store.Store) {
 	}()
 }
 
-// watchRedis reports a redis-server child that exits before Close as a
-// component failure: without it every request would fail until restart.
+// watchRedis reports a redis-server child that could not be kept running
+// (it kept failing as soon as it was restarted) as a component failure:
+// without it every request would fail until benchq restarts.
 func (m *Main) watchRedis(done <-chan struct{}) {
 	select {
 	case <-done:
 		select {
 		case <-m.closing:
 		default:
-			m.failed <- fmt.Errorf("benchq: the redis-server child exited: %w", m.redis.child.Err())
+			m.failed <- fmt.Errorf("benchq: the redis-server child exited for good: %w", m.redis.child.Err())
 		}
 	case <-m.closing:
 	}

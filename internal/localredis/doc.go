@@ -12,4 +12,8 @@
 // child gets SIGTERM when benchq dies (Pdeathsig); elsewhere a child left
 // running by a killed benchq still answers on the socket, and the next
 // Start shuts it down (flushing its file) before starting its own.
+//
+// With a RestartPolicy, a child that exits on its own is started again on
+// the same directory and socket, with a growing wait, until children keep
+// failing before they answer.
 package localredis

@@ -50,21 +50,39 @@ type Options struct {
 	// StartTimeout bounds the child's loading of its file until it answers
 	// PING; 0 means one minute.
 	StartTimeout time.Duration
+	// Restart, when Enabled, starts the child again when it exits on its
+	// own (restart.go); otherwise its exit closes Done.
+	Restart RestartPolicy
 }
 
 // Server is a running redis-server child owning a data directory.
 type Server struct {
-	dir    string
-	socket string
-	cmd    *exec.Cmd
-	lock   *os.File
-	out    *outputLog
+	dir     string
+	socket  string
+	bin     string
+	lock    *os.File
+	out     *outputLog
+	logger  *slog.Logger
+	restart RestartPolicy
+	limit   time.Duration // of a child's start, until it answers
 
-	done    chan struct{} // closed once the child has exited
-	waitErr error         // cmd.Wait's result, set before done closes
+	mu       sync.Mutex
+	cur      *child        // the child running or last run
+	stopping chan struct{} // closed when Stop begins
+
+	done chan struct{} // closed once no child runs and none will
+	err  error         // why, set before done closes
 
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// child is one redis-server process of a Server.
+type child struct {
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once it has exited
+	waitErr error         // cmd.Wait's result (or why it never ran), set before exited closes
+	readyAt time.Time     // when it first answered; zero if it never did (under Server.mu)
 }
 
 // Start locks the data directory, shuts down a redis-server an earlier
@@ -95,20 +113,29 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = lock.Close()
 		return nil, err
 	}
-	s := &Server{dir: dir, socket: socket, lock: lock, out: newOutputLog(logger), done: make(chan struct{})}
-	if err := s.start(opts.Bin); err != nil {
-		_ = lock.Close()
-		return nil, err
-	}
 	limit := opts.StartTimeout
 	if limit <= 0 {
 		limit = time.Minute
 	}
-	if err := s.waitReady(ctx, limit); err != nil {
+	s := newServer(dir, socket, opts.Bin, logger)
+	s.lock, s.limit, s.restart = lock, limit, opts.Restart.withDefaults()
+	c, err := s.spawn()
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+	go s.supervise(c)
+	if err := s.waitReady(ctx, c, limit); err != nil {
 		_ = s.Stop(5 * time.Second)
 		return nil, err
 	}
+	s.markReady(c)
 	return s, nil
+}
+
+func newServer(dir, socket, bin string, logger *slog.Logger) *Server {
+	return &Server{dir: dir, socket: socket, bin: bin, logger: logger, out: newOutputLog(logger),
+		stopping: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Dir is the absolute data directory.
@@ -125,18 +152,28 @@ func (s *Server) URL() string { return "unix://" + s.socket }
 // directory dir listens on, for a client that finds it by the directory.
 func SocketIn(dir string) string { return filepath.Join(dir, socketName) }
 
-// Pid is the child's process id.
-func (s *Server) Pid() int { return s.cmd.Process.Pid }
+// Pid is the process id of the child running, or of the last one.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.cmd.Process.Pid
+}
 
-// Done is closed when the child has exited, whether stopped or not.
+// Done is closed when the child has exited and no other will be started:
+// it was stopped, it exited without a restart policy, or restarting it
+// was given up.
 func (s *Server) Done() <-chan struct{} { return s.done }
 
-// Err says why the child exited; call it after Done is closed.
-func (s *Server) Err() error {
-	if s.waitErr == nil {
+// Err says why the child exited for good; call it after Done is closed.
+func (s *Server) Err() error { return s.err }
+
+// exitErr is why child c exited, with the last lines it wrote; nil when
+// it exited cleanly.
+func (s *Server) exitErr(c *child) error {
+	if c.waitErr == nil {
 		return nil
 	}
-	return fmt.Errorf("redis-server: %w%s", s.waitErr, s.out.tail())
+	return fmt.Errorf("redis-server: %w%s", c.waitErr, s.out.tail())
 }
 
 // Stop sends the child SIGTERM (it flushes its file and exits), kills it if
@@ -149,13 +186,19 @@ func (s *Server) Stop(timeout time.Duration) error {
 
 func (s *Server) stop(timeout time.Duration) error {
 	defer s.lock.Close() // releases the flock
+	s.mu.Lock()
 	select {
 	case <-s.done:
+		s.mu.Unlock()
 		return nil // the exit was reported through Done and Err
 	default:
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		_ = s.cmd.Process.Kill()
+	// Under mu, so no restart starts a child after this one is signalled.
+	close(s.stopping)
+	c := s.cur
+	s.mu.Unlock()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		_ = c.cmd.Process.Kill()
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -164,7 +207,7 @@ func (s *Server) stop(timeout time.Duration) error {
 		return s.Err()
 	case <-t.C:
 	}
-	_ = s.cmd.Process.Kill()
+	_ = c.cmd.Process.Kill()
 	<-s.done
 	return fmt.Errorf("redis-server did not exit within %s of SIGTERM and was killed; writes of its last second may be lost", timeout)
 }
@@ -229,8 +272,26 @@ func answers(socket string) bool {
 	return true
 }
 
-func (s *Server) start(bin string) error {
-	s.cmd = exec.Command(bin,
+// spawn starts a child and makes it the current one; it fails once Stop
+// has begun.
+func (s *Server) spawn() (*child, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.stopping:
+		return nil, errStopped
+	default:
+	}
+	c, err := s.start()
+	if err != nil {
+		return nil, err
+	}
+	s.cur = c
+	return c, nil
+}
+
+func (s *Server) start() (*child, error) {
+	cmd := exec.Command(s.bin,
 		// No TCP listener at all: the socket alone, whose mode admits
 		// only this user.
 		"--port", "0",
@@ -243,42 +304,49 @@ func (s *Server) start(bin string) error {
 		"--maxmemory-policy", "noeviction",
 		"--daemonize", "no",
 	)
-	s.cmd.Dir = s.dir
-	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = childAttr()
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = s.out, s.out
+	cmd.SysProcAttr = childAttr()
+	c := &child{cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
 	go func() {
 		// Pdeathsig fires when the thread that started the child ends,
 		// not the process: this goroutine keeps its thread for as long as
 		// the child lives, and the thread ends with it.
 		runtime.LockOSThread()
-		if err := s.cmd.Start(); err != nil {
+		if err := cmd.Start(); err != nil {
 			started <- fmt.Errorf("start redis-server: %w", err)
 			return
 		}
 		started <- nil
-		s.waitErr = s.cmd.Wait()
-		close(s.done)
+		c.waitErr = cmd.Wait()
+		close(c.exited)
 	}()
-	return <-started
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-// waitReady polls PING until the child answers (it answers LOADING while it
+// waitReady polls PING until child c answers (it answers LOADING while it
 // reads its file), fails, or the limit passes.
-func (s *Server) waitReady(ctx context.Context, limit time.Duration) error {
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.socket, MaxRetries: -1, DialTimeout: time.Second})
-	defer c.Close()
+func (s *Server) waitReady(ctx context.Context, c *child, limit time.Duration) error {
+	rc := redis.NewClient(&redis.Options{Network: "unix", Addr: s.socket, MaxRetries: -1, DialTimeout: time.Second})
+	defer rc.Close()
 	deadline := time.Now().Add(limit)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		err := c.Ping(pctx).Err()
+		err := rc.Ping(pctx).Err()
 		cancel()
 		if err == nil {
 			return nil
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("redis-server exited before it was ready: %w", s.Err())
+		case <-c.exited:
+			if err := s.exitErr(c); err != nil {
+				return fmt.Errorf("redis-server exited before it was ready: %w", err)
+			}
+			return errors.New("redis-server exited before it was ready")
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for redis-server: %w", ctx.Err())
 		default:

@@ -86,15 +86,16 @@ func TestSecondStartOnSameDirIsRefused(t *testing.T) {
 // Pdeathsig exists) is shut down, and the new child has its data.
 func TestStaleChildIsShutDown(t *testing.T) {
 	dir := t.TempDir()
-	stale := &Server{dir: dir, socket: filepath.Join(dir, socketName), out: newOutputLog(slog.New(slog.DiscardHandler)), done: make(chan struct{})}
-	if err := stale.start(redistest.Binary(t)); err != nil {
+	stale := newServer(dir, filepath.Join(dir, socketName), redistest.Binary(t), slog.New(slog.DiscardHandler))
+	sc, err := stale.start()
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = stale.cmd.Process.Kill()
-		<-stale.done
+		_ = sc.cmd.Process.Kill()
+		<-sc.exited
 	})
-	if err := stale.waitReady(t.Context(), 10*time.Second); err != nil {
+	if err := stale.waitReady(t.Context(), sc, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if err := client(t, stale.Socket()).Set(t.Context(), "left", "behind", 0).Err(); err != nil {
@@ -102,11 +103,11 @@ func TestStaleChildIsShutDown(t *testing.T) {
 	}
 	s := startIn(t, dir)
 	select {
-	case <-stale.done:
+	case <-sc.exited:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the stale redis-server still runs after Start")
 	}
-	if s.Pid() == stale.Pid() {
+	if s.Pid() == sc.pid() {
 		t.Fatal("Start adopted the stale child")
 	}
 	if got, err := client(t, s.Socket()).Get(t.Context(), "left").Result(); got != "behind" {

@@ -111,8 +111,16 @@ func TestStoreOnCluster(t *testing.T) {
 			_, err := s.LatestJob(ctx, owner, job.StatusSucceeded, map[string]string{"env": "ci"})
 			return err
 		}},
+		{"BackfillIndexes", func(ctx context.Context) error { _, err := s.BackfillIndexes(ctx); return err }},
+		{"ListJobs indexed", func(ctx context.Context) error {
+			got, _, err := s.ListJobs(ctx, store.ListFilter{Owner: owner, Status: job.StatusSucceeded, Labels: map[string]string{"env": "ci"}, Name: "cj"})
+			if err == nil && (len(got) != 1 || got[0].ID != j.ID) {
+				return fmt.Errorf("listed %v, want only %s", ids(got), j.ID)
+			}
+			return err
+		}},
 		{"CountByStatus", func(ctx context.Context) error { _, err := s.CountByStatus(ctx); return err }},
-		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, owner, other.ID) }},
+		{"DiscardJob", func(ctx context.Context) error { return s.DiscardJob(ctx, other) }},
 		{"RevokeKey", func(ctx context.Context) error { _, err := s.RevokeKey(ctx, key.ID, nowUTC()); return err }},
 		{"ActiveJobs", func(ctx context.Context) error { _, err := s.ActiveJobs(ctx, owner); return err }},
 		{"PutTemplate", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},

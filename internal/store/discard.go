@@ -28,47 +28,50 @@ return 1`)
 // between its read and its script.
 const discardAttempts = 3
 
-// DiscardJob undoes a job creation that failed before the job was
-// accepted: it removes job id of owner with its webhook secret, index
-// entries and active-job slot, whichever of them were written. It uses
-// only reads, DEL and ZREM, which Redis serves even when out of memory,
-// so it succeeds where the creation's writes were refused. A job no
-// longer queued (a worker took a task the queue reported lost) is left
+// DiscardJob undoes the creation of j that failed before the job was
+// accepted: it removes the job with its webhook secret, index entries and
+// active-job slot, whichever of them were written. It uses only reads,
+// DEL and ZREM, which Redis serves even when out of memory, so it
+// succeeds where the creation's writes were refused. The index entries go
+// whether or not the job was stored: a creation lists the job before it
+// writes it (index.go), so one refused or cut off in between leaves
+// entries and no job. A job no longer queued (a worker took a task the
+// queue reported lost), or another job stored under the same ID, is left
 // alone with ErrConflict; a job that does not exist is no error, so a
 // discard can be retried until Redis answers.
-func (s *Store) DiscardJob(ctx context.Context, owner, id string) error {
+func (s *Store) DiscardJob(ctx context.Context, j *job.Job) error {
 	for range discardAttempts {
-		done, err := s.discardOnce(ctx, owner, id)
+		done, err := s.discardOnce(ctx, j)
 		if err != nil {
-			return fmt.Errorf("store: discard job %s: %w", id, err)
+			return fmt.Errorf("store: discard job %s: %w", j.ID, err)
 		}
 		if done {
 			return nil
 		}
 	}
-	return fmt.Errorf("store: discard job %s: %w: still changing after %d attempts", id, ErrConflict, discardAttempts)
+	return fmt.Errorf("store: discard job %s: %w: still changing after %d attempts", j.ID, ErrConflict, discardAttempts)
 }
 
-func (s *Store) discardOnce(ctx context.Context, owner, id string) (bool, error) {
-	vals, err := s.rdb.HMGet(ctx, jobKey(id), fieldJob, fieldOwner).Result()
+func (s *Store) discardOnce(ctx context.Context, j *job.Job) (bool, error) {
+	vals, err := s.rdb.HMGet(ctx, jobKey(j.ID), fieldJob, fieldOwner).Result()
 	if err != nil {
 		return false, err
 	}
-	j, err := decodeJob(vals)
+	cur, err := decodeJob(vals)
 	if err != nil {
 		return false, err
 	}
-	raw, member := "", ""
-	keys := append([]string{jobKey(id)}, jobKeys(id)...)
-	keys = append(keys, webhookSecretKey(id), deliveriesKey(id))
-	if j != nil {
+	raw, member := "", indexMember(j)
+	keys := append([]string{jobKey(j.ID)}, jobKeys(j.ID)...)
+	keys = append(keys, webhookSecretKey(j.ID), deliveriesKey(j.ID))
+	if cur != nil {
 		switch {
-		case j.Status != job.StatusQueued:
-			return false, fmt.Errorf("%w: job is %s", ErrConflict, j.Status)
-		case j.Owner != owner:
-			return false, fmt.Errorf("%w: job belongs to another owner", ErrConflict)
+		case cur.Status != job.StatusQueued:
+			return false, fmt.Errorf("%w: job is %s", ErrConflict, cur.Status)
+		case cur.Owner != j.Owner || indexMember(cur) != member:
+			return false, fmt.Errorf("%w: another job has that id", ErrConflict)
 		}
-		raw, member = vals[0].(string), indexMember(j)
+		raw = vals[0].(string)
 	}
 	n, err := discardJob.Run(ctx, s.rdb, keys, raw).Int()
 	if err != nil && !errors.Is(err, redis.Nil) {
@@ -77,15 +80,14 @@ func (s *Store) discardOnce(ctx context.Context, owner, id string) (bool, error)
 	if n != 1 {
 		return false, nil
 	}
-	// Only ZREM, served out of memory too. A retry after this failed finds
-	// no job and so no member: readers drop its entries (index.go).
+	// Only ZREM, served out of memory too; a retry after this failed
+	// finds no job and removes the same entries.
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZRem(ctx, activeJobsKey(owner), id)
-		if member != "" {
-			for _, idx := range indexKeys(owner, job.StatusQueued) {
-				p.ZRem(ctx, idx, member)
-			}
+		p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
+		for _, idx := range indexKeys(j, job.StatusQueued) {
+			p.ZRem(ctx, idx, member)
 		}
+		p.HDel(ctx, ownerNamesKey(j.Owner), member)
 		return nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -71,19 +72,31 @@ func memberTime(m string) time.Time {
 // trims entries long past the retention, and refreshes the indexes' TTL:
 // one MULTI, as every index shares one slot.
 func (s *Store) listJob(ctx context.Context, j *job.Job) error {
-	member := indexMember(j)
-	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
 	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for _, idx := range indexKeys(j.Owner, j.Status) {
-			p.ZAdd(ctx, idx, redis.Z{Member: member})
-		}
-		// Jobs long expired, but the kept ones (keep.go).
-		trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, indexKeys(j.Owner, j.Status)...), horizon)
-		s.touchIndexes(ctx, p, j.Owner)
+		s.queueListing(ctx, p, j)
 		return nil
 	})
 	return err
 }
+
+// queueListing queues listJob's commands on p.
+func (s *Store) queueListing(ctx context.Context, p redis.Pipeliner, j *job.Job) {
+	member := indexMember(j)
+	horizon := "(" + timePrefix(s.now().Add(-2*s.retention))
+	keys := indexKeys(j, j.Status)
+	for _, idx := range keys {
+		p.ZAdd(ctx, idx, redis.Z{Member: member})
+	}
+	p.HSet(ctx, ownerNamesKey(j.Owner), member, listedName(j))
+	// Jobs long expired, but the kept ones (keep.go); their names first,
+	// found by their entries in the owner's index.
+	trimNamesScript.Eval(ctx, p, []string{keptIndexKey(), ownerIndexKey(j.Owner), ownerNamesKey(j.Owner)}, horizon)
+	trimScript.Eval(ctx, p, append([]string{keptIndexKey()}, keys...), horizon)
+	s.touchIndexes(ctx, p, j)
+}
+
+// listedName is job j's name as the names index holds it.
+func listedName(j *job.Job) string { return strings.ToLower(j.Spec.Name) }
 
 // settle finishes an UpdateJob that moved job j from status from: the
 // entry of the old status goes, the indexes' TTL is refreshed, and a job
@@ -94,12 +107,14 @@ func (s *Store) listJob(ctx context.Context, j *job.Job) error {
 func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
 	_, _ = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if j.Status != from {
-			p.ZRem(ctx, statusIndexKey(from), indexMember(j))
+			for _, idx := range statusIndexKeys(j, from) {
+				p.ZRem(ctx, idx, indexMember(j))
+			}
 		}
 		if j.Status.Terminal() && !from.Terminal() {
 			p.ZRem(ctx, activeJobsKey(j.Owner), j.ID)
 		}
-		s.touchIndexes(ctx, p, j.Owner)
+		s.touchIndexes(ctx, p, j)
 		return nil
 	})
 	if j.Status.Terminal() && !from.Terminal() {
@@ -115,6 +130,18 @@ func (s *Store) settle(ctx context.Context, from job.Status, j *job.Job) {
 	// removal above: put it back then.
 	cur, err := s.loadJobs(ctx, s.rdb, []string{j.ID})
 	if err == nil && cur[0] != nil && cur[0].Status == from {
-		_ = s.rdb.ZAdd(ctx, statusIndexKey(from), redis.Z{Member: indexMember(j)}).Err()
+		_ = s.addStatusEntries(ctx, j, from)
 	}
+}
+
+// addStatusEntries adds job j to the indexes of status st, in one MULTI
+// (they share a slot).
+func (s *Store) addStatusEntries(ctx context.Context, j *job.Job, st job.Status) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for _, idx := range statusIndexKeys(j, st) {
+			p.ZAdd(ctx, idx, redis.Z{Member: indexMember(j)})
+		}
+		return nil
+	})
+	return err
 }

@@ -43,8 +43,7 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 			return ErrConflict
 		}
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSet(ctx, key, fieldJob, data, fieldOwner, j.Owner)
-			s.touchJob(ctx, p, j.ID)
+			s.queueJobWrite(ctx, p, j, data)
 			return nil
 		})
 		return err
@@ -56,6 +55,12 @@ func (s *Store) CreateJob(ctx context.Context, j *job.Job) error {
 		return fmt.Errorf("store: create job %s: %w", j.ID, err)
 	}
 	return nil
+}
+
+// queueJobWrite queues the write of new job j, encoded as data, on p.
+func (s *Store) queueJobWrite(ctx context.Context, p redis.Pipeliner, j *job.Job, data []byte) {
+	p.HSet(ctx, jobKey(j.ID), fieldJob, data, fieldOwner, j.Owner)
+	s.touchJob(ctx, p, j.ID)
 }
 
 // GetJob returns a job with its latest progress, or ErrNotFound.
@@ -130,7 +135,7 @@ func (s *Store) updateOnce(ctx context.Context, tx *redis.Tx, id string, fn func
 	if j.Status != before.Status {
 		// In the index of the new status before the job has it (index.go);
 		// settle removes the old entry once the change committed.
-		if err := s.rdb.ZAdd(ctx, statusIndexKey(j.Status), redis.Z{Member: indexMember(j)}).Err(); err != nil {
+		if err := s.addStatusEntries(ctx, j, j.Status); err != nil {
 			return nil, "", fmt.Errorf("index: %w", err)
 		}
 	}

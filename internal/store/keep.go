@@ -45,6 +45,16 @@ for i = 2, #KEYS do
 end
 return 0`)
 
+// trimNamesScript drops from the names hash KEYS[3] the entries of the
+// members of the index KEYS[2] that trimScript is about to drop (created
+// before ARGV[1]), but those in the kept set KEYS[1].
+var trimNamesScript = redis.NewScript(`
+local old = redis.call('ZRANGEBYLEX', KEYS[2], '-', ARGV[1], 'LIMIT', 0, 1000 + redis.call('SCARD', KEYS[1]))
+for _, m in ipairs(old) do
+  if redis.call('SISMEMBER', KEYS[1], m) == 0 then redis.call('HDEL', KEYS[3], m) end
+end
+return 0`)
+
 // releaseScript takes reason ARGV[1] off the keep set KEYS[1]; when none
 // is left, the job's keys KEYS[2:] get the TTL ARGV[2] ms back. It
 // returns the reasons left.
@@ -79,7 +89,7 @@ func (s *Store) keep(ctx context.Context, j *job.Job, reason string) error {
 		return fmt.Errorf("store: keep job %s: %w", j.ID, err)
 	}
 	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		s.touchIndexes(ctx, p, j.Owner)
+		s.touchIndexes(ctx, p, j)
 		return nil
 	})
 	if err != nil {

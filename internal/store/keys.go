@@ -22,6 +22,12 @@ import (
 //	benchq:{jobs}                    zset   every job, see indexMember
 //	benchq:{jobs}:status:<status>    zset   jobs in that status
 //	benchq:{jobs}:owner:<owner>      zset   jobs of one API key ("anonymous" is the open dev mode's owner)
+//	benchq:{jobs}:owner:<owner>:status:<status>  zset  that key's jobs in that status
+//	benchq:{jobs}:owner:<owner>:label:<k>=<v>    zset  that key's jobs labelled k=v (labels never change)
+//	benchq:{jobs}:owner:<owner>:names            hash  index member of each of that key's jobs = its name in
+//	                                                   lower case, so a name filter reads no job
+//	benchq:{jobs}:indexed            string "2" once every job stored before the two indexes above
+//	                                        existed is in them (backfill.go)
 //
 // Hash tags (the part in braces) decide a key's Redis Cluster slot. Every
 // key of one job carries the job's ID as its tag, so a WATCH, MULTI or
@@ -62,8 +68,38 @@ func allIndexKey() string                { return indexTag }
 func statusIndexKey(s job.Status) string { return indexTag + ":status:" + string(s) }
 func ownerIndexKey(owner string) string  { return indexTag + ":owner:" + owner }
 func runField(k job.RunKey) string       { return strconv.Itoa(k.Point) + ":" + strconv.Itoa(k.Repeat) }
-func indexKeys(owner string, s job.Status) []string {
-	return []string{allIndexKey(), ownerIndexKey(owner), statusIndexKey(s)}
+func ownerStatusIndexKey(owner string, s job.Status) string {
+	return ownerIndexKey(owner) + ":status:" + string(s)
+}
+
+// ownerLabelIndexKey is the index of owner's jobs labelled k=v. Label
+// names hold no '=' (job.Spec.Validate), so the key is unambiguous.
+func ownerLabelIndexKey(owner, k, v string) string {
+	return ownerIndexKey(owner) + ":label:" + k + "=" + v
+}
+
+func ownerNamesKey(owner string) string { return ownerIndexKey(owner) + ":names" }
+
+func indexVersionKey() string { return indexTag + ":indexed" }
+
+// indexKeys are the indexes job j is listed in while in status s.
+func indexKeys(j *job.Job, s job.Status) []string {
+	keys := []string{allIndexKey(), ownerIndexKey(j.Owner), statusIndexKey(s), ownerStatusIndexKey(j.Owner, s)}
+	return append(keys, labelIndexKeys(j)...)
+}
+
+// statusIndexKeys are the indexes of job j that depend on its status s.
+func statusIndexKeys(j *job.Job, s job.Status) []string {
+	return []string{statusIndexKey(s), ownerStatusIndexKey(j.Owner, s)}
+}
+
+// labelIndexKeys are the indexes of job j's labels.
+func labelIndexKeys(j *job.Job) []string {
+	keys := make([]string, 0, len(j.Spec.Labels))
+	for k, v := range j.Spec.Labels {
+		keys = append(keys, ownerLabelIndexKey(j.Owner, k, v))
+	}
+	return keys
 }
 
 // Fields of the job hash.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,11 @@ const (
 	// reject most of them; the page may then be short, with a cursor to
 	// go on from.
 	maxScan = 5000
+	// maxIndexScan bounds the index entries one ListJobs reads when
+	// index checks reject most of them (checks cost no job load).
+	maxIndexScan = 20_000
+	// checkBatch is how many entries a checked walk reads at once.
+	checkBatch = 1000
 )
 
 // ListFilter selects and pages jobs. Zero fields select everything.
@@ -50,7 +56,10 @@ func (s *Store) ListJobs(ctx context.Context, f ListFilter) (jobs []*job.Job, ne
 		}
 		upper = "(" + m
 	}
-	sc := &scan{s: s, f: f, index: f.index(), limit: limit, upper: upper}
+	sc, err := s.newScan(ctx, f, limit, upper)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: list jobs: %w", err)
+	}
 	if err := sc.run(ctx); err != nil {
 		return nil, "", fmt.Errorf("store: list jobs: %w", err)
 	}
@@ -58,18 +67,6 @@ func (s *Store) ListJobs(ctx context.Context, f ListFilter) (jobs []*job.Job, ne
 		return sc.jobs, "", nil
 	}
 	return sc.jobs, encodeCursor(sc.last), nil
-}
-
-// index picks the index to walk: the narrowest the filter names.
-func (f ListFilter) index() string {
-	switch {
-	case f.Owner != "":
-		return ownerIndexKey(f.Owner)
-	case f.Status != "":
-		return statusIndexKey(f.Status)
-	default:
-		return allIndexKey()
-	}
 }
 
 func (f ListFilter) match(j *job.Job) bool {
@@ -88,25 +85,37 @@ func (f ListFilter) match(j *job.Job) bool {
 }
 
 // scan walks one index downwards from upper, collecting matching jobs.
+// Entries missing from any of the checked indexes are passed over
+// without loading their job.
 type scan struct {
-	s       *Store
-	f       ListFilter
-	index   string
-	limit   int
-	upper   string // exclusive ZREVRANGEBYLEX bound of the next batch
-	jobs    []*job.Job
-	last    string // last member looked at
-	scanned int
-	done    bool     // the index has no entries past last
-	gone    []string // entries of jobs that do not exist
-	strays  []string // entries of this index that their job disagrees with for good
+	s      *Store
+	f      ListFilter
+	index  string
+	status job.Status // the status of the walked index's entries; "" when any
+	checks []string   // indexes a listed job's entry is in besides the walked one
+	names  string     // the names hash that decides the name filter, "" when jobs must
+	// filtered: the filter may reject a job whose entry is in the walked
+	// index and every checked one (a name, or what no index walked covers).
+	filtered bool
+	limit    int
+	upper    string // exclusive ZREVRANGEBYLEX bound of the next batch
+	jobs     []*job.Job
+	last     string   // last member looked at
+	read     int      // entries read from the walked index
+	loaded   int      // jobs loaded
+	done     bool     // the index has no entries past last
+	gone     []string // entries of jobs that do not exist
+	strays   []string // entries of this index that their job disagrees with for good
 }
 
 func (sc *scan) run(ctx context.Context) error {
-	for len(sc.jobs) < sc.limit && sc.scanned < maxScan && !sc.done {
+	for len(sc.jobs) < sc.limit && sc.loaded < maxScan && sc.read < maxIndexScan && !sc.done {
 		batch := int64(sc.limit - len(sc.jobs))
-		if sc.f.Status != "" || len(sc.f.Labels) > 0 {
-			batch = max(batch, 100) // filters reject entries: read ahead
+		switch {
+		case len(sc.checks) > 0 || sc.names != "":
+			batch = max(batch, checkBatch) // checks reject entries cheaply: read far ahead
+		case sc.filtered:
+			batch = max(batch, 100) // the filter rejects loaded jobs: read ahead
 		}
 		members, err := sc.s.rdb.ZRevRangeByLex(ctx, sc.index, &redis.ZRangeBy{
 			Max: sc.upper, Min: "-", Count: batch,
@@ -125,49 +134,141 @@ func (sc *scan) run(ctx context.Context) error {
 	return sc.forget(ctx)
 }
 
-// take loads the jobs of members and keeps those that match, stopping
-// when the page is full; it returns how many members it looked at.
+// take loads the jobs of members that pass the checks and keeps those
+// that match, stopping when the page is full; it returns how many
+// members it looked at.
 func (sc *scan) take(ctx context.Context, members []string) (int, error) {
-	ids := make([]string, len(members))
-	for i, m := range members {
-		ids[i] = memberID(m)
+	pass, err := sc.s.inAll(ctx, sc.checks, members)
+	if err != nil {
+		return 0, err
 	}
-	jobs, err := sc.s.loadJobs(ctx, sc.s.rdb, ids)
+	if err := sc.checkNames(ctx, members, pass); err != nil {
+		return 0, err
+	}
+	// Load no more jobs than the page still needs: the members past them
+	// are read again by the next batch if it does.
+	var ids []string
+	need := sc.limit - len(sc.jobs)
+	if sc.filtered {
+		need = len(members) // the jobs alone tell which match
+	}
+	for i, m := range members {
+		if len(ids) == need {
+			members = members[:i]
+			break
+		}
+		if pass[i] {
+			ids = append(ids, memberID(m))
+		}
+	}
+	loaded, err := sc.s.loadJobs(ctx, sc.s.rdb, ids)
 	if err != nil {
 		return 0, err
 	}
 	for i, m := range members {
 		sc.last, sc.upper = m, "("+m
-		sc.scanned++
-		switch sc.s.classify(m, jobs[i], sc.status()) {
+		sc.read++
+		if !pass[i] {
+			continue
+		}
+		j := loaded[0]
+		loaded = loaded[1:]
+		sc.loaded++
+		switch sc.s.classify(m, j, sc.status) {
 		case entryGone:
 			sc.gone = append(sc.gone, m)
 		case entryStray:
 			sc.strays = append(sc.strays, m)
 		case entryLive:
-			if sc.f.match(jobs[i]) {
-				sc.jobs = append(sc.jobs, jobs[i])
+			if sc.f.match(j) {
+				sc.jobs = append(sc.jobs, j)
 			}
 		}
-		if len(sc.jobs) == sc.limit {
+		if len(sc.jobs) == sc.limit || sc.loaded == maxScan {
 			return i + 1, nil
 		}
 	}
 	return len(members), nil
 }
 
-// status is the status whose index the scan walks; "" for the all and
-// owner indexes.
-func (sc *scan) status() job.Status {
-	if sc.index == statusIndexKey(sc.f.Status) {
-		return sc.f.Status
+// inAll reports, for each member, whether every index of checks holds it:
+// one ZMSCORE per index.
+func (s *Store) inAll(ctx context.Context, checks []string, members []string) ([]bool, error) {
+	pass := make([]bool, len(members))
+	for i := range pass {
+		pass[i] = true
 	}
-	return ""
+	if len(checks) == 0 || len(members) == 0 {
+		return pass, nil
+	}
+	args := make([]any, 0, len(members)+2)
+	args = append(args, "zmscore", "")
+	for _, m := range members {
+		args = append(args, m)
+	}
+	cmds := make([]*redis.Cmd, len(checks))
+	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, idx := range checks {
+			a := slices.Clone(args)
+			a[1] = idx
+			cmds[i] = p.Do(ctx, a...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cmds {
+		scores, err := c.Slice()
+		if err != nil {
+			return nil, err
+		}
+		for i, sc := range scores {
+			if sc == nil && i < len(pass) {
+				pass[i] = false
+			}
+		}
+	}
+	return pass, nil
+}
+
+// checkNames clears pass for the members whose job's name, as the names
+// hash holds it, does not contain the filter's name. A member the hash
+// lacks stays: its job is loaded and tells.
+func (sc *scan) checkNames(ctx context.Context, members []string, pass []bool) error {
+	if sc.names == "" {
+		return nil
+	}
+	var fields []string
+	for i, m := range members {
+		if pass[i] {
+			fields = append(fields, m)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	names, err := sc.s.rdb.HMGet(ctx, sc.names, fields...).Result()
+	if err != nil {
+		return err
+	}
+	want := strings.ToLower(sc.f.Name)
+	k := 0
+	for i := range members {
+		if !pass[i] {
+			continue
+		}
+		if name, ok := names[k].(string); ok && !strings.Contains(name, want) {
+			pass[i] = false
+		}
+		k++
+	}
+	return nil
 }
 
 // forget removes entries of missing jobs from every index they can be in
-// (the owner is gone with the job, so only the walked owner index is
-// known), and stray entries from the walked index.
+// that is known (the owner and labels are gone with the job, so only the
+// filter's are), and stray entries from the walked index.
 func (sc *scan) forget(ctx context.Context) error {
 	if len(sc.gone) == 0 && len(sc.strays) == 0 {
 		return nil
@@ -191,6 +292,16 @@ func (sc *scan) forget(ctx context.Context) error {
 		p.ZRem(ctx, allIndexKey(), gone...)
 		for _, st := range statuses() {
 			p.ZRem(ctx, statusIndexKey(st), gone...)
+		}
+		if sc.f.Owner != "" {
+			p.ZRem(ctx, ownerIndexKey(sc.f.Owner), gone...)
+			for _, st := range statuses() {
+				p.ZRem(ctx, ownerStatusIndexKey(sc.f.Owner, st), gone...)
+			}
+			for k, v := range sc.f.Labels {
+				p.ZRem(ctx, ownerLabelIndexKey(sc.f.Owner, k, v), gone...)
+			}
+			p.HDel(ctx, ownerNamesKey(sc.f.Owner), sc.gone...)
 		}
 		return nil
 	})

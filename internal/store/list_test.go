@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -90,13 +91,26 @@ func TestListJobsFilters(t *testing.T) {
 		{"name+status", store.ListFilter{Name: "a", Status: job.StatusRunning}, []string{"a0"}},
 		{"name no match", store.ListFilter{Name: "nightly"}, nil},
 		{"no match", store.ListFilter{Owner: "carol"}, nil},
+		{"owner+status+label", store.ListFilter{Owner: "alice", Status: job.StatusQueued, Labels: map[string]string{"branch": "main"}}, []string{"a3"}},
+		{"owner+label, none", store.ListFilter{Owner: "alice", Labels: map[string]string{"branch": "none"}}, nil},
+		{"owner+two labels", store.ListFilter{Owner: "alice", Labels: map[string]string{"branch": "main", "env": "ci"}, Limit: 1}, []string{"a0"}},
+		{"owner+status paged", store.ListFilter{Owner: "alice", Status: job.StatusQueued, Limit: 1}, []string{"a3", "a1"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := pageAll(t, s, tt.f, nil); !slices.Equal(got, tt.want) {
-				t.Errorf("ListJobs(%+v) = %v, want %v", tt.f, got, tt.want)
+	// Before the backfill listings walk the old indexes; after it, the
+	// owners' status and label indexes: both must list the same.
+	for _, indexed := range []bool{false, true} {
+		if indexed {
+			if _, err := s.BackfillIndexes(ctx); err != nil {
+				t.Fatal(err)
 			}
-		})
+		}
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/indexed=%v", tt.name, indexed), func(t *testing.T) {
+				if got := pageAll(t, s, tt.f, nil); !slices.Equal(got, tt.want) {
+					t.Errorf("ListJobs(%+v) = %v, want %v", tt.f, got, tt.want)
+				}
+			})
+		}
 	}
 }
 
@@ -228,9 +242,11 @@ func TestStatusChangesLeaveOneEntry(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 		for _, st := range []job.Status{job.StatusQueued, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCanceled} {
-			_, err := rdb.ZScore(ctx, store.StatusIndexKey(st), store.IndexMember(j)).Result()
-			if in := err == nil; in != (st == got.Status) {
-				t.Errorf("step %d (job %s): in the %s index = %v", i, got.Status, st, in)
+			for _, idx := range []string{store.StatusIndexKey(st), store.OwnerStatusIndexKey(j.Owner, st)} {
+				_, err := rdb.ZScore(ctx, idx, store.IndexMember(j)).Result()
+				if in := err == nil; in != (st == got.Status) {
+					t.Errorf("step %d (job %s): in %s = %v", i, got.Status, idx, in)
+				}
 			}
 		}
 	}

@@ -10,10 +10,13 @@ import (
 // LatestJob returns owner's newest job (by creation) in status with every
 // one of labels, or ErrNotFound. It walks only owner's index, so another
 // owner's jobs are never candidates ("anonymous" being the open mode's owner); like
-// ListJobs it looks at most maxScan of them.
+// ListJobs it loads at most maxScan of them.
 func (s *Store) LatestJob(ctx context.Context, owner string, status job.Status, labels map[string]string) (*job.Job, error) {
 	f := ListFilter{Owner: owner, Status: status, Labels: labels}
-	sc := &scan{s: s, f: f, index: ownerIndexKey(owner), limit: 1, upper: "+"}
+	sc, err := s.newScan(ctx, f, 1, "+")
+	if err != nil {
+		return nil, fmt.Errorf("store: latest job: %w", err)
+	}
 	if err := sc.run(ctx); err != nil {
 		return nil, fmt.Errorf("store: latest job: %w", err)
 	}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 // Sentinel errors callers test with errors.Is.
@@ -47,6 +50,9 @@ type Store struct {
 	rdb       redis.UniversalClient
 	retention time.Duration
 	now       func() time.Time
+	// fullyIndexed caches that the owners' status and label indexes
+	// hold every job (listplan.go).
+	fullyIndexed atomic.Bool
 }
 
 // New returns a Store on rdb, the process's shared client. It adds a hook
@@ -87,14 +93,15 @@ func (s *Store) touchJob(ctx context.Context, pipe redis.Pipeliner, id string) {
 	touchScript.Eval(ctx, pipe, append([]string{keepKey(id)}, jobKeys(id)...), s.retention.Milliseconds())
 }
 
-// touchIndexes queues the retention TTL on the indexes a job of owner
-// appears in; while any job is kept they do not expire (touchScript
-// reads the kept set as a job's keep set).
-func (s *Store) touchIndexes(ctx context.Context, pipe redis.Pipeliner, owner string) {
-	keys := []string{keptIndexKey(), allIndexKey(), ownerIndexKey(owner)}
+// touchIndexes queues the retention TTL on the indexes job j appears in,
+// whatever its status; while any job is kept they do not expire
+// (touchScript reads the kept set as a job's keep set).
+func (s *Store) touchIndexes(ctx context.Context, pipe redis.Pipeliner, j *job.Job) {
+	keys := []string{keptIndexKey(), allIndexKey(), ownerIndexKey(j.Owner), ownerNamesKey(j.Owner)}
 	for _, st := range statuses() {
-		keys = append(keys, statusIndexKey(st))
+		keys = append(keys, statusIndexKey(st), ownerStatusIndexKey(j.Owner, st))
 	}
+	keys = append(keys, labelIndexKeys(j)...)
 	touchScript.Eval(ctx, pipe, keys, s.retention.Milliseconds())
 }
 

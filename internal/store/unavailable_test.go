@@ -266,7 +266,7 @@ func TestDiscardJob(t *testing.T) {
 	j := create(jobID(1))
 	srv.RunOutOfMemory(t)
 	for range 2 {
-		if err := s.DiscardJob(ctx, j.Owner, j.ID); err != nil {
+		if err := s.DiscardJob(ctx, j); err != nil {
 			t.Fatalf("DiscardJob out of memory = %v, want nil", err)
 		}
 	}
@@ -285,7 +285,7 @@ func TestDiscardJob(t *testing.T) {
 	if _, err := s.ReserveActive(ctx, "key_a", jobID(2), 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DiscardJob(ctx, "key_a", jobID(2)); err != nil {
+	if err := s.DiscardJob(ctx, newJob(jobID(2), "key_a", 0, nil)); err != nil {
 		t.Fatalf("DiscardJob of an unstored job = %v", err)
 	}
 	if n, _ := s.ActiveJobs(ctx, "key_a"); n != 0 {
@@ -296,7 +296,7 @@ func TestDiscardJob(t *testing.T) {
 	if _, err := s.UpdateJob(ctx, running.ID, func(j *job.Job) error { return j.Transition(job.StatusRunning, nowUTC()) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DiscardJob(ctx, running.Owner, running.ID); !errors.Is(err, store.ErrConflict) {
+	if err := s.DiscardJob(ctx, running); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("DiscardJob of a running job = %v, want ErrConflict", err)
 	}
 	if _, err := s.GetJob(ctx, running.ID); err != nil {
