@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -28,7 +29,7 @@ const (
 	chartWidth   = 960
 	titleHeight  = 40
 	rowHeight    = 460
-	captionLines = 2
+	captionLines = 3
 	captionLine  = 18
 	legendWidth  = 170
 	groupWidth   = 0.7 // fraction of a concurrency slot a target group fills
@@ -130,7 +131,8 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 	}
 	body := draw.Crop(dc, 0, -legendWidth, captionLines*captionLine+10, -titleHeight)
 	tiles := draw.Tiles{Rows: len(g.Slices), Cols: 2, PadTop: 4, PadBottom: 4, PadLeft: 4, PadRight: 4, PadX: 24, PadY: 20}
-	marked, maxRuns := false, 0
+	var marked chartMarks
+	maxRuns := 0
 	for r, s := range g.Slices {
 		bars, m, err := rpsPlot(g, s)
 		if err != nil {
@@ -142,7 +144,8 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 		}
 		bars.Draw(tiles.At(body, 0, r))
 		lat.Draw(tiles.At(body, 1, r))
-		marked = marked || m
+		marked.client = marked.client || m.client
+		marked.noisy = marked.noisy || m.noisy
 		for _, t := range g.Targets {
 			for _, c := range g.Conc[s] {
 				if ps := g.Cell(s, t, c); ps != nil {
@@ -158,8 +161,15 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 	}
 	cs := textStyle(textSize-1, 0, 0)
 	dc.FillText(cs, vg.Point{X: 12, Y: captionLine + 10}, caption)
-	if marked {
-		dc.FillText(cs, vg.Point{X: 12, Y: 10}, clientMark+" load generator short of CPU: that req/s measures the client, not the server.")
+	var notes []string
+	if marked.client {
+		notes = append(notes, clientMark+" load generator short of CPU: that req/s measures the client, not the server.")
+	}
+	if marked.noisy {
+		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% over the repeats.", noisyMark, job.NoisyCV*100))
+	}
+	for i, n := range notes {
+		dc.FillText(cs, vg.Point{X: 12, Y: vg.Length(10 + (len(notes)-1-i)*captionLine)}, n)
 	}
 	return nil
 }
@@ -235,6 +245,9 @@ func slotX(k, i, n int) float64 {
 	return float64(k) + step*(float64(i)-float64(n-1)/2)
 }
 
+// chartMarks says which cell marks a chart's bars carry, for its legend.
+type chartMarks struct{ client, noisy bool }
+
 // errXYs are points with their error bars, for plotter.NewYErrorBars.
 type errXYs struct {
 	plotter.XYs
@@ -255,8 +268,9 @@ func spread(s job.Stat, lo float64) (low, high float64) {
 // is successful req/s; the requests that completed with an error are
 // stacked on it in errorColor, and a cell where nothing succeeded has no
 // bar but an "✕ errors" mark on the axis. A bar whose load generator was
-// short of CPU carries clientMark; marked reports whether any did.
-func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
+// short of CPU carries clientMark, a noisy one noisyMark; the marks
+// returned say which appear.
+func rpsPlot(g grid, s slice) (*plot.Plot, chartMarks, error) {
 	p := plot.New()
 	styled(p)
 	p.Title.Text = "mean successful throughput, " + s.Label()
@@ -265,7 +279,7 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 	conc := g.Conc[s]
 	n := len(g.Targets)
 	half := groupWidth / float64(n) / 2 * 0.9
-	marked := false
+	var marked chartMarks
 	var errs errXYs
 	var failed plotter.XYLabels
 	top := 0.0
@@ -283,12 +297,12 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 				continue
 			}
 			if err := addBar(p, x, half, 0, y, targetColor(i)); err != nil {
-				return nil, false, fmt.Errorf("bar of %s: %w", t, err)
+				return nil, chartMarks{}, fmt.Errorf("bar of %s: %w", t, err)
 			}
 			stack := y
 			if e := ps.RPS.Mean - y; e > 0 {
 				if err := addBar(p, x, half, y, y+e, errorColor()); err != nil {
-					return nil, false, fmt.Errorf("error bar of %s: %w", t, err)
+					return nil, chartMarks{}, fmt.Errorf("error bar of %s: %w", t, err)
 				}
 				stack += e
 			}
@@ -298,28 +312,34 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 				errs.YErrors = append(errs.YErrors, struct{ Low, High float64 }{lo, hi})
 			}
 			top = max(top, y+hi, stack)
+			var marks []string
 			if clientBound(ps) {
+				marks, marked.client = append(marks, clientMark), true
+			}
+			if noisy(ps) {
+				marks, marked.noisy = append(marks, noisyMark), true
+			}
+			if len(marks) > 0 {
 				bound.XYs = append(bound.XYs, plotter.XY{X: x, Y: max(y+hi, stack)})
-				bound.Labels = append(bound.Labels, clientMark)
+				bound.Labels = append(bound.Labels, strings.Join(marks, " "))
 			}
 		}
 		if len(bound.Labels) > 0 {
 			marks, err := plotter.NewLabels(bound)
 			if err != nil {
-				return nil, false, fmt.Errorf("client marks of %s: %w", t, err)
+				return nil, chartMarks{}, fmt.Errorf("client marks of %s: %w", t, err)
 			}
 			for i := range marks.TextStyle {
 				marks.TextStyle[i] = textStyle(textSize, -0.5, 0)
 			}
 			marks.Offset = vg.Point{Y: 3}
 			p.Add(marks)
-			marked = true
 		}
 	}
 	if len(failed.Labels) > 0 {
 		marks, err := plotter.NewLabels(failed)
 		if err != nil {
-			return nil, false, fmt.Errorf("no-success marks: %w", err)
+			return nil, chartMarks{}, fmt.Errorf("no-success marks: %w", err)
 		}
 		for i := range marks.TextStyle {
 			marks.TextStyle[i] = textStyle(textSize+2, -0.5, 0)
@@ -331,7 +351,7 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 	if len(errs.XYs) > 0 {
 		eb, err := plotter.NewYErrorBars(errs)
 		if err != nil {
-			return nil, false, fmt.Errorf("req/s error bars: %w", err)
+			return nil, chartMarks{}, fmt.Errorf("req/s error bars: %w", err)
 		}
 		eb.Color = errorBarColor()
 		eb.LineStyle.Width = 1.2

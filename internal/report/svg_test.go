@@ -267,3 +267,26 @@ func TestCompareSVG(t *testing.T) {
 		t.Errorf("compare chart has %d throughput panels, want one per slice (2)", n)
 	}
 }
+
+// TestSVGMarksNoisyCells marks a bar whose req/s varied by more than
+// job.NoisyCV over its repeats, with the legend under the chart.
+func TestSVGMarksNoisyCells(t *testing.T) {
+	j := fixtureJob()
+	runs := fixtureRuns(j)
+	a := fixtureAnalysis(j, runs)
+	var sb strings.Builder
+	if err := Write(&sb, FormatSVG, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(sb.String(), noisyMark) {
+		t.Fatal("a chart without noisy cells carries the noisy mark")
+	}
+	a.Points[0].Noisy = true
+	sb.Reset()
+	if err := Write(&sb, FormatSVG, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(sb.String(), noisyMark); n != 2 {
+		t.Errorf("noisy marks = %d, want 2: the bar's and the legend's", n)
+	}
+}
