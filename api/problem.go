@@ -50,7 +50,8 @@ var (
 	errNoURLPolicy = errors.New("api: no URL policy configured")
 	errJobFinished = errors.New("api: job already finished")
 	errForbidden   = errors.New("api: forbidden")
-	// errUnauthorized, errTooManyActive, errRateLimited: auth.go, quota.go.
+	// errUnauthorized, errTooManyActive, errRateLimited, errTooManyStreams:
+	// auth.go, quota.go, streams.go.
 )
 
 // problemKind is one row of the error table.
@@ -99,6 +100,7 @@ func problemKinds() []problemKind {
 		{errForbidden, http.StatusForbidden, "forbidden", "Forbidden", true, false},
 		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
 		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
+		{errTooManyStreams, http.StatusTooManyRequests, "too-many-streams", "Too many event streams", true, false},
 	}
 }
 

@@ -98,6 +98,11 @@ type Config struct {
 	// admission quotas of a key whose own quota leaves them 0.
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
+	// MaxStreamsPerKey and MaxStreams cap the job event streams one API
+	// process keeps open at once, per API key and in all; a stream over
+	// either is refused with a 429.
+	MaxStreamsPerKey int
+	MaxStreams       int
 
 	// HTTP server timeouts; they keep slow or idle clients from holding
 	// connections forever (slowloris).
@@ -160,6 +165,8 @@ func Defaults() Config {
 		Auth:                 "auto",
 		MaxActiveJobs:        10,
 		SubmissionsPerMinute: 60,
+		MaxStreamsPerKey:     50,
+		MaxStreams:           1000,
 
 		WebhookConcurrency: 10,
 		WebhookTimeout:     10 * time.Second,
@@ -278,6 +285,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxActiveJobs < 1 || c.SubmissionsPerMinute < 1 {
 		problems = append(problems, fmt.Sprintf("max-active-jobs and submissions-per-minute must be at least 1, got %d and %d", c.MaxActiveJobs, c.SubmissionsPerMinute))
+	}
+	if c.MaxStreamsPerKey < 1 || c.MaxStreams < 1 {
+		problems = append(problems, fmt.Sprintf("max-streams-per-key and max-streams must be at least 1, got %d and %d", c.MaxStreamsPerKey, c.MaxStreams))
 	}
 	if c.MaxBody < 1 {
 		problems = append(problems, fmt.Sprintf("max-body must be positive, got %d", c.MaxBody))
