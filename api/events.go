@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -66,10 +65,8 @@ func (s *Server) handleJobEvents(c echo.Context) error {
 	c.Response().WriteHeader(http.StatusOK)
 	st := &stream{s: s, c: c, rc: http.NewResponseController(c.Response()), w: w, jobID: id, after: after}
 	err = st.run()
-	switch {
-	case errors.Is(context.Cause(ctx), errKeyRevoked):
-		s.log.Info("api: event stream closed: its API key was revoked", "request_id", requestID(c), "job", id, "key", p.KeyID)
-	case err != nil && ctx.Err() == nil:
+	// A revoked key's streams are logged once, by the hub.
+	if err != nil && ctx.Err() == nil {
 		s.log.Warn("api: event stream ended", "request_id", requestID(c), "job", id, "err", err)
 	}
 	return nil

@@ -77,6 +77,9 @@ type streamWaiter struct {
 	// wake holds one pending "look for events" signal; more coalesce.
 	wake chan struct{}
 	end  context.CancelCauseFunc
+	// revoked is set (under the hub's lock) once end was called for a
+	// revocation, so the stream is ended and logged once.
+	revoked bool
 }
 
 func newStreamHub(st StreamStore, perKey, total int, log *slog.Logger) *streamHub {
@@ -248,8 +251,16 @@ func (h *streamHub) endRevoked(ctx context.Context) error {
 		if live[k] {
 			continue
 		}
+		n := 0
 		for w := range h.byKey[k] {
-			w.end(errKeyRevoked)
+			if !w.revoked {
+				w.revoked = true
+				w.end(errKeyRevoked)
+				n++
+			}
+		}
+		if n > 0 {
+			h.log.Info("api: event streams closed: their API key was revoked", "key", k, "streams", n)
 		}
 	}
 	return nil
