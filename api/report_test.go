@@ -56,7 +56,7 @@ func TestReportEveryFormat(t *testing.T) {
 		{"http_load", "text/plain; charset=utf-8", contains("==> target a, c=1, n=10, repeat 1/2 <==", "10 fetches, 1 max parallel")},
 		{"json", "application/json", checkJSON},
 		{"csv", "text/csv; charset=utf-8", checkCSV},
-		{"markdown", "text/markdown; charset=utf-8", contains("| | c=1 | c=2 |", "| b | 200.00 | 400.00 |", "| b vs a | ~ (nothing can be concluded: 2 vs 2 repeats, the test needs 4 per side) | ~ (nothing can be concluded: 2 vs 2 repeats, the test needs 4 per side) |")},
+		{"markdown", "text/markdown; charset=utf-8", contains("| | c=1 | c=2 |", "| b | 200.00 | 400.00 |", "| b vs a | +100.00 % [+100.00, +100.00] (p<0.001) | +100.00 % [+100.00, +100.00] (p<0.001) |")},
 		{"svg", "image/svg+xml", checkSVG},
 		{"png", "image/png", checkPNG},
 		{"html", "text/html; charset=utf-8", contains("<!DOCTYPE html>", "<svg ", "<table>", "<details>", "==&gt; target b, c=2, n=10, repeat 2/2 &lt;==")},

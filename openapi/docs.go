@@ -2031,12 +2031,16 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "client_saturated": {
-                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit.",
+                    "description": "ClientSaturated is set when client_cpu_s + client_cpu_wait_s −\nclient_spin_s ≥ 90 %\nof time_taken_s × min(client_cores, concurrency_level): the load\ngenerator was short of CPU and req/s measures it, not the server. A\nc = 1 run can keep only one core busy, so one pegged core of two is\nits limit. The client must also have used half a core itself, and\na run shorter than 250 ms, or one in which no request succeeded, is\nnever marked: ClientUnjudged says why.",
                     "type": "boolean"
                 },
                 "client_spin_s": {
                     "description": "ClientSpinS is the part of client_cpu_s spent spinning on reads\nthat had no data yet, which the engine does only when each worker\nhas a core to itself: waiting, not work.",
                     "type": "number"
+                },
+                "client_unjudged": {
+                    "description": "ClientUnjudged says why client_saturated could not be judged (the\nrun too short to tell, no request succeeded, the system does not\nreport CPU); absent when it was.",
+                    "type": "string"
                 },
                 "complete_requests": {
                     "type": "integer"
@@ -3085,6 +3089,17 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ComparisonPair": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "type": "string"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
@@ -3138,7 +3153,20 @@ const docTemplate = `{
                         }
                     ]
                 },
+                "comparisons": {
+                    "description": "Comparisons holds every comparison of this point with another\ntarget's (Spec.ComparisonPairs, the baseline's included), in the\npairs' order.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Comparison"
+                    }
+                },
+                "error_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
                 "failed_ratio": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "good_rps": {
                     "$ref": "#/definitions/job.Stat"
                 },
                 "noisy": {
@@ -3159,7 +3187,12 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Point"
                 },
                 "rps": {
-                    "$ref": "#/definitions/job.Stat"
+                    "description": "RPS is ab's \"Requests per second\": every completed request,\nwhatever its status. GoodRPS counts only the successes (2xx, and\nthe expected length), what a reader means by throughput; ErrorRatio\nis the share of attempted requests that failed or were not 2xx.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Stat"
+                        }
+                    ]
                 },
                 "runs": {
                     "type": "integer"
@@ -3290,8 +3323,15 @@ const docTemplate = `{
                     "description": "lowest c with failed requests",
                     "type": "integer"
                 },
+                "fall_pct": {
+                    "type": "number"
+                },
                 "latency_knee_at": {
                     "description": "lowest c where latency grows faster than c",
+                    "type": "integer"
+                },
+                "peak_at": {
+                    "description": "PeakAt is set when req/s falls by more than 10 % past its highest\npoint after the plateau begins: the c of that highest point, and\nFallPct how far the last point is below it.",
                     "type": "integer"
                 },
                 "plateau_at": {
@@ -3337,8 +3377,15 @@ const docTemplate = `{
         "job.Significance": {
             "type": "object",
             "properties": {
+                "ci_high_pct": {
+                    "type": "number"
+                },
+                "ci_low_pct": {
+                    "description": "CILowPct and CIHighPct bound the difference in percent of the\nbaseline with 95 % confidence.",
+                    "type": "number"
+                },
                 "conclusive": {
-                    "description": "Conclusive is false when the repeats are too few for the test ever\nto reach SignificanceAlpha, however far apart they are: nothing can\nbe concluded then, and Text says how many repeats it needs.",
+                    "description": "Conclusive is false when a side has fewer than 2 repeats: there is\nno spread to judge the difference by, and Text says so.",
                     "type": "boolean"
                 },
                 "n": {
@@ -3349,16 +3396,24 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "p": {
-                    "description": "P is the test's p-value; null when there is nothing to test (a\nside without a value).",
+                    "description": "P is the two-sided p-value of the t test whose interval CILowPct\nand CIHighPct give; null when a side has fewer than 2 values.",
                     "type": "number",
                     "x-nullable": true
                 },
+                "p_adjusted": {
+                    "description": "PAdjusted is P after Benjamini-Hochberg control of the false\ndiscovery rate over every comparison of the job; Significant\nfollows it.",
+                    "type": "number"
+                },
+                "p_u": {
+                    "description": "PU is the Mann-Whitney U test's p-value (benchstat's test), given\nonce both sides have enough repeats for it to ever reach\nSignificanceAlpha: it assumes nothing of the values' distribution.",
+                    "type": "number"
+                },
                 "significant": {
-                    "description": "Significant is set only when P \u003c SignificanceAlpha.",
+                    "description": "Significant is set when the interval excludes no difference, and\nstays set after false-discovery control.",
                     "type": "boolean"
                 },
                 "text": {
-                    "description": "Text is the difference as a person reads it: \"+12.69 % (p=0.01)\",\n\"~ (no significant difference, p=0.40)\" or \"~ (nothing can be\nconcluded: …)\", or \"n/a\" when there is no percentage to give.",
+                    "description": "Text is the difference as a person reads it:\n\"+12.69 % [+9.8, +15.6] (p=0.008)\", \"~ +0.40 % [-2.1, +2.9]\n(p=0.71)\", \"~ -50.00 % (1 vs 3 repeats: …)\", or \"n/a\" when there is\nno percentage to give.",
                     "type": "string"
                 }
             }
@@ -3371,6 +3426,7 @@ const docTemplate = `{
                     "type": "boolean"
                 },
                 "baseline": {
+                    "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
                 },
                 "compare_to": {
@@ -3380,6 +3436,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.CompareTo"
                         }
                     ]
+                },
+                "comparisons": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ComparisonPair"
+                    }
                 },
                 "exclusive": {
                     "description": "Exclusive (default true) keeps every other exclusive job off this\njob's target hosts while it runs: two loads on one host:port skew\neach other's numbers, and neither result would show it. A host is a\ntarget URL's host:port as written (host lowercased, port 80 or 443\nby default; names are not resolved). A job whose host another job\nholds stays queued, with queued_reason saying which, and starts\nwhen the host is free. false lets the job share its hosts with\nother jobs that say false, for a target meant to take several loads\nat once; it still waits while an exclusive job holds one.",

@@ -65,17 +65,14 @@ func startCrashEnv(t *testing.T, extraEnv ...string) *crashEnv {
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	env = append(env, extraEnv...)
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	t.Cleanup(func() { api.stop(t) })
-	return &crashEnv{bin: bin, env: env, base: keyedBase(t, rs.URL(), api.waitAddr(t))}
+	t.Cleanup(func() { api.Stop(t) })
+	return &crashEnv{bin: bin, env: env, base: keyedBase(t, rs.URL(), api.WaitAddr(t))}
 }
 
 // kill ends a worker with SIGKILL and returns when it is gone.
 func kill(t *testing.T, p *process) time.Time {
 	t.Helper()
-	if err := p.cmd.Process.Kill(); err != nil {
-		t.Fatalf("kill worker: %v", err)
-	}
-	<-p.done
+	p.Kill(t)
 	return time.Now()
 }
 
@@ -137,7 +134,7 @@ func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 	if hits := tg.hits.Load(); hits < lo || hits > hi {
 		t.Errorf("target served %d requests, want %d to %d (%d runs, plus at most the run lost in each kill)", hits, lo, hi, crashRuns)
 	}
-	w.stop(t)
+	w.Stop(t)
 }
 
 // TestCrashLoopJobFails: a job whose worker dies every time it sends the
@@ -182,7 +179,7 @@ func TestCrashLoopJobFails(t *testing.T) {
 	if got := waitJob(t, ce.base, next.ID, 30*time.Second); got.Status != "succeeded" {
 		t.Errorf("next job = %s (%q), want succeeded on the worker that failed the crash loop", got.Status, got.Error)
 	}
-	w.stop(t)
+	w.Stop(t)
 }
 
 // checkCrashRuns asserts that after is the whole sweep, each repeat once

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/proctest"
 	"github.com/benchq/benchq/internal/redistest"
 )
 
@@ -39,7 +35,7 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 	// serve and worker refuse loopback targets unless the operator allows them.
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.waitAddr(t)) // serve needs a key
+	base := keyedBase(t, rs.URL(), api.WaitAddr(t)) // serve needs a key
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
 
 	a, b := startTarget(t, "a"), startTarget(t, "b")
@@ -55,7 +51,7 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 		t.Errorf("second job has %d runs, want 8", n)
 	}
 	for _, p := range append(workers, api) {
-		p.stop(t)
+		p.Stop(t)
 	}
 }
 
@@ -119,90 +115,12 @@ func TestBadInputEndToEnd(t *testing.T) {
 	}
 }
 
-// buildBenchq compiles the binary once into the test's temp dir.
-func buildBenchq(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "benchq")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// The fault and end-to-end tests run the real binary through proctest.
+type process = proctest.Process
 
-// process is a benchq subprocess whose log lines are kept.
-type process struct {
-	cmd   *exec.Cmd
-	lines chan string
-	done  chan error
-}
+func buildBenchq(t *testing.T) string { return proctest.Build(t) }
 
 func startProcess(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start benchq %q: %v", args, err)
-	}
-	p := &process{cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
-	// The reader logs through t; it must be finished before the test is,
-	// or a late line panics ("Log in goroutine after Test has completed").
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			t.Logf("benchq %s: %s", args[0], sc.Text())
-			select {
-			case p.lines <- sc.Text():
-			default:
-			}
-		}
-		p.done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
-	return p
-}
-
-var listenLine = regexp.MustCompile(`API listening.* addr=(127\.0\.0\.1:\d+)`)
-
-// waitAddr reads the process's log until it names its bound address.
-func (p *process) waitAddr(t *testing.T) string {
-	t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case line := <-p.lines:
-			if m := listenLine.FindStringSubmatch(line); m != nil {
-				return m[1]
-			}
-		case err := <-p.done:
-			t.Fatalf("benchq serve exited before listening: %v", err)
-		case <-timeout:
-			t.Fatal("benchq serve did not log its address within 15s")
-		}
-	}
-}
-
-// stop sends SIGTERM and expects a clean exit.
-func (p *process) stop(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("benchq %v after SIGTERM: %v, want exit 0", p.cmd.Args[1:], err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Errorf("benchq %v still running 20s after SIGTERM", p.cmd.Args[1:])
-	}
+	return proctest.Start(t, bin, env, args...)
 }

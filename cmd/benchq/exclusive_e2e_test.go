@@ -38,7 +38,7 @@ func TestExclusiveTargetsEndToEnd(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.waitAddr(t))
+	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
 	tg := testservers.StartSpanTarget(t, time.Millisecond)
 	host := strings.TrimSuffix(strings.TrimPrefix(tg.URL, "http://"), "/")
@@ -114,7 +114,7 @@ func TestExclusiveTargetsEndToEnd(t *testing.T) {
 		})
 	}
 	for _, p := range append(workers, api) {
-		p.stop(t)
+		p.Stop(t)
 	}
 }
 

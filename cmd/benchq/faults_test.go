@@ -39,7 +39,7 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.waitAddr(t))
+	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
 	tg := startSlowTarget(t, crashDelay)
 
@@ -97,9 +97,9 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the run each worker lost", hits, lo, hi)
 	}
 	for _, w := range workers {
-		w.stop(t)
+		w.Stop(t)
 	}
-	api.stop(t)
+	api.Stop(t)
 }
 
 // TestRedisDownLogsNoClientNoise: a worker whose Redis refuses
@@ -120,11 +120,9 @@ func TestRedisDownLogsNoClientNoise(t *testing.T) {
 	}
 	w := startProcess(t, buildBenchq(t), append(env, "BENCHQ_REDIS_URL=redis://"+addr+"/0"), "worker")
 	time.Sleep(3 * time.Second)
-	_ = w.cmd.Process.Kill()
-	<-w.done
+	w.Kill(t)
 	lines := 0
-	for n := len(w.lines); n > 0; n-- {
-		line := <-w.lines
+	for _, line := range w.Buffered() {
 		lines++
 		if strings.Contains(line, "pool.go") || strings.HasPrefix(line, "redis: ") {
 			t.Errorf("worker logged go-redis's own line at the default level: %q", line)
@@ -197,7 +195,7 @@ func TestFaultHostileTargets(t *testing.T) {
 			}
 		})
 	}
-	hwm := peakRSS(t, a.cmd.Process.Pid)
+	hwm := peakRSS(t, a.Pid())
 	t.Logf("all-in-one peak RSS after every hostile job: %d MiB", hwm>>20)
 	if hwm > 128<<20 {
 		t.Errorf("all-in-one peak RSS = %d MiB, want under 128 MiB whatever the targets sent", hwm>>20)

@@ -54,7 +54,7 @@ func TestServiceOnCluster(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rc.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.waitAddr(t)), target: startTarget(t, "ok")}
+	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.WaitAddr(t)), target: startTarget(t, "ok")}
 	var workers []*process
 	for range 3 {
 		workers = append(workers, startProcess(t, bin, env, "worker"))
@@ -63,7 +63,7 @@ func TestServiceOnCluster(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { c.run(t, e) })
 	}
 	for _, p := range append(workers, api) {
-		p.stop(t)
+		p.Stop(t)
 	}
 }
 
@@ -242,7 +242,7 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.waitAddr(t))
+	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
 	worker := startProcess(t, bin, env, "worker")
 	tg := startSlowTarget(t, crashDelay)
 
@@ -284,8 +284,8 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 	if hits < lo || hits > lo+crashRequests {
 		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the one in flight", hits, lo, lo+crashRequests)
 	}
-	worker.stop(t)
-	api.stop(t)
+	worker.Stop(t)
+	api.Stop(t)
 }
 
 // clusterCancelAndList: a running job canceled through the API ends

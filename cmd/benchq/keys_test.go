@@ -125,7 +125,7 @@ func TestSharedSubmissionRate(t *testing.T) {
 	for range 3 {
 		p := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 		procs = append(procs, p)
-		bases = append(bases, "http://"+p.waitAddr(t))
+		bases = append(bases, "http://"+p.WaitAddr(t))
 	}
 	spec := []byte(`{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[1],"requests":[1]}}`)
 	var mu sync.Mutex
@@ -163,9 +163,9 @@ func TestSharedSubmissionRate(t *testing.T) {
 		t.Errorf("statuses over 3 API processes = %v, want 5×202 and 4×429", statuses)
 	}
 	for _, p := range procs {
-		p.stop(t)
-		for len(p.lines) > 0 {
-			if line := <-p.lines; strings.Contains(line, key) || strings.Contains(line, "Bearer") {
+		p.Stop(t)
+		for _, line := range p.Buffered() {
+			if strings.Contains(line, key) || strings.Contains(line, "Bearer") {
 				t.Errorf("benchq serve logged the key or its header: %s", line)
 			}
 		}

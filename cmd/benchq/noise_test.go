@@ -16,6 +16,8 @@ type noiseSig struct {
 	NBase       int      `json:"n_base"`
 	N           int      `json:"n"`
 	Text        string   `json:"text"`
+	CILowPct    *float64 `json:"ci_low_pct"`
+	CIHighPct   *float64 `json:"ci_high_pct"`
 }
 
 type noiseComparison struct {
@@ -123,7 +125,7 @@ func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 		prev = again
 	}
 	if c.RPS.Significant || !c.RPS.Conclusive || c.RPS.P == nil || c.RPS.NBase != 8 || c.RPS.N != 8 ||
-		!strings.HasPrefix(c.RPS.Text, "~ (no significant difference, p=") {
+		!strings.HasPrefix(c.RPS.Text, "~ ") || c.RPS.CILowPct == nil || *c.RPS.CILowPct > 0 || *c.RPS.CIHighPct < 0 {
 		t.Errorf("identical jobs' req/s comparison = %+v, want no significant difference over 8 + 8 repeats", c.RPS)
 	}
 	if again.Verdict != "pass" {

@@ -66,24 +66,6 @@ func allInOneEnv(t *testing.T, dataDir string, extra ...string) []string {
 
 var childLine = regexp.MustCompile(`redis-server child keeps .* data_dir=(\S+) socket=(\S+) pid=(\d+) redis_url=(\S+)`)
 
-// waitLine reads the process's log until a line matches re.
-func (p *process) waitLine(t *testing.T, re *regexp.Regexp) []string {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case line := <-p.lines:
-			if m := re.FindStringSubmatch(line); m != nil {
-				return m
-			}
-		case err := <-p.done:
-			t.Fatalf("benchq exited (%v) before logging a line matching %s", err, re)
-		case <-timeout:
-			t.Fatalf("benchq logged no line matching %s within 30s", re)
-		}
-	}
-}
-
 // running reports whether pid is a live process (a zombie nobody reaped
 // is not: the all-in-one's orphaned child is reparented, and init in a
 // container may never reap it).
@@ -124,7 +106,7 @@ type aio struct {
 func startAllInOne(t *testing.T, bin string, env []string, dataDir string) *aio {
 	t.Helper()
 	p := startProcess(t, bin, env, "--addr", "127.0.0.1:0")
-	m := p.waitLine(t, childLine)
+	m := p.WaitLine(t, childLine, 30*time.Second)
 	if m[1] != dataDir || m[2] != filepath.Join(dataDir, "redis.sock") {
 		t.Errorf("Redis line names data_dir=%s socket=%s, want %s and its redis.sock", m[1], m[2], dataDir)
 	}
@@ -132,7 +114,7 @@ func startAllInOne(t *testing.T, bin string, env []string, dataDir string) *aio 
 	if !running(pid) {
 		t.Fatalf("logged child pid %d is not running", pid)
 	}
-	return &aio{process: p, childPid: pid, redisURL: m[4], addr: p.waitAddr(t)}
+	return &aio{process: p, childPid: pid, redisURL: m[4], addr: p.WaitAddr(t)}
 }
 
 // keptJob is what a restart must give back: a job made with an API key,
@@ -188,16 +170,16 @@ func TestAllInOneKeepsDataAcrossRestart(t *testing.T) {
 	env := allInOneEnv(t, dir)
 
 	first := startAllInOne(t, bin, env, dir)
-	if b, err := os.ReadFile(filepath.Join(dir, "benchq.lock")); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(first.cmd.Process.Pid) {
-		t.Errorf("benchq.lock = %q (%v), want the all-in-one's pid %d", b, err, first.cmd.Process.Pid)
+	if b, err := os.ReadFile(filepath.Join(dir, "benchq.lock")); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(first.Pid()) {
+		t.Errorf("benchq.lock = %q (%v), want the all-in-one's pid %d", b, err, first.Pid())
 	}
 	kept := runKeptJob(t, first)
-	first.stop(t)
+	first.Stop(t)
 	waitGone(t, first.childPid, 5*time.Second)
 
 	second := startAllInOne(t, bin, env, dir)
 	checkKept(t, second, kept)
-	second.stop(t)
+	second.Stop(t)
 	waitGone(t, second.childPid, 5*time.Second)
 }
 
@@ -216,15 +198,12 @@ func TestAllInOneKilledTakesItsChild(t *testing.T) {
 	first := startAllInOne(t, bin, env, dir)
 	kept := runKeptJob(t, first)
 	time.Sleep(1500 * time.Millisecond) // past one appendfsync everysec
-	if err := first.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-first.done
+	first.Kill(t)
 	waitGone(t, first.childPid, 5*time.Second)
 
 	second := startAllInOne(t, bin, env, dir)
 	checkKept(t, second, kept)
-	second.stop(t)
+	second.Stop(t)
 }
 
 // TestSecondAllInOneOnSameDataDirFails: two redis-servers on one
@@ -246,7 +225,7 @@ func TestSecondAllInOneOnSameDataDirFails(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("second all-in-one: %v, want exit status 1; output:\n%s", err, out)
 	}
-	for _, want := range []string{dir + ": data directory in use by another benchq (pid " + strconv.Itoa(first.cmd.Process.Pid) + ")", "--data-dir", "--ephemeral"} {
+	for _, want := range []string{dir + ": data directory in use by another benchq (pid " + strconv.Itoa(first.Pid()) + ")", "--data-dir", "--ephemeral"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("second all-in-one's output lacks %q:\n%s", want, out)
 		}
@@ -257,7 +236,7 @@ func TestSecondAllInOneOnSameDataDirFails(t *testing.T) {
 	if !running(first.childPid) {
 		t.Error("the first all-in-one's redis-server died with the second's attempt")
 	}
-	first.stop(t)
+	first.Stop(t)
 }
 
 var memoryLine = regexp.MustCompile(`Redis: embedded in-memory; jobs, results and API keys are NOT persisted.* reason="?([^"]*)"?`)
@@ -287,15 +266,15 @@ func TestAllInOneInMemory(t *testing.T) {
 				extra = append(extra, "PATH="+tt.path) // the later PATH wins
 			}
 			p := startProcess(t, bin, allInOneEnv(t, dir, extra...), append([]string{"--addr", "127.0.0.1:0"}, tt.args...)...)
-			m := p.waitLine(t, memoryLine)
+			m := p.WaitLine(t, memoryLine, 30*time.Second)
 			if !strings.Contains(m[1], tt.reason) {
 				t.Errorf("warning's reason = %q, want it to say %q", m[1], tt.reason)
 			}
-			addr := p.waitAddr(t)
+			addr := p.WaitAddr(t)
 			if resp, b := call(t, http.MethodGet, "http://"+addr+"/readyz", nil); resp.StatusCode != http.StatusOK {
 				t.Errorf("/readyz = %d %s", resp.StatusCode, b)
 			}
-			p.stop(t)
+			p.Stop(t)
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("in-memory all-in-one touched its data directory: %v", err)
 			}

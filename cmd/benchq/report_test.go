@@ -42,7 +42,7 @@ func TestReportEndToEnd(t *testing.T) {
 		"json":      reportJSON,
 		"csv":       reportCSV,
 		"markdown": hasAll("## requests = 200", "| | c=1 | c=4 |", "\n| a | ", "\n| b | ", "\n| b vs a | ",
-			"## Saturation\n\n- a: req/s ", "\n- b: req/s ", "## Verdict: fail", "2 failing cell(s)", "b: p99_ms < 0.000001"),
+			"## Saturation\n\n- a: req/s ", "\n- b: req/s ", "## Verdict: fail", "2 failing cells", "b: p99_ms < 0.000001"),
 		"svg":     reportSVG,
 		"html":    hasAll("<!DOCTYPE html>", "<svg ", "<h2>Verdict: <span class=\"verdict verdict-fail\">fail</span></h2>", "<summary>==&gt; target b, c=4, n=200, repeat 2/2 &lt;==</summary>"),
 		"gnuplot": hasAll("# columns: concurrency\ta\tb\n", "\n1\t", "\n4\t"),

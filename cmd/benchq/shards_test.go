@@ -147,7 +147,7 @@ func TestShardedRunOnThreeWorkers(t *testing.T) {
 		}
 	}
 	for _, w := range workers {
-		w.stop(t)
+		w.Stop(t)
 	}
 }
 
@@ -175,7 +175,7 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	killedPid := shard.cmd.Process.Pid
+	killedPid := shard.Pid()
 	killed := kill(t, shard)
 	t.Logf("killed shard worker pid %d with %d requests served", killedPid, tg.hits.Load())
 	workers = append(workers, startProcess(t, ce.bin, ce.env, "worker"))
@@ -209,7 +209,7 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 	}
 	for _, w := range workers {
 		if w != shard {
-			w.stop(t)
+			w.Stop(t)
 		}
 	}
 }
@@ -220,13 +220,11 @@ func waitLogLine(t *testing.T, procs []*process, s string, limit time.Duration) 
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) {
 		for _, p := range procs {
-			select {
-			case line := <-p.lines:
+			if line, ok := p.TryLine(); ok {
 				if strings.Contains(line, s) {
 					return p
 				}
 				continue
-			default:
 			}
 		}
 		time.Sleep(5 * time.Millisecond)

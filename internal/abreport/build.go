@@ -53,6 +53,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		ClientSpinS:           seconds(m.ClientSpin),
 		ClientCores:           m.ClientCores,
 		ClientSaturated:       m.ClientSaturated(),
+		ClientUnjudged:        m.ClientUnjudged(),
 		HTTPVersion:           m.HTTPVersion,
 		Connections:           m.Connections,
 		MaxStreams:            m.MaxStreams,

@@ -97,8 +97,14 @@ type Report struct {
 	// of time_taken_s × min(client_cores, concurrency_level): the load
 	// generator was short of CPU and req/s measures it, not the server. A
 	// c = 1 run can keep only one core busy, so one pegged core of two is
-	// its limit.
+	// its limit. The client must also have used half a core itself, and
+	// a run shorter than 250 ms, or one in which no request succeeded, is
+	// never marked: ClientUnjudged says why.
 	ClientSaturated bool `json:"client_saturated"`
+	// ClientUnjudged says why client_saturated could not be judged (the
+	// run too short to tell, no request succeeded, the system does not
+	// report CPU); absent when it was.
+	ClientUnjudged string `json:"client_unjudged,omitempty"`
 
 	// TLSHandshakes is how many TLS connections the completed requests
 	// opened, and TLSHandshakeMs their handshakes' times: a part of

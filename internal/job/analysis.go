@@ -58,7 +58,13 @@ type PointSummary struct {
 	Point Point `json:"point"`
 	Runs  int   `json:"runs"`
 
+	// RPS is ab's "Requests per second": every completed request,
+	// whatever its status. GoodRPS counts only the successes (2xx, and
+	// the expected length), what a reader means by throughput; ErrorRatio
+	// is the share of attempted requests that failed or were not 2xx.
 	RPS              Stat `json:"rps"`
+	GoodRPS          Stat `json:"good_rps"`
+	ErrorRatio       Stat `json:"error_ratio"`
 	TimePerRequestMs Stat `json:"time_per_request_ms"`
 	// PercentilesMs has ab's keys "50".."100", as abreport, and the tail
 	// "99.9" and "99.99" read from each run's histogram.
@@ -84,6 +90,10 @@ type PointSummary struct {
 	// Comparison is set on every non-baseline target's point when the spec
 	// names a baseline.
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Comparisons holds every comparison of this point with another
+	// target's (Spec.ComparisonPairs, the baseline's included), in the
+	// pairs' order.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
 
 	// samples holds the per-repeat values behind RPS and PercentilesMs
 	// (keys "rps", "50", "99"...), for the significance of a comparison.
@@ -96,7 +106,8 @@ const NoisyCV = 0.10
 
 // Comparison is a point's difference to the baseline target's point with
 // the same concurrency and requests/duration/rate, in percent of the
-// baseline's mean: positive means more req/s or higher latency.
+// baseline's mean: positive means more req/s or higher latency. Req/s is
+// compared on successful requests (good_rps).
 type Comparison struct {
 	Baseline string  `json:"baseline"`
 	RPSPct   float64 `json:"rps_pct"`
@@ -124,9 +135,14 @@ type Saturation struct {
 	Duration Duration `json:"duration,omitempty"`
 	Rate     float64  `json:"rate,omitempty"`
 
-	PlateauAt     *int `json:"plateau_at,omitempty"`      // lowest c where req/s gains < 5 % per doubling
-	LatencyKneeAt *int `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
-	FailuresFrom  *int `json:"failures_from,omitempty"`   // lowest c with failed requests
+	PlateauAt *int `json:"plateau_at,omitempty"` // lowest c where req/s gains < 5 % per doubling
+	// PeakAt is set when req/s falls by more than 10 % past its highest
+	// point after the plateau begins: the c of that highest point, and
+	// FallPct how far the last point is below it.
+	PeakAt        *int    `json:"peak_at,omitempty"`
+	FallPct       float64 `json:"fall_pct,omitempty"`
+	LatencyKneeAt *int    `json:"latency_knee_at,omitempty"` // lowest c where latency grows faster than c
+	FailuresFrom  *int    `json:"failures_from,omitempty"`   // lowest c with failed requests
 	// ClientBoundFrom is the lowest c whose load generator was short of
 	// CPU: a plateau from there on may be the client's, not the server's.
 	ClientBoundFrom *int   `json:"client_bound_from,omitempty"`

@@ -39,10 +39,11 @@ func AnalyzeWithHistory(s Spec, runs []Run, base *Baseline, history History) Ana
 	for i, c := range cells {
 		a.Points[i] = summarise(c.point, c.reports)
 	}
-	compareToBaseline(s.Baseline, a.Points)
+	compareTargets(s, a.Points)
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
 	a.CompareTo = compareWithBaseline(a.Points, bc)
+	controlFalseDiscovery(a.differences())
 	a.Verdict = verdict(s, cells, bc, history)
 	return a
 }
@@ -78,13 +79,15 @@ func summarise(p Point, reports []*abreport.Report) PointSummary {
 	ps := PointSummary{
 		Point:            p,
 		Runs:             len(reports),
-		samples:          map[string][]float64{"rps": metricSamples(reports, "rps")},
+		samples:          map[string][]float64{"rps": metricSamples(reports, "rps"), "good_rps": metricSamples(reports, "good_rps")},
 		TimePerRequestMs: metricStat(reports, "time_per_request_ms"),
 		PercentilesMs:    make(map[string]Stat, len(percentKeys())+len(abreport.TailPercents())),
 		FailedRatio:      metricStat(reports, "failed_ratio"),
 		Non2xxRatio:      metricStat(reports, "non_2xx_ratio"),
+		ErrorRatio:       metricStat(reports, "error_ratio"),
 	}
 	ps.RPS = newStat(ps.samples["rps"])
+	ps.GoodRPS = newStat(ps.samples["good_rps"])
 	for _, pc := range percentKeys() {
 		k := strconv.Itoa(pc)
 		ps.samples[k] = metricSamples(reports, "p"+k+"_ms")
@@ -135,4 +138,28 @@ type sliceKey struct {
 
 func sliceOf(p Point) sliceKey {
 	return sliceKey{requests: p.Requests, duration: p.Duration, rate: p.Rate}
+}
+
+// differences are every difference the analysis states, to the baseline
+// target and to the compare_to job: the family whose false discovery rate
+// is held.
+func (a *Analysis) differences() []difference {
+	var diffs []difference
+	add := func(c *Comparison) {
+		if c != nil {
+			diffs = append(diffs, difference{&c.RPSSignificance, c.RPSPct},
+				difference{&c.P50Significance, c.P50Pct}, difference{&c.P99Significance, c.P99Pct})
+		}
+	}
+	for i := range a.Points {
+		for k := range a.Points[i].Comparisons {
+			add(&a.Points[i].Comparisons[k])
+		}
+	}
+	if a.CompareTo != nil {
+		for i := range a.CompareTo.Cells {
+			add(a.CompareTo.Cells[i].Comparison)
+		}
+	}
+	return diffs
 }

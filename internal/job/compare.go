@@ -5,37 +5,67 @@ import (
 	"math"
 )
 
-// compareToBaseline sets Comparison on every point of another target than
-// baseline that has runs, against the baseline's point with the same
-// concurrency and requests/duration/rate, when that one has runs too.
-func compareToBaseline(baseline string, points []PointSummary) {
-	if baseline == "" {
+// compareTargets fills Comparisons on every point that has runs, one per
+// pair of s.ComparisonPairs naming its target, against the pair's
+// baseline's point with the same concurrency and requests/duration/rate
+// when that one has runs too; Comparison is the one against s.Baseline.
+func compareTargets(s Spec, points []PointSummary) {
+	pairs := s.ComparisonPairs()
+	if len(pairs) == 0 {
 		return
 	}
 	type key struct {
+		target      string
 		concurrency int
 		slice       sliceKey
 	}
-	base := map[key]*PointSummary{}
+	byKey := map[key]*PointSummary{}
 	for i := range points {
-		if p := &points[i]; p.Point.Target == baseline && p.Runs > 0 {
-			base[key{p.Point.Concurrency, sliceOf(p.Point)}] = p
+		if p := &points[i]; p.Runs > 0 {
+			byKey[key{p.Point.Target, p.Point.Concurrency, sliceOf(p.Point)}] = p
 		}
 	}
 	for i := range points {
 		p := &points[i]
-		if p.Point.Target == baseline || p.Runs == 0 {
+		if p.Runs == 0 {
 			continue
 		}
-		if b := base[key{p.Point.Concurrency, sliceOf(p.Point)}]; b != nil {
-			p.Comparison = compare(baseline, *b, *p)
+		for _, pair := range pairs {
+			if pair.Target != p.Point.Target {
+				continue
+			}
+			if b := byKey[key{pair.Baseline, p.Point.Concurrency, sliceOf(p.Point)}]; b != nil {
+				p.Comparisons = append(p.Comparisons, *compare(pair.Baseline, *b, *p))
+			}
+		}
+		// Set after the appends, which may move the slice.
+		for k := range p.Comparisons {
+			if p.Comparisons[k].Baseline == s.Baseline {
+				p.Comparison = &p.Comparisons[k]
+			}
 		}
 	}
 }
 
+// ComparisonWith is the point's comparison with baseline's point, nil
+// when there is none.
+func (ps *PointSummary) ComparisonWith(baseline string) *Comparison {
+	for k := range ps.Comparisons {
+		if ps.Comparisons[k].Baseline == baseline {
+			return &ps.Comparisons[k]
+		}
+	}
+	if c := ps.Comparison; c != nil && c.Baseline == baseline {
+		return c
+	}
+	return nil
+}
+
 func compare(baseline string, base, x PointSummary) *Comparison {
 	c := &Comparison{Baseline: baseline}
-	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "rps", base.RPS, x.RPS)
+	// Throughput is compared on successes: a target that answers 500s
+	// fast must not read as faster.
+	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "good_rps", base.GoodRPS, x.GoodRPS)
 	c.P50Pct, c.P50, c.P50Significance = compareMetric(base, x, "50", base.PercentilesMs["50"], x.PercentilesMs["50"])
 	c.P99Pct, c.P99, c.P99Significance = compareMetric(base, x, "99", base.PercentilesMs["99"], x.PercentilesMs["99"])
 	return c

@@ -218,9 +218,9 @@ func TestRelativeVerdictListsEveryRegressedCell(t *testing.T) {
 	s.CompareTo = &CompareTo{JobID: "BASE"}
 	got := AnalyzeAgainst(s, runs, baselineJob(t, 120, 300)).Verdict
 	d := Duration(10e9)
-	base, bound, p := 120.0, 114.0, 1.0
-	// One baseline repeat: the test cannot conclude, so the means decide.
-	sig := &Significance{P: &p, NBase: 1, N: 3, Text: "~ (nothing can be concluded: 1 vs 3 repeats, the test needs 4 per side)"}
+	base, bound := 120.0, 114.0
+	// One baseline repeat: no interval, so the means decide.
+	sig := &Significance{NBase: 1, N: 3, Text: "~ -3.51 % (1 vs 3 repeats: an interval needs 2 per side)"}
 	want := VerdictResult{Result: VerdictFail, Failures: []ThresholdFailure{
 		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 0, Concurrency: 1, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound, Significance: sig},
 		{Threshold: "rps >= 0.95 * baseline.rps", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: 110, BaselineJob: "BASE", Baseline: &base, Bound: &bound, Significance: sig},

@@ -63,10 +63,12 @@ func saturate(s []PointSummary, named bool) Saturation {
 	sat := Saturation{Target: p.Target, Requests: p.Requests, Duration: p.Duration, Rate: p.Rate}
 	plateau, level := plateauOf(s)
 	sat.PlateauAt = plateau
+	sat.PeakAt, sat.FallPct = fallOf(s, plateau, level)
 	sat.LatencyKneeAt = kneeOf(s)
 	sat.FailuresFrom = failuresOf(s)
 	sat.ClientBoundFrom = clientBoundOf(s)
-	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, level, named)
+	dead := !slices.ContainsFunc(s, func(p PointSummary) bool { return p.RPS.Mean > 0 })
+	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, s[lastLive(s)].Point.Concurrency, level, dead, named)
 	return sat
 }
 
@@ -97,6 +99,42 @@ func plateauOf(s []PointSummary) (*int, float64) {
 		}
 	}
 	return nil, 0
+}
+
+// fallShare is how far below its peak req/s must end for the series to
+// read as falling rather than flat: more than a plateau's noise.
+const fallShare = 0.10
+
+// fallOf returns the concurrency of the plateau's highest req/s and how far,
+// in percent, the last point with req/s falls below it, when that is more
+// than fallShare: a server that degrades under load is not on a plateau.
+// Points where nothing completed are left to the failures finding.
+func fallOf(s []PointSummary, plateau *int, level float64) (*int, float64) {
+	if plateau == nil || level <= 0 {
+		return nil, 0
+	}
+	last := s[lastLive(s)].RPS.Mean
+	fall := 1 - last/level
+	if fall <= fallShare {
+		return nil, 0
+	}
+	for _, p := range s {
+		if p.Point.Concurrency >= *plateau && p.RPS.Mean == level {
+			c := p.Point.Concurrency
+			return &c, fall * 100
+		}
+	}
+	return nil, 0
+}
+
+// lastLive is the index of the last point with req/s, or the last point.
+func lastLive(s []PointSummary) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i].RPS.Mean > 0 {
+			return i
+		}
+	}
+	return len(s) - 1
 }
 
 func gainPerDoubling(from, to PointSummary) float64 {
@@ -157,16 +195,23 @@ func clientBoundOf(s []PointSummary) *int {
 // sentence says the three findings in one line, e.g. "apache: req/s
 // plateaus near 164 from c = 4; latency grows faster than concurrency from
 // c = 512; failures from c = 512.", and where the client, not the server,
-// was the limit.
-func sentence(sat Saturation, lastC int, level float64, named bool) string {
+// was the limit. A series that falls more than fallShare past its peak
+// says so rather than calling it a plateau; dead, no request completed at
+// any concurrency.
+func sentence(sat Saturation, lastC, fallC int, level float64, dead, named bool) string {
 	var b strings.Builder
 	b.WriteString(sat.Target)
 	if named {
 		b.WriteString(" (" + sliceLabel(sat) + ")")
 	}
-	if sat.PlateauAt != nil {
+	switch {
+	case sat.PeakAt != nil:
+		fmt.Fprintf(&b, ": req/s peaks near %s at c = %d, then falls %.0f %% by c = %d", roughly(level), *sat.PeakAt, sat.FallPct, fallC)
+	case sat.PlateauAt != nil:
 		fmt.Fprintf(&b, ": req/s plateaus near %s from c = %d", roughly(level), *sat.PlateauAt)
-	} else {
+	case dead:
+		b.WriteString(": no request completed at any concurrency")
+	default:
 		fmt.Fprintf(&b, ": req/s still rising at c = %d", lastC)
 	}
 	if sat.LatencyKneeAt != nil {

@@ -95,7 +95,11 @@ func TestSaturationSyntheticKnees(t *testing.T) {
 			Saturation{Sentence: "t: req/s still rising at c = 4; latency grows no faster than concurrency; no failures."}},
 		{"collapse", []int{1, 2, 4, 8, 16}, []float64{100, 200, 400, 300, 150},
 			// latency ratio 8/4 steps: (8/300)/(4/400) = 2.67 > 2·1.05.
-			Saturation{PlateauAt: intp(4), LatencyKneeAt: intp(8), Sentence: "t: req/s plateaus near 400 from c = 4; latency grows faster than concurrency from c = 8; no failures."}},
+			Saturation{PlateauAt: intp(4), PeakAt: intp(4), FallPct: 62.5, LatencyKneeAt: intp(8), Sentence: "t: req/s peaks near 400 at c = 4, then falls 62 % by c = 16; latency grows faster than concurrency from c = 8; no failures."}},
+		{"a 23 % fall is no plateau", []int{8, 16, 32, 64}, []float64{8000, 8140, 7000, 6268},
+			Saturation{PlateauAt: intp(8), PeakAt: intp(16), FallPct: 23, LatencyKneeAt: intp(32), Sentence: "t: req/s peaks near 8140 at c = 16, then falls 23 % by c = 64; latency grows faster than concurrency from c = 32; no failures."}},
+		{"a 9 % fall stays a plateau", []int{8, 16, 32}, []float64{8000, 8100, 7371},
+			Saturation{PlateauAt: intp(8), LatencyKneeAt: intp(32), Sentence: "t: req/s plateaus near 8100 from c = 8; latency grows faster than concurrency from c = 32; no failures."}},
 		{"dip then rise is no plateau", []int{1, 2, 4, 8}, []float64{100, 102, 150, 155},
 			// 1→2 +2 %, but 1→4 is +22 % per doubling: the plateau starts at 4.
 			Saturation{PlateauAt: intp(4), Sentence: "t: req/s plateaus near 155 from c = 4; latency grows no faster than concurrency; no failures."}},
@@ -108,7 +112,7 @@ func TestSaturationSyntheticKnees(t *testing.T) {
 		{"latency exactly 5 % faster is no knee", []int{1, 2}, []float64{105, 100},
 			Saturation{PlateauAt: intp(1), Sentence: "t: req/s plateaus near 105 from c = 1; latency grows no faster than concurrency; no failures."}},
 		{"dead from the start", []int{1, 2}, []float64{0, 0},
-			Saturation{FailuresFrom: intp(1), Sentence: "t: req/s still rising at c = 2; latency grows no faster than concurrency; failures from c = 1."}},
+			Saturation{FailuresFrom: intp(1), Sentence: "t: no request completed at any concurrency; latency grows no faster than concurrency; failures from c = 1."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,10 @@ type Spec struct {
 	Targets    []Target          `json:"targets"`
 	Request    Request           `json:"request,omitzero"`
 	Sweep      Sweep             `json:"sweep"`
-	Baseline   string            `json:"baseline,omitempty"`
+	// Baseline compares every other target with this one; Comparisons
+	// names further pairs (see ComparisonPairs).
+	Baseline    string           `json:"baseline,omitempty"`
+	Comparisons []ComparisonPair `json:"comparisons,omitempty"`
 	Thresholds []string          `json:"thresholds,omitempty"`
 	// Trend holds each cell to the median of the same cell in the last
 	// jobs of the job's template (see Trend).

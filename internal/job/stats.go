@@ -114,6 +114,15 @@ func counterOf(r *abreport.Report, metric string) (float64, bool) {
 	switch metric {
 	case "rps":
 		return r.RequestsPerSecond, true
+	case "good_rps":
+		// ab's req/s is complete requests over the time taken; the
+		// successes are a share of the complete ones.
+		if r.CompleteRequests <= 0 {
+			return 0, true
+		}
+		return r.RequestsPerSecond * float64(max(0, succeededAtMost(r))) / float64(r.CompleteRequests), true
+	case "error_ratio":
+		return errorRatio(r), true
 	case "transfer_rate_kbps":
 		return r.TransferRateKbps, true
 	case "complete":
@@ -131,6 +140,16 @@ func counterOf(r *abreport.Report, metric string) (float64, bool) {
 		return float64(r.Non2xxResponses) / float64(r.CompleteRequests), true
 	}
 	return 0, false
+}
+
+// errorRatio is the share of a run's attempted requests that did not
+// succeed: failed, non-2xx, or both.
+func errorRatio(r *abreport.Report) float64 {
+	n := attempted(r)
+	if n <= 0 {
+		return 0
+	}
+	return min(1, max(0, float64(n-max(0, succeededAtMost(r)))/float64(n)))
 }
 
 func failedRatio(r *abreport.Report) float64 {

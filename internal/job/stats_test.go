@@ -66,6 +66,9 @@ func TestMetricOfEveryMetric(t *testing.T) {
 		"complete": 1000, "failed": 30, "non_2xx": 50, "non_2xx_ratio": 0.05,
 		// 30 failed of 1000 complete + 30 failed - 20 length failures (already complete) = 1010 attempts.
 		"failed_ratio": 30.0 / 1010,
+		// At most 1000 - max(20 length, 50 non-2xx) = 950 succeeded: that
+		// share of ab's req/s, and 60 of the 1010 attempts were errors.
+		"good_rps": 540.14 * 950 / 1000, "error_ratio": 60.0 / 1010,
 	}
 	for _, m := range Metrics() {
 		w, ok := want[m]

@@ -77,14 +77,14 @@ func (t Threshold) Bound(baseline float64) float64 {
 // stored histogram.
 func Metrics() []string {
 	m := []string{
-		"rps", "time_per_request_ms", "time_per_request_all_ms", "transfer_rate_kbps",
+		"rps", "good_rps", "time_per_request_ms", "time_per_request_all_ms", "transfer_rate_kbps",
 		"mean_ms", "min_ms", "max_ms",
 		"p50_ms", "p66_ms", "p75_ms", "p80_ms", "p90_ms", "p95_ms", "p98_ms", "p99_ms",
 	}
 	for _, pc := range abreport.TailPercents() {
 		m = append(m, "p"+pc+"_ms")
 	}
-	return append(m, "p100_ms", "complete", "failed", "failed_ratio", "non_2xx", "non_2xx_ratio")
+	return append(m, "p100_ms", "complete", "failed", "failed_ratio", "non_2xx", "non_2xx_ratio", "error_ratio")
 }
 
 var (

@@ -37,6 +37,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.sweep(d.Sweep)
 	v.cells(d)
 	v.baseline(d)
+	v.comparisons(d)
 	v.thresholds(d)
 	v.trend(d)
 	v.compareTo(d.CompareTo)

@@ -31,12 +31,21 @@ func TestClientSaturatedOnOneCore(t *testing.T) {
 		t.Fatalf("clientCores() = %d under taskset with GOMAXPROCS=1, want 1", got)
 	}
 	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBody([]byte("ok")) }, nil)
-	m := run(t, measure.Plan{URLs: []string{ts.URL + "/"}, Requests: 3000, Concurrency: 8, KeepAlive: true})
-	checkEq(t, "Complete", m.Complete, 3000)
-	checkEq(t, "ClientCores", m.ClientCores, 1)
-	t.Logf("elapsed %v, cpu %v, wait %v", m.Elapsed, m.ClientCPU, m.ClientCPUWait)
-	if !m.ClientSaturated() {
-		t.Errorf("not saturated: %v CPU + %v wait over %v on one core, want ≥ 90 %%", m.ClientCPU, m.ClientCPUWait, m.Elapsed)
+	// The mark needs the client to have used half its core itself; other
+	// test binaries on the same core can crowd one run below that (it
+	// then waits instead of working, which alone must not raise the
+	// mark), so a few runs are tried and one must be marked.
+	for try := 1; ; try++ {
+		m := run(t, measure.Plan{URLs: []string{ts.URL + "/"}, Requests: 10000, Concurrency: 8, KeepAlive: true})
+		checkEq(t, "Complete", m.Complete, 10000)
+		checkEq(t, "ClientCores", m.ClientCores, 1)
+		t.Logf("try %d: elapsed %v, cpu %v, wait %v", try, m.Elapsed, m.ClientCPU, m.ClientCPUWait)
+		if m.ClientSaturated() {
+			return
+		}
+		if try == 4 {
+			t.Fatalf("not saturated in %d runs: last %v CPU + %v wait over %v on one core, want ≥ 90 %% with half a core used", try, m.ClientCPU, m.ClientCPUWait, m.Elapsed)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package proctest
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -214,4 +215,37 @@ func Call(t testing.TB, method, url string, body []byte) (*http.Response, []byte
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	return resp, b
+}
+
+// Kill ends the process with SIGKILL and returns when it is gone; one
+// that already exited is only waited for.
+func (p *Process) Kill(t testing.TB) {
+	t.Helper()
+	if err := p.Cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("kill benchq %v: %v", p.Cmd.Args[1:], err)
+	}
+	<-p.done
+}
+
+// Buffered returns the log lines read but not yet taken by a wait.
+func (p *Process) Buffered() []string {
+	var lines []string
+	for {
+		select {
+		case line := <-p.lines:
+			lines = append(lines, line)
+		default:
+			return lines
+		}
+	}
+}
+
+// TryLine takes the next log line if one is waiting.
+func (p *Process) TryLine() (string, bool) {
+	select {
+	case line := <-p.lines:
+		return line, true
+	default:
+		return "", false
+	}
 }

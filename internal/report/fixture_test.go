@@ -72,6 +72,15 @@ func fixtureReport(p job.Point, repeat int, start time.Time) *abreport.Report {
 	// of its two cores; every other run used a quarter of them.
 	saturated := p.TargetIndex == 1 && p.Concurrency == 100 && repeat == 0
 	cpu := taken * 2 * map[bool]float64{false: 0.25, true: 0.95}[saturated]
+	// apache at c = 100, n = 100 answered 5 of its requests with a 503.
+	var non2xx int64
+	if p.TargetIndex == 0 && p.Concurrency == 100 && p.Requests == 100 {
+		non2xx = 5
+	}
+	codes := map[int]int64{200: int64(p.Requests) - non2xx}
+	if non2xx > 0 {
+		codes[503] = non2xx
+	}
 	return &abreport.Report{
 		ServerSoftware: []string{"Apache/2.4.62", "lighttpd/1.4.76"}[p.TargetIndex],
 		ServerHostname: "127.0.0.1", ServerPort: 8081 + p.TargetIndex, Method: "GET",
@@ -90,9 +99,9 @@ func fixtureReport(p job.Point, repeat int, start time.Time) *abreport.Report {
 			P50: tpr, P66: tpr * 1.1, P75: tpr * 1.2, P80: tpr * 1.3, P90: tpr * 1.5,
 			P95: tpr * 1.8, P98: tpr * 2, P99: tpr * 2.5, P100: tpr * 3,
 		},
-		StatusCodes: map[int]int64{200: int64(p.Requests)},
-		StartedAt:   start,
-		ClientCPUS:  math.Round(cpu*1e6) / 1e6, ClientCores: 2, ClientSaturated: saturated,
+		StatusCodes: codes, Non2xxResponses: non2xx,
+		StartedAt:  start,
+		ClientCPUS: math.Round(cpu*1e6) / 1e6, ClientCores: 2, ClientSaturated: saturated,
 	}
 }
 
@@ -109,6 +118,12 @@ func fixtureAnalysis(j *job.Job, runs []job.Run) job.Analysis {
 		rs := byPoint[p.Index]
 		ps := job.PointSummary{Point: p, Runs: len(rs), PercentilesMs: map[string]job.Stat{}}
 		ps.RPS = stat(rs, func(r *abreport.Report) float64 { return r.RequestsPerSecond })
+		ps.GoodRPS = stat(rs, func(r *abreport.Report) float64 {
+			return r.RequestsPerSecond * float64(r.CompleteRequests-r.Non2xxResponses) / float64(r.CompleteRequests)
+		})
+		ps.ErrorRatio = stat(rs, func(r *abreport.Report) float64 {
+			return float64(r.Non2xxResponses) / float64(r.CompleteRequests)
+		})
 		ps.TimePerRequestMs = stat(rs, func(r *abreport.Report) float64 { return r.TimePerRequestMs })
 		ps.PercentilesMs["50"] = stat(rs, func(r *abreport.Report) float64 { return r.PercentilesMs.P50 })
 		ps.PercentilesMs["99"] = stat(rs, func(r *abreport.Report) float64 { return r.PercentilesMs.P99 })
@@ -147,9 +162,9 @@ func addComparison(a *job.Analysis, i int, baseline string) {
 			// The renderers print the significance's text; which cells
 			// are significant is made up here (Analyze's test checks
 			// the rule): the small difference is within noise.
-			sig := job.Significance{P: ptrF(0.01), Significant: true, Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("%+.2f %% (p=0.01)", pct)}
+			sig := job.Significance{P: ptrF(0.01), Significant: true, Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("%+.2f %% [%+.1f, %+.1f] (p=0.01)", pct, pct-2, pct+2)}
 			if pct < 1 {
-				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: "~ (no significant difference, p=0.40)"}
+				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("~ %+.2f %% [%+.1f, %+.1f] (p=0.40)", pct, pct-2, pct+2)}
 			}
 			ps.Comparison = &job.Comparison{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct), RPSSignificance: sig}
 		}

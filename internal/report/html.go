@@ -31,6 +31,10 @@ type Table struct {
 	Note    string
 }
 
+// RepeatsPhrase is the repeat count as a reader says it: "1 repeat",
+// "3 repeats".
+func (v View) RepeatsPhrase() string { return plural(v.Repeats, "repeat") }
+
 // RunText is one run's ab text under the header line that names its point.
 type RunText struct {
 	Header string
@@ -73,7 +77,9 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	g := newGrid(a)
 	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
 	for _, s := range g.Slices {
-		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.Baseline))
+		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.ComparisonPairs()))
+		head, rows := latencyTable(g, s)
+		v.Tables = append(v.Tables, Table{Caption: "latency percentiles (mean ms over repeats) and errors, " + s.Label(), Head: head, Rows: rows})
 	}
 	for _, s := range a.Saturation {
 		v.Saturation = append(v.Saturation, s.Sentence)
@@ -125,36 +131,27 @@ func inlineSVG(doc string) string {
 	return strings.Replace(doc, "<svg ", `<svg role="img" aria-label="charts" `, 1)
 }
 
-func htmlRPSTable(g grid, s slice, baseline string) Table {
-	t := Table{Caption: "mean req/s, " + s.Label(), Head: []string{""}}
+func htmlRPSTable(g grid, s slice, pairs []job.ComparisonPair) Table {
+	t := Table{Caption: "mean successful req/s, " + s.Label(), Head: []string{""}}
 	for _, c := range g.Conc[s] {
 		t.Head = append(t.Head, concLabel(c))
 	}
-	marked := false
+	var cells []*job.PointSummary
 	for _, target := range g.Targets {
 		row := []string{target}
 		for _, c := range g.Conc[s] {
 			ps := g.Cell(s, target, c)
 			row = append(row, rpsCell(ps))
-			marked = marked || clientBound(ps)
+			cells = append(cells, ps)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	if baseline != "" && hasTarget(g, baseline) {
-		for _, target := range g.Targets {
-			if target == baseline {
-				continue
-			}
-			row := []string{target + " vs " + baseline}
-			for _, c := range g.Conc[s] {
-				row = append(row, comparisonCell(g.Cell(s, target, c)))
-			}
-			t.Rows = append(t.Rows, row)
-		}
+	notes := cellNotes(cells)
+	if rows := comparisonRows(g, s, pairs); len(rows) > 0 {
+		t.Rows = append(t.Rows, rows...)
+		notes = append([]string{noiseNote}, notes...)
 	}
-	if marked {
-		t.Note = clientMark + " the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server."
-	}
+	t.Note = strings.Join(notes, " ")
 	return t
 }
 
@@ -199,5 +196,5 @@ func htmlVerdict(v job.VerdictResult, points []job.Point) (string, string, *Tabl
 		}
 		t.Rows = append(t.Rows, []string{f.Threshold, f.Target, point, value, optNumber(f.Baseline), optNumber(f.Bound)})
 	}
-	return result, fmt.Sprintf("%d failing cell(s).", len(v.Failures)), t
+	return result, plural(len(v.Failures), "failing cell") + ".", t
 }

@@ -50,9 +50,9 @@ func TestHTMLReport(t *testing.T) {
 		{"script", 0},
 		{"link", 0},
 		{"img", 0},
-		{"table", 3},    // two slices' req/s tables and the failing cells
+		{"table", 5},    // two slices' req/s and latency tables, and the failing cells
 		{"details", 24}, // 12 points × 2 repeats
-		{"caption", 3},
+		{"caption", 5},
 	} {
 		if got := countTag(nodes, tc.tag); got != tc.want {
 			t.Errorf("<%s> elements = %d, want %d", tc.tag, got, tc.want)

@@ -22,14 +22,14 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	bw := bufio.NewWriter(w)
 	g := newGrid(a)
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(j)))
-	fmt.Fprintf(bw, "Job `%s`, %s. Cells are mean requests per second over %d repeat(s).\n",
-		j.ID, j.Status, j.Spec.WithDefaults().Sweep.Repeats)
+	fmt.Fprintf(bw, "Job `%s`, %s. Cells are mean successful requests per second over %s.\n",
+		j.ID, j.Status, plural(j.Spec.WithDefaults().Sweep.Repeats, "repeat"))
 	if len(g.Slices) == 0 {
 		fmt.Fprint(bw, "\nNo runs yet.\n")
 	}
 	for _, s := range g.Slices {
 		fmt.Fprintf(bw, "\n## %s\n\n", s.Label())
-		writeMDTable(bw, g, s, j.Spec.Baseline)
+		writeMDTable(bw, g, s, j.Spec.ComparisonPairs())
 		writeMDLatency(bw, g, s)
 		writeMDTLS(bw, g, s)
 	}
@@ -49,7 +49,7 @@ func title(j *job.Job) string {
 	return "benchq job " + j.ID
 }
 
-func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
+func writeMDTable(w io.Writer, g grid, s slice, pairs []job.ComparisonPair) {
 	conc := g.Conc[s]
 	head, rule := []string{""}, []string{"---"}
 	for _, c := range conc {
@@ -58,22 +58,25 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 	}
 	mdRow(w, head)
 	mdRow(w, rule)
-	marked := false
+	var cells []*job.PointSummary
 	for _, t := range g.Targets {
 		row := []string{mdEscape(t)}
 		for _, c := range conc {
 			ps := g.Cell(s, t, c)
 			row = append(row, rpsCell(ps))
-			marked = marked || clientBound(ps)
+			cells = append(cells, ps)
 		}
 		mdRow(w, row)
 	}
-	if baseline != "" && hasTarget(g, baseline) {
-		writeMDComparisons(w, g, s, baseline)
+	if rows := comparisonRows(g, s, pairs); len(rows) > 0 {
+		for _, r := range rows {
+			r[0] = mdEscape(r[0])
+			mdRow(w, r)
+		}
 		fmt.Fprintf(w, "\n%s\n", noiseNote)
 	}
-	if marked {
-		fmt.Fprintf(w, "\n%s the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.\n", clientMark)
+	for _, n := range cellNotes(cells) {
+		fmt.Fprintf(w, "\n%s\n", n)
 	}
 }
 
@@ -81,23 +84,38 @@ func writeMDTable(w io.Writer, g grid, s slice, baseline string) {
 // body and the tail, up to what the histogram answers past ab's 99.
 func mdLatencyPercents() []string { return []string{"50", "90", "99", "99.9", "99.99"} }
 
-// writeMDLatency writes each target's latency percentiles per concurrency,
-// means over repeats in ms; "–" where nothing was measured.
+// writeMDLatency writes latencyTable as Markdown.
 func writeMDLatency(w io.Writer, g grid, s slice) {
-	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats:\n\n")
-	head, rule := []string{"target", "c"}, []string{"---", "---:"}
-	for _, pc := range mdLatencyPercents() {
-		head, rule = append(head, "p"+pc), append(rule, "---:")
+	head, rows := latencyTable(g, s)
+	fmt.Fprint(w, "\nLatency percentiles, mean ms over repeats, and errors:\n\n")
+	rule := []string{"---"}
+	for range head[1:] {
+		rule = append(rule, "---:")
 	}
 	mdRow(w, head)
 	mdRow(w, rule)
+	for _, r := range rows {
+		r[0] = mdEscape(r[0])
+		mdRow(w, r)
+	}
+}
+
+// latencyTable is each target's latency percentiles per concurrency, means
+// over repeats in ms ("–" where nothing was measured), and the share of
+// its requests that were errors: one row per point that ran.
+func latencyTable(g grid, s slice) (head []string, rows [][]string) {
+	head = []string{"target", "c"}
+	for _, pc := range mdLatencyPercents() {
+		head = append(head, "p"+pc)
+	}
+	head = append(head, "errors")
 	for _, t := range g.Targets {
 		for _, c := range g.Conc[s] {
 			ps := g.Cell(s, t, c)
-			if ps == nil {
+			if ps == nil || ps.Runs == 0 {
 				continue
 			}
-			row := []string{mdEscape(t), strconv.Itoa(c)}
+			row := []string{t, strconv.Itoa(c)}
 			for _, pc := range mdLatencyPercents() {
 				cell := "–"
 				if st, ok := ps.PercentilesMs[pc]; ok && st.N > 0 {
@@ -105,9 +123,14 @@ func writeMDLatency(w io.Writer, g grid, s slice) {
 				}
 				row = append(row, cell)
 			}
-			mdRow(w, row)
+			errs := "none"
+			if ps.ErrorRatio.Mean > 0 {
+				errs = errorShare(ps.ErrorRatio.Mean)
+			}
+			rows = append(rows, append(row, errs))
 		}
 	}
+	return head, rows
 }
 
 // writeMDTLS lists each point's TLS handshake time and failed handshakes
@@ -163,23 +186,25 @@ const clientMark = "†"
 
 func clientBound(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 0 && ps.ClientSaturated }
 
-// writeMDComparisons writes one "X vs baseline" row per other target.
-func writeMDComparisons(w io.Writer, g grid, s slice, baseline string) {
-	conc := g.Conc[s]
-	for _, t := range g.Targets {
-		if t == baseline {
+// comparisonRows are the "X vs Y" rows of a slice's req/s table, one per
+// comparison pair whose two targets both ran in the job.
+func comparisonRows(g grid, s slice, pairs []job.ComparisonPair) [][]string {
+	var rows [][]string
+	for _, p := range pairs {
+		if !hasTarget(g, p.Target) || !hasTarget(g, p.Baseline) {
 			continue
 		}
-		row := []string{mdEscape(t + " vs " + baseline)}
-		for _, c := range conc {
-			row = append(row, comparisonCell(g.Cell(s, t, c)))
+		row := []string{p.Target + " vs " + p.Baseline}
+		for _, c := range g.Conc[s] {
+			row = append(row, comparisonCell(g.Cell(s, p.Target, c), p.Baseline))
 		}
-		mdRow(w, row)
+		rows = append(rows, row)
 	}
+	return rows
 }
 
 // noiseNote explains the "~" and p-values of a comparison under its table.
-var noiseNote = fmt.Sprintf("Differences are tested over the repeats (Mann-Whitney U, α = %.2f, as benchstat): \"~\" is within noise; with fewer than %d repeats per side nothing can be concluded.", job.SignificanceAlpha, job.MinRepeatsForSignificance())
+var noiseNote = fmt.Sprintf("Differences are the change of the mean over the repeats with its %.0f %% confidence interval and p-value (a t test on the logarithms of the repeats' values: pooled when both sides have as many repeats, Welch's otherwise; it needs %d repeats per side). \"~\" marks an interval that holds 0, or a difference that is not significant once the false discovery rate over all of a job's comparisons is held at %.0f %% (Benjamini-Hochberg). With 4 or more repeats per side the JSON also gives the Mann-Whitney U test's p (p_u), which assumes nothing of the distribution.", (1-job.SignificanceAlpha)*100, job.MinRepeatsForSignificance(), job.SignificanceAlpha*100)
 
 func hasTarget(g grid, name string) bool {
 	for _, t := range g.Targets {
@@ -190,21 +215,95 @@ func hasTarget(g grid, name string) bool {
 	return false
 }
 
+// rpsCell is a point's throughput as a reader means it: the successful
+// requests per second, with the share of errors beside it when there were
+// any, and no number at all when nothing succeeded (ab's req/s counts a
+// 500 as a request served). Marks: clientMark, noisyMark.
 func rpsCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Runs == 0 {
 		return "–"
 	}
-	if clientBound(ps) {
-		return fmt.Sprintf("%.2f %s", ps.RPS.Mean, clientMark)
+	var cell string
+	switch {
+	case noSuccess(ps):
+		cell = "no success (" + errorShare(ps.ErrorRatio.Mean) + " errors)"
+	case ps.ErrorRatio.Mean > 0:
+		cell = fmt.Sprintf("%.2f (%s errors)", ps.GoodRPS.Mean, errorShare(ps.ErrorRatio.Mean))
+	default:
+		cell = fmt.Sprintf("%.2f", ps.GoodRPS.Mean)
 	}
-	return fmt.Sprintf("%.2f", ps.RPS.Mean)
+	if clientBound(ps) {
+		cell += " " + clientMark
+	}
+	if noisy(ps) {
+		cell += " " + noisyMark
+	}
+	return cell
 }
 
-func comparisonCell(ps *job.PointSummary) string {
-	if ps == nil || ps.Comparison == nil {
+// noSuccess reports whether no request of the point's runs succeeded.
+func noSuccess(ps *job.PointSummary) bool { return ps.GoodRPS.N > 0 && ps.GoodRPS.Max == 0 }
+
+// noisyMark follows a cell whose req/s varied by more than job.NoisyCV over
+// its repeats; the legend under the table says so.
+const noisyMark = "‡"
+
+func noisy(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 1 && ps.Noisy && !noSuccess(ps) }
+
+// errorShare writes a share of errors in percent, never rounding a real
+// error away to 0.
+func errorShare(r float64) string {
+	if p := r * 100; p < 0.1 {
+		return "<0.1 %"
+	} else if p < 10 {
+		return fmt.Sprintf("%.1f %%", p)
+	} else {
+		return fmt.Sprintf("%.0f %%", p)
+	}
+}
+
+// cellNotes are the legends a table of rpsCells needs, one per mark or
+// annotation that appears in it.
+func cellNotes(cells []*job.PointSummary) []string {
+	var errs, client, noise bool
+	for _, ps := range cells {
+		if ps == nil || ps.Runs == 0 {
+			continue
+		}
+		errs = errs || ps.ErrorRatio.Mean > 0
+		client = client || clientBound(ps)
+		noise = noise || noisy(ps)
+	}
+	var notes []string
+	if errs {
+		notes = append(notes, "Errors: the share of requests that failed or were not 2xx; the number beside them counts successes only.")
+	}
+	if client {
+		notes = append(notes, clientMark+" the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.")
+	}
+	if noise {
+		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% (coefficient of variation) over the repeats; rerun, or add repeats, before trusting a difference.", noisyMark, job.NoisyCV*100))
+	}
+	return notes
+}
+
+// plural writes n with its noun, "1 run", "3 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func comparisonCell(ps *job.PointSummary, baseline string) string {
+	if ps == nil {
 		return "–"
 	}
-	return sigText(ps.Comparison.RPSSignificance, ps.Comparison.RPS)
+	c := ps.ComparisonWith(baseline)
+	if c == nil {
+		return "–"
+	}
+	return sigText(c.RPSSignificance, c.RPS)
 }
 
 // sigText is a difference with its significance; an analysis stored
@@ -255,7 +354,7 @@ func writeMDVerdict(w io.Writer, v job.VerdictResult, points []job.Point) {
 		fmt.Fprint(w, "\nEvery point met every threshold.\n")
 		return
 	}
-	fmt.Fprintf(w, "\n%d failing cell(s):\n\n", len(v.Failures))
+	fmt.Fprintf(w, "\n%s:\n\n", plural(len(v.Failures), "failing cell"))
 	relative := false
 	for _, f := range v.Failures {
 		relative = relative || f.BaselineJob != ""

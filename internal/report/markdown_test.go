@@ -35,7 +35,7 @@ func TestMarkdownLayout(t *testing.T) {
 	md := string(render(t, FormatMarkdown))
 	tables := map[string][2]string{
 		// lighttpd at c = 100 is client-bound in one repeat: marked.
-		"## requests = 100":  {"| apache | 99.00 | 990.00 | 990.00 |", "| lighttpd | 99.50 | 1039.50 | 1089.00 † |"},
+		"## requests = 100":  {"| apache | 99.00 | 990.00 | 940.50 (5.0 % errors) |", "| lighttpd | 99.50 | 1039.50 | 1089.00 † |"},
 		"## requests = 1000": {"| apache | 103.95 | 1039.50 | 1039.50 |", "| lighttpd | 104.47 | 1091.47 | 1143.45 † |"},
 	}
 	for heading, targets := range tables {
@@ -44,7 +44,7 @@ func TestMarkdownLayout(t *testing.T) {
 			"| | c=5 | c=50 | c=100 |",
 			"| --- | ---: | ---: | ---: |",
 			targets[0], targets[1],
-			"| lighttpd vs apache | ~ (no significant difference, p=0.40) | +5.00 % (p=0.01) | +10.00 % (p=0.01) |",
+			"| lighttpd vs apache | ~ +0.50 % [-1.5, +2.5] (p=0.40) | +5.00 % [+3.0, +7.0] (p=0.01) | +10.00 % [+8.0, +12.0] (p=0.01) |",
 		}
 		if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 			t.Errorf("table under %q =\n%s\nwant\n%s", heading, strings.Join(rows, "\n"), strings.Join(want, "\n"))
@@ -54,7 +54,7 @@ func TestMarkdownLayout(t *testing.T) {
 	if n := strings.Count(md, legend); n != 2 {
 		t.Errorf("Markdown has the client legend %d times, want once under each table:\n%s", n, md)
 	}
-	for _, text := range []string{"- apache (requests = 100) stops scaling at c=50.", "## Verdict: fail", "4 failing cell(s)",
+	for _, text := range []string{"- apache (requests = 100) stops scaling at c=50.", "## Verdict: fail", "4 failing cells",
 		"| `p99_ms < 200` | lighttpd | c=100, n=1000 | 218.66 |"} {
 		if !strings.Contains(md, text) {
 			t.Errorf("Markdown lacks %q:\n%s", text, md)
@@ -95,5 +95,31 @@ func TestMarkdownNoRuns(t *testing.T) {
 	}
 	if strings.Contains(sb.String(), "| c=") {
 		t.Errorf("Markdown of a job without runs has a table:\n%s", sb.String())
+	}
+}
+
+// TestMarkdownComparisonPairs gives one row per pair of the spec's
+// comparisons, the baseline shorthand's first, each cell the comparison
+// with that pair's baseline.
+func TestMarkdownComparisonPairs(t *testing.T) {
+	j := fixtureJob()
+	j.Spec.Comparisons = []job.ComparisonPair{{Target: "apache", Baseline: "lighttpd"}}
+	runs := fixtureRuns(j)
+	a := fixtureAnalysis(j, runs)
+	for i := range a.Points {
+		ps := &a.Points[i]
+		if ps.Point.Target == "apache" {
+			sig := job.Significance{Text: "-9.09 % [-11.0, -7.0] (p=0.002)"}
+			ps.Comparisons = []job.Comparison{{Baseline: "lighttpd", RPS: "-9.09 %", RPSSignificance: sig}}
+		}
+	}
+	var sb strings.Builder
+	if err := Write(&sb, FormatMarkdown, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	rows := tableAfter(t, sb.String(), "## requests = 100")
+	if len(rows) != 6 || !strings.HasPrefix(rows[4], "| lighttpd vs apache | ~ +0.50 %") ||
+		rows[5] != "| apache vs lighttpd | -9.09 % [-11.0, -7.0] (p=0.002) | -9.09 % [-11.0, -7.0] (p=0.002) | -9.09 % [-11.0, -7.0] (p=0.002) |" {
+		t.Errorf("table =\n%s\nwant the baseline's row, then apache vs lighttpd", strings.Join(rows, "\n"))
 	}
 }

@@ -62,6 +62,10 @@ func targetColors() []color.RGBA {
 	}
 }
 
+// errorColor fills the part of a bar that is errors, and marks a cell where
+// nothing succeeded: a dark red no target colour comes near.
+func errorColor() color.RGBA { return color.RGBA{0x8B, 0x0A, 0x0A, 0xff} }
+
 func targetColor(i int) color.RGBA {
 	c := targetColors()
 	return c[i%len(c)]
@@ -170,6 +174,23 @@ func drawLegend(c draw.Canvas, g grid) {
 	for i, t := range g.Targets {
 		l.Add(t, swatch(targetColor(i)))
 	}
+	errs, none := false, false
+	for _, s := range g.Slices {
+		for _, t := range g.Targets {
+			for _, c := range g.Conc[s] {
+				if ps := g.Cell(s, t, c); ps != nil && ps.Runs > 0 {
+					errs = errs || (!noSuccess(ps) && ps.RPS.Mean > ps.GoodRPS.Mean)
+					none = none || noSuccess(ps)
+				}
+			}
+		}
+	}
+	if errs {
+		l.Add("errors (non-2xx)", swatch(errorColor()))
+	}
+	if none {
+		l.Add("nothing succeeded", glyphThumb{draw.GlyphStyle{Color: errorColor(), Radius: 4, Shape: draw.CrossGlyph{}}})
+	}
 	l.Add("p50 latency", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: 4, Shape: draw.CircleGlyph{}}})
 	l.Add("p99 latency", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: 4, Shape: draw.PyramidGlyph{}}})
 	l.Draw(c)
@@ -231,12 +252,14 @@ func spread(s job.Stat, lo float64) (low, high float64) {
 
 // rpsPlot is seeds/003's chart: one bar per target in every concurrency
 // slot, side by side, each with its ± 1 sd error bar over repeats. A bar
-// whose load generator was short of CPU carries clientMark; marked
-// reports whether any did.
+// is successful req/s; the requests that completed with an error are
+// stacked on it in errorColor, and a cell where nothing succeeded has no
+// bar but an "✕ errors" mark on the axis. A bar whose load generator was
+// short of CPU carries clientMark; marked reports whether any did.
 func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 	p := plot.New()
 	styled(p)
-	p.Title.Text = "mean throughput, " + s.Label()
+	p.Title.Text = "mean successful throughput, " + s.Label()
 	p.X.Label.Text = "concurrency (connections)"
 	p.Y.Label.Text = "throughput (req/s)"
 	conc := g.Conc[s]
@@ -244,30 +267,39 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 	half := groupWidth / float64(n) / 2 * 0.9
 	marked := false
 	var errs errXYs
+	var failed plotter.XYLabels
 	top := 0.0
 	for i, t := range g.Targets {
 		var bound plotter.XYLabels
 		for k, c := range conc {
 			ps := g.Cell(s, t, c)
-			if ps == nil {
+			if ps == nil || ps.Runs == 0 {
 				continue
 			}
-			x, y := slotX(k, i, n), ps.RPS.Mean
-			bar, err := plotter.NewPolygon(plotter.XYs{{X: x - half, Y: 0}, {X: x + half, Y: 0}, {X: x + half, Y: y}, {X: x - half, Y: y}})
-			if err != nil {
+			x, y := slotX(k, i, n), ps.GoodRPS.Mean
+			if noSuccess(ps) {
+				failed.XYs = append(failed.XYs, plotter.XY{X: x, Y: 0})
+				failed.Labels = append(failed.Labels, "✕")
+				continue
+			}
+			if err := addBar(p, x, half, 0, y, targetColor(i)); err != nil {
 				return nil, false, fmt.Errorf("bar of %s: %w", t, err)
 			}
-			bar.Color = targetColor(i)
-			bar.LineStyle.Width = 0
-			p.Add(bar)
-			lo, hi := spread(ps.RPS, 0)
+			stack := y
+			if e := ps.RPS.Mean - y; e > 0 {
+				if err := addBar(p, x, half, y, y+e, errorColor()); err != nil {
+					return nil, false, fmt.Errorf("error bar of %s: %w", t, err)
+				}
+				stack += e
+			}
+			lo, hi := spread(ps.GoodRPS, 0)
 			if hi > 0 {
 				errs.XYs = append(errs.XYs, plotter.XY{X: x, Y: y})
 				errs.YErrors = append(errs.YErrors, struct{ Low, High float64 }{lo, hi})
 			}
-			top = max(top, y+hi)
+			top = max(top, y+hi, stack)
 			if clientBound(ps) {
-				bound.XYs = append(bound.XYs, plotter.XY{X: x, Y: y + hi})
+				bound.XYs = append(bound.XYs, plotter.XY{X: x, Y: max(y+hi, stack)})
 				bound.Labels = append(bound.Labels, clientMark)
 			}
 		}
@@ -283,6 +315,18 @@ func rpsPlot(g grid, s slice) (*plot.Plot, bool, error) {
 			p.Add(marks)
 			marked = true
 		}
+	}
+	if len(failed.Labels) > 0 {
+		marks, err := plotter.NewLabels(failed)
+		if err != nil {
+			return nil, false, fmt.Errorf("no-success marks: %w", err)
+		}
+		for i := range marks.TextStyle {
+			marks.TextStyle[i] = textStyle(textSize+2, -0.5, 0)
+			marks.TextStyle[i].Color = errorColor()
+		}
+		marks.Offset = vg.Point{Y: 2}
+		p.Add(marks)
 	}
 	if len(errs.XYs) > 0 {
 		eb, err := plotter.NewYErrorBars(errs)
@@ -431,4 +475,16 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 
 func tickLabel(v float64) string {
 	return fmt.Sprintf("%g", math.Round(v*1e6)/1e6)
+}
+
+// addBar draws one bar of the chart from y0 to y1 around x.
+func addBar(p *plot.Plot, x, half, y0, y1 float64, c color.RGBA) error {
+	bar, err := plotter.NewPolygon(plotter.XYs{{X: x - half, Y: y0}, {X: x + half, Y: y0}, {X: x + half, Y: y1}, {X: x - half, Y: y1}})
+	if err != nil {
+		return err
+	}
+	bar.Color = c
+	bar.LineStyle.Width = 0
+	p.Add(bar)
+	return nil
 }
