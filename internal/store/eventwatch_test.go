@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
@@ -111,6 +113,38 @@ func TestWatchEventsOnCluster(t *testing.T) {
 	if _, err := s.ActiveKeys(t.Context(), []string{"key_a", "key_b"}); err != nil {
 		t.Errorf("ActiveKeys on a cluster = %v", err)
 	}
+}
+
+// TestWatchEventsFollowsSentinelFailover: after the master dies and the
+// replica is promoted, the subscription moves to the new master, says so,
+// and announces what is appended there.
+func TestWatchEventsFollowsSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a Redis master and waits for the failover; skipped with -short")
+	}
+	sn := redistest.StartSentinel(t)
+	fc := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: redistest.SentinelMaster, SentinelAddrs: []string{sn.Sentinel.Addr}})
+	t.Cleanup(func() { _ = fc.Close() })
+	s := store.New(fc, store.Options{})
+	w := watch(t, s)
+	w.subscribed(t, "at the start")
+	appendEvents(t, s, "before")
+	w.wantNotices(t, "before")
+	sn.Master.Kill()
+	sn.WaitPromoted(t, 30*time.Second)
+	w.subscribed(t, "after the failover")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.AppendEvent(t.Context(), "after", store.EventProgress, map[string]int{"runs_done": 1})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("AppendEvent after the failover: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	w.wantNotices(t, "after")
 }
 
 func TestActiveKeys(t *testing.T) {
