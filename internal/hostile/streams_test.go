@@ -31,7 +31,7 @@ const (
 	// below the seconds such a GET took when each stream held a pooled
 	// Redis connection.
 	bystanderP99 = 200 * time.Millisecond
-	// measureFor is how long the bystander's GETs (one every 50 ms) and
+	// measureFor is how long the bystander's GETs (one every 25 ms) and
 	// /readyz (every 250 ms) are measured.
 	measureFor = 8 * time.Second
 	// revokeBound is how soon a revoked key's streams must end.
@@ -180,7 +180,7 @@ func openStreams(t *testing.T, ctx context.Context, base, id string, n int) []*o
 	return out
 }
 
-// measureBystander GETs job id with the key in base every 50 ms and
+// measureBystander GETs job id with the key in base every 25 ms and
 // /readyz every 250 ms for measureFor; it returns the GETs' latencies and
 // what /readyz answered other than 200.
 func measureBystander(t *testing.T, api, base, id string) (lat []time.Duration, notReady []string) {
@@ -208,7 +208,7 @@ func measureBystander(t *testing.T, api, base, id string) (lat []time.Duration, 
 			time.Sleep(250 * time.Millisecond)
 		}
 	}()
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(25 * time.Millisecond)
 	defer tick.Stop()
 	for time.Now().Before(stop) {
 		<-tick.C
