@@ -100,6 +100,9 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			if !open {
 				return unauthorized(c, "", "an API key is required: send Authorization: Bearer <key>")
 			}
+			if err := refuseCrossSite(c.Request()); err != nil {
+				return err // crosssite.go: no web page elsewhere acts as the keyless caller
+			}
 			c.Set(principalKey, principal{KeyID: anonymousOwner})
 			return next(c)
 		}

@@ -163,7 +163,8 @@ func (s *Server) handleListDeliveries(c echo.Context) error {
 func (s *Server) handleRedeliver(c echo.Context) error {
 	ctx := c.Request().Context()
 	id := c.Param("id")
-	if _, err := s.ownedJob(c, id); err != nil {
+	j, err := s.ownedJob(c, id)
+	if err != nil {
 		return err
 	}
 	n, err := strconv.Atoi(c.Param("n"))
@@ -186,7 +187,7 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("api: redeliver: %w", err)
 	}
-	task, err := queue.NewWebhookDeliverTask(id, n, d.Redeliveries, d.MaxRetry)
+	task, err := queue.NewWebhookDeliverTask(id, j.Owner, n, d.Redeliveries, d.MaxRetry)
 	if err == nil {
 		_, err = queue.Enqueue(ctx, s.queue, task)
 	}

@@ -135,7 +135,7 @@ func hasField(p Problem, field string) bool {
 // the job's owner.
 func TestDeliveriesEndpoints(t *testing.T) {
 	e := newDeliveryEnv(t, nil)
-	_, keyA := e.addKey(t, "a", false, apikey.Quota{})
+	idA, keyA := e.addKey(t, "a", false, apikey.Quota{})
 	_, keyB := e.addKey(t, "b", false, apikey.Quota{})
 	r := createJob(t, e, keyA, webhookJob)
 	ctx := t.Context()
@@ -176,8 +176,8 @@ func TestDeliveriesEndpoints(t *testing.T) {
 		t.Fatalf("%d tasks enqueued, want 2: the job's and the redelivery", n)
 	}
 	task := e.queue.tasks[len(e.queue.tasks)-1]
-	if p, err := queue.ParseWebhookDeliver(task); err != nil || p.JobID != r.ID || p.Delivery != 1 {
-		t.Errorf("enqueued %s %s = %+v, %v", task.Type(), task.Payload(), p, err)
+	if p, err := queue.ParseWebhookDeliver(task); err != nil || p.JobID != r.ID || p.Delivery != 1 || p.Owner != idA {
+		t.Errorf("enqueued %s %s = %+v, %v; want delivery 1 of job %s, owner %s (its share of the delivery server)", task.Type(), task.Payload(), p, err, r.ID, idA)
 	}
 	// Pending again: a second redelivery would race the first.
 	if resp, b := e.do(t, http.MethodPost, base+"/1/redeliver", keyA, ""); resp.StatusCode != http.StatusConflict {

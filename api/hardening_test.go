@@ -186,7 +186,7 @@ func TestHugeBodyRefusedUnread(t *testing.T) {
 	go func() {
 		// The server stops reading and closes; the writes then fail, which
 		// is the point.
-		fmt.Fprintf(conn, "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", size)
+		fmt.Fprintf(conn, "POST /v1/jobs HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", env.addr, size)
 		_, _ = io.Copy(conn, io.MultiReader(strings.NewReader(`{"name":"`), io.LimitReader(repeatReader('a'), size-9)))
 	}()
 	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {

@@ -48,8 +48,8 @@ func (e *testEnv) do(t *testing.T, method, path, body string) (*http.Response, [
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+	if body != "" || method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json") // as every client of the open mode must
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -16,15 +16,26 @@ import (
 	"github.com/benchq/benchq/internal/template"
 )
 
-// hookBodyLimit caps a CI webhook's body. GitHub sends up to 25 MB, but
-// only for pushes of thousands of commits; a few MiB hold any push whose
-// head is worth measuring, and the body is read whole before it is
-// verified.
-const hookBodyLimit = 4 << 20
+// defaultHookMaxBody caps a CI delivery's body (Config.HookMaxBody), and
+// is checked before any secret is: an unsigned body costs at most this
+// much reading and hashing. GitHub sends up to 25 MB, but only for pushes
+// of thousands of commits or files; a push of a few commits and a pull
+// request take some tens of KiB, and GitLab's are of the same size.
+const defaultHookMaxBody = 1 << 20
+
+// maxRepositoryTemplates bounds the templates, of every key, whose
+// trigger of one provider names one repository. A delivery is checked
+// against the secrets of the templates of the repository it names, so an
+// unsigned one costs at most this many HMACs over a bounded body.
+const maxRepositoryTemplates = 20
 
 // errBadSignature is every refused delivery: no template's secret signs
 // it (or carries its token). The message never says which templates exist.
 var errBadSignature = errors.New("api: webhook signature not valid")
+
+// errNoDelivery: a GitHub delivery without its X-GitHub-Delivery id,
+// which GitHub always sends; without it a replay could not be told apart.
+var errNoDelivery = errors.New("api: delivery id required")
 
 // HookResponse answers a CI delivery: the jobs it started, or why none.
 type HookResponse struct {
@@ -40,8 +51,8 @@ type HookJob struct {
 	Template string `json:"template" example:"checkout-main"`
 	JobID    string `json:"job_id" example:"01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
 	Location string `json:"location" example:"/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
-	// Replayed: the delivery id was seen before; this job is the one
-	// its first delivery created.
+	// Replayed: the delivery was seen before (its body, under any
+	// delivery id); this job is the one its first delivery created.
 	Replayed bool `json:"replayed,omitempty"`
 }
 
@@ -52,8 +63,14 @@ type hookProvider struct {
 	verifies func(t *template.Template, body []byte, h http.Header) bool
 	matches  func(t *template.Template, ev cihook.Event) bool
 	parse    func(event string, body []byte) (cihook.Event, error)
-	// eventHeader and deliveryHeader name the event and its delivery id.
-	eventHeader, deliveryHeader string
+	// repository reads the repository an unverified body names.
+	repository func(body []byte) string
+	// eventHeader names the event; deliveryHeaders name its delivery id,
+	// the first present wins.
+	eventHeader     string
+	deliveryHeaders []string
+	// deliveryRequired refuses a delivery without an id.
+	deliveryRequired bool
 }
 
 var (
@@ -66,9 +83,11 @@ var (
 		matches: func(t *template.Template, ev cihook.Event) bool {
 			return t.Triggers.GitHub.Matches(ev.Repository, ev.Branch)
 		},
-		parse:          cihook.ParseGitHub,
-		eventHeader:    "X-GitHub-Event",
-		deliveryHeader: "X-GitHub-Delivery",
+		parse:            cihook.ParseGitHub,
+		repository:       cihook.GitHubRepository,
+		eventHeader:      "X-GitHub-Event",
+		deliveryHeaders:  []string{"X-GitHub-Delivery"},
+		deliveryRequired: true,
 	}
 	gitlabHook = hookProvider{
 		name: "gitlab",
@@ -79,27 +98,41 @@ var (
 		matches: func(t *template.Template, ev cihook.Event) bool {
 			return t.Triggers.GitLab.Matches(ev.Repository, ev.Branch)
 		},
-		parse:          cihook.ParseGitLab,
-		eventHeader:    "X-Gitlab-Event",
-		deliveryHeader: "X-Gitlab-Event-UUID",
+		parse:       cihook.ParseGitLab,
+		repository:  cihook.GitLabProject,
+		eventHeader: "X-Gitlab-Event",
+		// GitLab (17.4 on) keeps Idempotency-Key across the retries of
+		// one delivery; X-Gitlab-Event-UUID names the event.
+		deliveryHeaders: []string{idempotencyHeader, "X-Gitlab-Event-UUID"},
 	}
 )
+
+// deliveryID is the delivery's id as its headers give it, "" for none.
+func (hp hookProvider) deliveryID(h http.Header) string {
+	for _, name := range hp.deliveryHeaders {
+		if v := h.Get(name); v != "" {
+			return v
+		}
+	}
+	return ""
+}
 
 // handleGitHubHook runs the templates a GitHub delivery triggers.
 //
 //	@Summary		Receive a GitHub webhook
-//	@Description	No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication, checked before the body is parsed, against every template with a GitHub trigger. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. The same X-GitHub-Delivery (or Idempotency-Key) again creates nothing and answers with the first delivery's jobs.
+//	@Description	No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.
 //	@Tags			hooks
 //	@Accept			json
 //	@Produce		json
 //	@Param			X-GitHub-Event		header		string	true	"push, pull_request or ping"
-//	@Param			X-GitHub-Delivery	header		string	false	"the delivery id: a replay of it creates no job"
+//	@Param			X-GitHub-Delivery	header		string	true	"the delivery id, logged with the jobs it creates"
 //	@Param			X-Hub-Signature-256	header		string	true	"sha256=<hex HMAC-SHA256 of the body>"
-//	@Success		200					{object}	HookResponse	"a ping, or a replay: the jobs the first delivery created"
+//	@Success		200					{object}	HookResponse	"a ping, or a redelivery or replay: the jobs the first delivery created, replayed: true"
 //	@Success		201					{object}	HookResponse	"jobs created"
 //	@Success		202					{object}	HookResponse	"verified, nothing to run: message says why (no template for that repository and branch, a tag, a deleted branch, an action that runs nothing)"
-//	@Failure		401					{object}	Problem	"bad-signature: no template's secret signs the body; nothing created"
-//	@Failure		413					{object}	Problem	"body over 4 MiB"
+//	@Failure		400					{object}	Problem	"delivery-id-required: no X-GitHub-Delivery header"
+//	@Failure		401					{object}	Problem	"bad-signature: no secret of a template of the repository the body names signs it; nothing created"
+//	@Failure		413					{object}	Problem	"body over --hook-max-body (1 MiB), refused before any secret is checked"
 //	@Failure		422					{object}	Problem	"the rendered job is invalid"
 //	@Failure		429					{object}	Problem	"over a quota of the template's owner"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; the CI system retries later"
@@ -110,18 +143,18 @@ func (s *Server) handleGitHubHook(c echo.Context) error { return s.serveHook(c, 
 // handleGitLabHook runs the templates a GitLab delivery triggers.
 //
 //	@Summary		Receive a GitLab webhook
-//	@Description	No API key: X-Gitlab-Token must equal a template's GitLab token (compared in constant time). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same X-Gitlab-Event-UUID (or Idempotency-Key) again creates nothing.
+//	@Description	No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.
 //	@Tags			hooks
 //	@Accept			json
 //	@Produce		json
 //	@Param			X-Gitlab-Event		header		string	true	"Push Hook or Merge Request Hook"
-//	@Param			X-Gitlab-Event-UUID	header		string	false	"the delivery id: a replay of it creates no job"
+//	@Param			Idempotency-Key		header		string	false	"the delivery id GitLab keeps across retries, logged with the jobs (else X-Gitlab-Event-UUID)"
 //	@Param			X-Gitlab-Token		header		string	true	"the template's token"
 //	@Success		200					{object}	HookResponse	"a replay: the jobs the first delivery created"
 //	@Success		201					{object}	HookResponse	"jobs created"
 //	@Success		202					{object}	HookResponse	"verified, nothing to run: message says why"
-//	@Failure		401					{object}	Problem	"bad-signature: no template has that token; nothing created"
-//	@Failure		413					{object}	Problem	"body over 4 MiB"
+//	@Failure		401					{object}	Problem	"bad-signature: no template of the project the body names has that token; nothing created"
+//	@Failure		413					{object}	Problem	"body over --hook-max-body (1 MiB), refused before any token is checked"
 //	@Failure		422					{object}	Problem	"the rendered job is invalid"
 //	@Failure		429					{object}	Problem	"over a quota of the template's owner"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; the CI system retries later"
@@ -134,29 +167,22 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	if err != nil {
 		return err
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, hookBodyLimit))
+	body, err := s.readHookBody(c, hp)
 	if err != nil {
-		s.metrics.hookRejected.WithLabelValues(hp.name, "body").Inc()
-		return decodeError(err, hookBodyLimit)
+		return err
 	}
-	ctx := c.Request().Context()
-	all, err := st.ListAllTemplates(ctx)
+	h := c.Request().Header
+	delivery := hp.deliveryID(h)
+	if delivery == "" && hp.deliveryRequired {
+		s.metrics.hookRejected.WithLabelValues(hp.name, "delivery").Inc()
+		return fieldError{field: hp.deliveryHeaders[0], err: fmt.Errorf("%w: send the %s header as %s does; a replay is recognised by it",
+			errNoDelivery, hp.deliveryHeaders[0], hp.name)}
+	}
+	verified, err := s.verifiedTemplates(c.Request().Context(), st, hp, body, h)
 	if err != nil {
-		return fmt.Errorf("api: %s hook: %w", hp.name, err)
+		return err
 	}
-	// Every template's secret is tried on the raw body before any byte
-	// of it is parsed: an unsigned body is never read as JSON.
-	var verified []*template.Template
-	for _, t := range all {
-		if hp.verifies(t, body, c.Request().Header) {
-			verified = append(verified, t)
-		}
-	}
-	if len(verified) == 0 {
-		s.metrics.hookRejected.WithLabelValues(hp.name, "signature").Inc()
-		return fmt.Errorf("%w: no template's %s secret matches this delivery", errBadSignature, hp.name)
-	}
-	ev, err := hp.parse(c.Request().Header.Get(hp.eventHeader), body)
+	ev, err := hp.parse(h.Get(hp.eventHeader), body)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errMalformed, err)
 	}
@@ -175,10 +201,6 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	if len(run) == 0 {
 		return c.JSON(http.StatusAccepted, HookResponse{Message: fmt.Sprintf("branch %q of %s triggers no template", ev.Branch, ev.Repository)})
 	}
-	delivery := c.Request().Header.Get(hp.deliveryHeader)
-	if delivery == "" {
-		delivery = c.Request().Header.Get(idempotencyHeader)
-	}
 	sum := sha256.Sum256(body)
 	resp, status := HookResponse{}, http.StatusOK
 	for _, t := range run {
@@ -196,9 +218,53 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	return c.JSON(status, resp)
 }
 
-// runHookTemplate runs t for ev once per delivery id: the id is claimed
-// as an Idempotency-Key of t's owner (scoped to the provider and t), so a
-// redelivery finds the job the first one created.
+// readHookBody reads a delivery's body, refusing one over the cap from
+// its Content-Length before reading a byte, else as it passes the cap.
+func (s *Server) readHookBody(c echo.Context, hp hookProvider) ([]byte, error) {
+	limit := s.cfg.HookMaxBody
+	if c.Request().ContentLength > limit {
+		s.metrics.hookRejected.WithLabelValues(hp.name, "body").Inc()
+		return nil, fmt.Errorf("%w: the limit is %d bytes", errTooLarge, limit)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, limit))
+	if err != nil {
+		s.metrics.hookRejected.WithLabelValues(hp.name, "body").Inc()
+		return nil, decodeError(err, limit)
+	}
+	return body, nil
+}
+
+// verifiedTemplates are the templates whose secret signs the delivery.
+// Only the templates bound to the repository the body names are tried
+// (at most maxRepositoryTemplates), and the body is not otherwise read
+// before one verifies it.
+func (s *Server) verifiedTemplates(ctx context.Context, st TemplateStore, hp hookProvider, body []byte, h http.Header) ([]*template.Template, error) {
+	var candidates []*template.Template
+	if repo := hp.repository(body); repo != "" {
+		var err error
+		candidates, err = st.TemplatesForRepository(ctx, hp.name, repo, maxRepositoryTemplates)
+		if err != nil {
+			return nil, fmt.Errorf("api: %s hook: %w", hp.name, err)
+		}
+	}
+	var verified []*template.Template
+	for _, t := range candidates {
+		if hp.verifies(t, body, h) {
+			verified = append(verified, t)
+		}
+	}
+	if len(verified) == 0 {
+		s.metrics.hookRejected.WithLabelValues(hp.name, "signature").Inc()
+		return nil, fmt.Errorf("%w: no %s secret of a template of the repository the delivery names matches it", errBadSignature, hp.name)
+	}
+	return verified, nil
+}
+
+// runHookTemplate runs t for ev once per delivery body: a redelivery (the
+// same id) and a replay of a captured delivery under another id carry the
+// same body, which GitHub signs, so both find the job the first one
+// created. The claim is an Idempotency-Key of t's owner (scoped to the
+// provider and t), kept for store.DeliveryTTL.
 func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Template, ev cihook.Event, delivery, bodyHash string) (HookJob, error) {
 	ctx := c.Request().Context()
 	source := hp.name + " delivery " + delivery + " (request " + requestID(c) + ")"
@@ -215,10 +281,10 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 			"template", t.Name, "owner", t.Owner, "job", j.ID, "repo", ev.Repository, "commit", ev.Commit)
 		return HookJob{Template: t.Name, JobID: j.ID, Location: jobPath(j.ID)}, nil
 	}
-	if delivery == "" || s.idempotency == nil {
-		return runOnce()
+	if s.idempotency == nil {
+		return HookJob{}, fmt.Errorf("%w: CI deliveries need the idempotency store, or a replay would run twice", errUnavailable)
 	}
-	key := hp.name + " delivery " + delivery + " template " + t.Name
+	key := hp.name + " delivery body " + bodyHash + " template " + t.Name
 	rec, won, err := s.idempotency.ClaimIdempotencyKey(ctx, t.Owner, key, bodyHash)
 	switch {
 	case err != nil:
@@ -226,6 +292,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 	case !won && rec.Pending():
 		return HookJob{}, fmt.Errorf("%w: delivery %s is being processed", errIdempotencyPending, delivery)
 	case !won:
+		s.log.Info("api: CI delivery replayed", "provider", hp.name, "delivery", delivery, "template", t.Name, "owner", t.Owner, "job", rec.JobID)
 		return HookJob{Template: t.Name, JobID: rec.JobID, Location: jobPath(rec.JobID), Replayed: true}, nil
 	}
 	hj, err := runOnce()
@@ -238,7 +305,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 		})
 		return HookJob{}, err
 	}
-	if err := s.idempotency.CompleteIdempotencyKey(context.WithoutCancel(ctx), rec, hj.JobID, false); err != nil {
+	if err := s.idempotency.CompleteDelivery(context.WithoutCancel(ctx), rec, hj.JobID); err != nil {
 		s.log.Error("api: record CI delivery", "provider", hp.name, "delivery", delivery, "job", hj.JobID, "err", err)
 	}
 	return hj, nil

@@ -70,6 +70,9 @@ func (t idempotencyTiming) orDefaults() idempotencyTiming {
 type IdempotencyStore interface {
 	ClaimIdempotencyKey(ctx context.Context, owner, key, bodyHash string) (store.IdempotencyRecord, bool, error)
 	CompleteIdempotencyKey(ctx context.Context, claim store.IdempotencyRecord, jobID string, secretIssued bool) error
+	// CompleteDelivery is CompleteIdempotencyKey for a CI delivery, kept
+	// as long as the CI system may redeliver it.
+	CompleteDelivery(ctx context.Context, claim store.IdempotencyRecord, jobID string) error
 	ReleaseIdempotencyKey(ctx context.Context, rec store.IdempotencyRecord) error
 	WebhookSecret(ctx context.Context, id string) (string, error)
 }

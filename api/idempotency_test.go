@@ -243,6 +243,7 @@ func TestIdempotencyWithoutStoreRefuses(t *testing.T) {
 	env := newTestEnv(t, nil)
 	req, _ := http.NewRequest(http.MethodPost, env.url+"/v1/jobs", strings.NewReader(validSpec))
 	req.Header.Set(idempotencyHeader, "k")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func newMetrics(st JobStore, insp *asynq.Inspector) *metrics {
 		}, []string{"method", "route", "status"}),
 		hookRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "benchq_hook_rejected_total",
-			Help: "CI webhook deliveries refused, by provider and reason (signature: no template's secret verifies; body: over the size limit).",
+			Help: "CI webhook deliveries refused, by provider and reason (signature: no secret of a template of the repository named verifies; body: over the size limit; delivery: a GitHub delivery without its id).",
 		}, []string{"provider", "reason"}),
 	}
 	m.registry.MustRegister(

@@ -12,7 +12,9 @@ import (
 
 // JobPinner pins jobs; *store.Store implements it.
 type JobPinner interface {
-	PinJob(ctx context.Context, id string, pinned bool) (*job.Job, error)
+	// PinJobWithin pins (or unpins) job id, refusing a pin that takes
+	// its owner past max pinned jobs (a *store.LimitError).
+	PinJobWithin(ctx context.Context, id string, pinned bool, max int) (*job.Job, error)
 }
 
 // handlePinJob pins a job.
@@ -25,6 +27,7 @@ type JobPinner interface {
 //	@Success		200	{object}	JobResponse	"pinned: true"
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		404	{object}	Problem
+//	@Failure		429	{object}	Problem	"too-many-pins: the job's owner has its most pinned jobs (limit and value name them)"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
@@ -52,12 +55,19 @@ func (s *Server) pin(c echo.Context, pinned bool) error {
 		return fmt.Errorf("%w: pinning is not configured on this server", errUnavailable)
 	}
 	id := c.Param("id")
-	if _, err := s.ownedJob(c, id); err != nil {
+	j, err := s.ownedJob(c, id)
+	if err != nil {
 		return err
 	}
-	j, err := s.pinner.PinJob(c.Request().Context(), id, pinned)
+	ctx := c.Request().Context()
+	// A pin counts against the job's owner, whoever pins it.
+	q, err := s.ownerQuota(ctx, submitterOf(c), j.Owner)
 	if err != nil {
 		return fmt.Errorf("api: pin job: %w", err)
+	}
+	j, err = s.pinner.PinJobWithin(ctx, id, pinned, q.MaxPins)
+	if err != nil {
+		return storageLimit(fmt.Errorf("api: pin job: %w", err))
 	}
 	return c.JSON(http.StatusOK, newJobResponse(j))
 }

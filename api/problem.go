@@ -29,7 +29,8 @@ type Problem struct {
 	// Errors lists every invalid field of a validation problem.
 	Errors []FieldProblem `json:"errors,omitempty"`
 	// Limit is the quota a 429 hit, and Value the caller's count against
-	// it where one is known (jobs queued or running).
+	// it where one is known (jobs queued or running, templates, their
+	// bytes, schedules, pinned jobs).
 	Limit     int    `json:"limit,omitempty" example:"10"`
 	Value     int    `json:"value,omitempty" example:"10"`
 	RequestID string `json:"request_id,omitempty"`
@@ -90,6 +91,7 @@ func problemKinds() []problemKind {
 		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true, false},
 		{errTemplateExists, http.StatusConflict, "template-exists", "Template already exists", true, false},
 		{errBadSignature, http.StatusUnauthorized, "bad-signature", "Webhook signature not valid", true, false},
+		{errNoDelivery, http.StatusBadRequest, "delivery-id-required", "Delivery id required", true, false},
 		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true, false},
 		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true, false},
 		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true, false},
@@ -98,9 +100,17 @@ func problemKinds() []problemKind {
 		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false, false},
 		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true, false},
 		{errForbidden, http.StatusForbidden, "forbidden", "Forbidden", true, false},
+		{errMisdirected, http.StatusMisdirectedRequest, "misdirected-request", "Host not served here", true, false},
+		{errCrossSite, http.StatusForbidden, "cross-site-request", "Cross-site request refused", true, false},
+		{errNotJSON, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", true, false},
 		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
 		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
 		{errTooManyStreams, http.StatusTooManyRequests, "too-many-streams", "Too many event streams", true, false},
+		{errTooManyTemplates, http.StatusTooManyRequests, "too-many-templates", "Template limit reached", true, false},
+		{errTemplateBytes, http.StatusTooManyRequests, "template-bytes-exceeded", "Template storage limit reached", true, false},
+		{errTooManySchedules, http.StatusTooManyRequests, "too-many-schedules", "Schedule limit reached", true, false},
+		{errTooManyPins, http.StatusTooManyRequests, "too-many-pins", "Pinned job limit reached", true, false},
+		{errRepositoryCrowded, http.StatusTooManyRequests, "repository-templates-exceeded", "Too many templates for the repository", true, false},
 	}
 }
 

@@ -19,6 +19,16 @@ import (
 const (
 	defaultMaxActiveJobs        = 10
 	defaultSubmissionsPerMinute = 60
+	// What a key may keep stored. Templates: 100 cover every branch and
+	// repository a team measures, and 4 MiB holds them at 40 KiB each (a
+	// large spec is a few KiB), while a thousand keys at their limit
+	// still fit in 4 GiB of Redis. Schedules: each one is read by every
+	// scheduler poll and may start a job a minute. Pins: each keeps a
+	// job and its runs past the retention for good.
+	defaultMaxTemplates     = 100
+	defaultMaxTemplateBytes = 4 << 20
+	defaultMaxSchedules     = 50
+	defaultMaxPins          = 100
 )
 
 // activeRetryAfter is the Retry-After of a refusal for too many active
@@ -39,6 +49,66 @@ var (
 	errTooManyActive = errors.New("api: too many active jobs")
 	errRateLimited   = errors.New("api: submission rate exceeded")
 )
+
+// Errors of the storage limits (429): what a key keeps, and how many
+// templates one repository's deliveries are checked against.
+var (
+	errTooManyTemplates  = errors.New("api: too many templates")
+	errTemplateBytes     = errors.New("api: templates too large")
+	errTooManySchedules  = errors.New("api: too many schedules")
+	errTooManyPins       = errors.New("api: too many pinned jobs")
+	errRepositoryCrowded = errors.New("api: too many templates for the repository")
+)
+
+// storageLimit turns a store's limit refusal, wrapped or not, into the
+// 429 the client reads: which limit, the limit and the use found, and
+// what frees room. Other errors pass unchanged.
+func storageLimit(err error) error {
+	var le *store.LimitError
+	if !errors.As(err, &le) {
+		return err
+	}
+	qe := &quotaError{limit: le.Max, value: le.Used}
+	switch le.Limit {
+	case store.LimitTemplates:
+		qe.err, qe.msg = errTooManyTemplates, fmt.Sprintf("%d templates stored, limit %d; delete one (DELETE /v1/templates/{name}) to save another", le.Used, le.Max)
+	case store.LimitTemplateBytes:
+		qe.err, qe.msg = errTemplateBytes, fmt.Sprintf("templates take %d bytes, limit %d; delete or shrink one to make room", le.Used, le.Max)
+	case store.LimitSchedules:
+		qe.err, qe.msg = errTooManySchedules, fmt.Sprintf("%d templates have a schedule, limit %d; drop a schedule to add another", le.Used, le.Max)
+	case store.LimitPins:
+		qe.err, qe.msg = errTooManyPins, fmt.Sprintf("%d jobs pinned, limit %d; unpin one (DELETE /v1/jobs/{id}/pin) to pin another", le.Used, le.Max)
+	default:
+		qe.err, qe.msg = errRepositoryCrowded, fmt.Sprintf("%d templates (of every key) trigger on this repository, limit %d; an admin lists them with GET /v1/templates", le.Used, le.Max)
+	}
+	return qe
+}
+
+// templateLimits are the storage limits of owner's templates: those of
+// the caller's key when it is the owner, else (an admin writing another
+// key's template) of the owner's key.
+func (s *Server) templateLimits(ctx context.Context, caller submitter, owner string) (store.TemplateLimits, error) {
+	q, err := s.ownerQuota(ctx, caller, owner)
+	if err != nil {
+		return store.TemplateLimits{}, err
+	}
+	return store.TemplateLimits{Templates: q.MaxTemplates, Bytes: q.MaxTemplateBytes, Schedules: q.MaxSchedules,
+		PerRepository: maxRepositoryTemplates}, nil
+}
+
+// ownerQuota is the effective quota of owner, whose stored things the
+// caller writes: the caller's own, or an admin's write counts against
+// the owner's key.
+func (s *Server) ownerQuota(ctx context.Context, caller submitter, owner string) (apikey.Quota, error) {
+	if owner == caller.p.KeyID {
+		return s.quotaOf(caller), nil
+	}
+	who, err := s.ownerOf(ctx, owner)
+	if err != nil {
+		return apikey.Quota{}, err
+	}
+	return s.quotaOf(who), nil
+}
 
 // quotaError is a quota refusal with the numbers the client needs.
 type quotaError struct {
@@ -64,14 +134,19 @@ func (s *Server) serviceQuota() apikey.Quota {
 		MaxRuns:              l.MaxRuns,
 		MaxActiveJobs:        s.cfg.MaxActiveJobs,
 		SubmissionsPerMinute: s.cfg.SubmissionsPerMinute,
+		MaxTemplates:         s.cfg.MaxTemplates,
+		MaxTemplateBytes:     s.cfg.MaxTemplateBytes,
+		MaxSchedules:         s.cfg.MaxSchedules,
+		MaxPins:              s.cfg.MaxPins,
 	}
-	if q.MaxActiveJobs <= 0 {
-		q.MaxActiveJobs = defaultMaxActiveJobs
-	}
-	if q.SubmissionsPerMinute <= 0 {
-		q.SubmissionsPerMinute = defaultSubmissionsPerMinute
-	}
-	return q
+	return q.Over(apikey.Quota{
+		MaxActiveJobs:        defaultMaxActiveJobs,
+		SubmissionsPerMinute: defaultSubmissionsPerMinute,
+		MaxTemplates:         defaultMaxTemplates,
+		MaxTemplateBytes:     defaultMaxTemplateBytes,
+		MaxSchedules:         defaultMaxSchedules,
+		MaxPins:              defaultMaxPins,
+	})
 }
 
 // quotaOf is the caller's effective quota: its key's fields over the

@@ -50,10 +50,28 @@ type Config struct {
 	// key is admitted as the anonymous owner. Off (the default), every /v1
 	// request needs a key.
 	OpenUntilFirstKey bool
+	// PublicURL is the API's externally reachable base URL; the API
+	// answers requests whose Host is its host. AllowedHosts are further
+	// names ("name" for any port, or "name:port"). With either set, or
+	// with OpenUntilFirstKey on a loopback listener, a request whose Host
+	// names neither these nor the address its connection reached is
+	// answered 421 (host.go); the health probes answer any Host.
+	PublicURL    string
+	AllowedHosts []string
 	// MaxActiveJobs and SubmissionsPerMinute are the service-wide admission
 	// quotas of a caller whose key sets none; zero means 10 and 60.
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
+	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
+	// a caller whose key sets none may keep stored (quota.go); zero means
+	// 100 templates of 4 MiB together, 50 schedules and 100 pinned jobs.
+	MaxTemplates     int
+	MaxTemplateBytes int
+	MaxSchedules     int
+	MaxPins          int
+	// HookMaxBody caps the body of a CI delivery in bytes, checked before
+	// any secret is (hooks.go); zero means 1 MiB.
+	HookMaxBody int64
 	// CheckURL decides which target URLs a job may reach. Required: the
 	// API refuses every URL when it is nil, rather than allowing all.
 	CheckURL job.URLChecker
@@ -99,6 +117,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MaxBody <= 0 {
 		c.MaxBody = 1 << 20
+	}
+	if c.HookMaxBody <= 0 {
+		c.HookMaxBody = defaultHookMaxBody
 	}
 	if c.Limits == nil {
 		l := job.DefaultLimits()
@@ -180,6 +201,7 @@ type Server struct {
 	http    *http.Server
 	metrics *metrics
 	auth    *authState
+	hosts   *hostRule
 	quotas  QuotaStore
 
 	// deliveries: webhook secrets and delivery logs (deliveries.go).
@@ -245,6 +267,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
 	s.metrics.registry.MustRegister(s.streams.gauge())
 	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
+	s.hosts = newHostRule(cfg)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
@@ -253,6 +276,7 @@ func New(cfg Config, deps Deps) *Server {
 		s.metrics.middleware,
 		s.requestLogger(),
 		s.recoverer(),
+		s.checkHost, // host.go: before anything reads or changes state
 	)
 	s.routes()
 	s.http = &http.Server{
@@ -277,6 +301,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.metrics.registry }
 // graceful shutdown.
 func (s *Server) Serve(l net.Listener) error {
 	s.auth.listening(l.Addr(), s.log)
+	s.hosts.listening(l.Addr())
 	if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("api: serve: %w", err)
 	}

@@ -186,9 +186,5 @@ func sameOrigin(r *http.Request) bool {
 	if from == "" || from == "null" {
 		from = r.Header.Get("Referer")
 	}
-	if from == "" {
-		return false
-	}
-	u, err := url.Parse(from)
-	return err == nil && u.Host != "" && strings.EqualFold(u.Host, r.Host)
+	return from != "" && originIs(from, r.Host)
 }

@@ -21,7 +21,12 @@ import (
 // TemplateStore keeps job templates and finds the key that owns one;
 // *store.Store implements it.
 type TemplateStore interface {
-	PutTemplate(ctx context.Context, t *template.Template) (bool, error)
+	// PutTemplateWithin stores t unless it takes its owner, or its
+	// repository, past lim (a *store.LimitError).
+	PutTemplateWithin(ctx context.Context, t *template.Template, lim store.TemplateLimits) (bool, error)
+	// TemplatesForRepository returns at most max templates whose trigger
+	// of provider names repository.
+	TemplatesForRepository(ctx context.Context, provider, repository string, max int) ([]*template.Template, error)
 	GetTemplate(ctx context.Context, owner, name string) (*template.Template, error)
 	ListTemplates(ctx context.Context, owner string) ([]*template.Template, error)
 	ListAllTemplates(ctx context.Context) ([]*template.Template, error)
@@ -239,6 +244,7 @@ func (s *Server) ownedTemplates(c echo.Context) (TemplateStore, string, error) {
 //	@Failure		401			{object}	Problem	"no valid API key"
 //	@Failure		409			{object}	Problem	"template-exists: the key has a template of that name (PUT replaces it)"
 //	@Failure		422			{object}	Problem	"invalid fields, each named"
+//	@Failure		429			{object}	Problem	"too-many-templates, template-bytes-exceeded, too-many-schedules: over a storage limit of the key (limit and value name it); repository-templates-exceeded: the repository has the most templates a trigger may bind to it"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
@@ -264,8 +270,12 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("api: create template: %w", err)
 	}
-	if _, err := st.PutTemplate(ctx, &t); err != nil {
+	lim, err := s.templateLimits(ctx, submitterOf(c), t.Owner)
+	if err != nil {
 		return fmt.Errorf("api: create template: %w", err)
+	}
+	if _, err := st.PutTemplateWithin(ctx, &t, lim); err != nil {
+		return storageLimit(fmt.Errorf("api: create template: %w", err))
 	}
 	c.Response().Header().Set(echo.HeaderLocation, templatePath(t.Name))
 	return c.JSON(http.StatusCreated, newTemplateResponse(&t))
@@ -285,6 +295,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 //	@Failure		400			{object}	Problem	"malformed JSON"
 //	@Failure		401			{object}	Problem	"no valid API key"
 //	@Failure		422			{object}	Problem	"invalid fields, each named"
+//	@Failure		429			{object}	Problem	"over a storage limit of the key, as for POST; a replacement only for what it adds (bytes grown, a schedule or repository added)"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
@@ -312,9 +323,13 @@ func (s *Server) handlePutTemplate(c echo.Context) error {
 	if err := validateTemplate(&t); err != nil { // schedules.go: and its schedule
 		return err
 	}
-	created, err := st.PutTemplate(ctx, &t)
+	lim, err := s.templateLimits(ctx, submitterOf(c), owner)
 	if err != nil {
 		return fmt.Errorf("api: put template: %w", err)
+	}
+	created, err := st.PutTemplateWithin(ctx, &t, lim)
+	if err != nil {
+		return storageLimit(fmt.Errorf("api: put template: %w", err))
 	}
 	status := http.StatusOK
 	if created {

@@ -25,9 +25,17 @@ type keyedEnv struct {
 
 func newKeyedEnv(t *testing.T) *keyedEnv {
 	t.Helper()
+	return newKeyedEnvWith(t, Config{})
+}
+
+// newKeyedEnvWith is newKeyedEnv with the server's config (its URL
+// policy always loopback only).
+func newKeyedEnvWith(t *testing.T, cfg Config) *keyedEnv {
+	t.Helper()
 	rdb := redistest.Start(t).Client(t)
 	st := store.New(rdb, store.Options{})
-	srv := New(Config{CheckURL: loopbackOnly}, Deps{Store: st, Queue: &fakeQueue{}, Keys: st, Quotas: st,
+	cfg.CheckURL = loopbackOnly
+	srv := New(cfg, Deps{Store: st, Queue: &fakeQueue{}, Keys: st, Quotas: st,
 		Idempotency: st, Selector: st, Templates: st, Pinner: st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)

@@ -30,8 +30,9 @@ type JobResponse struct {
 	// Pinned: kept past the retention (PUT /v1/jobs/{id}/pin).
 	Pinned bool `json:"pinned"`
 	// QueuedReason says why a queued job has not started although a
-	// worker took it: the target host it waits for and the job holding
-	// it (an exclusive job waits for its hosts to be free).
+	// worker took it: the target host it waits for, and the job holding
+	// it when that job is the caller's own ("another job" otherwise; an
+	// exclusive job waits for its hosts to be free).
 	QueuedReason string   `json:"queued_reason,omitempty" example:"waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"`
 	Links        JobLinks `json:"links"`
 }
@@ -72,6 +73,9 @@ type RunResponse struct {
 	// Shards lists the worker processes of a sharded run (sweep.shards >
 	// 1); result is their merged measurement.
 	Shards []job.ShardRun `json:"shards,omitempty"`
+	// Partial marks the run a cancel stopped part way: result holds what
+	// it measured until then; the analysis leaves it out.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // HealthResponse answers /healthz and /readyz.
@@ -112,6 +116,7 @@ func newRunResponses(runs []job.Run) []RunResponse {
 			FinishedAt:  r.FinishedAt,
 			Result:      r.Result,
 			Shards:      r.Shards,
+			Partial:     r.Partial,
 		})
 	}
 	return out

@@ -77,7 +77,7 @@ const docTemplate = `{
         },
         "/v1/hooks/github": {
             "post": {
-                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication, checked before the body is parsed, against every template with a GitHub trigger. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. The same X-GitHub-Delivery (or Idempotency-Key) again creates nothing and answers with the first delivery's jobs.",
+                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -98,9 +98,10 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
-                        "description": "the delivery id: a replay of it creates no job",
+                        "description": "the delivery id, logged with the jobs it creates",
                         "name": "X-GitHub-Delivery",
-                        "in": "header"
+                        "in": "header",
+                        "required": true
                     },
                     {
                         "type": "string",
@@ -112,7 +113,7 @@ const docTemplate = `{
                 ],
                 "responses": {
                     "200": {
-                        "description": "a ping, or a replay: the jobs the first delivery created",
+                        "description": "a ping, or a redelivery or replay: the jobs the first delivery created, replayed: true",
                         "schema": {
                             "$ref": "#/definitions/api.HookResponse"
                         }
@@ -129,14 +130,20 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.HookResponse"
                         }
                     },
+                    "400": {
+                        "description": "delivery-id-required: no X-GitHub-Delivery header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "401": {
-                        "description": "bad-signature: no template's secret signs the body; nothing created",
+                        "description": "bad-signature: no secret of a template of the repository the body names signs it; nothing created",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "413": {
-                        "description": "body over 4 MiB",
+                        "description": "body over --hook-max-body (1 MiB), refused before any secret is checked",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -170,7 +177,7 @@ const docTemplate = `{
         },
         "/v1/hooks/gitlab": {
             "post": {
-                "description": "No API key: X-Gitlab-Token must equal a template's GitLab token (compared in constant time). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same X-Gitlab-Event-UUID (or Idempotency-Key) again creates nothing.",
+                "description": "No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -191,8 +198,8 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
-                        "description": "the delivery id: a replay of it creates no job",
-                        "name": "X-Gitlab-Event-UUID",
+                        "description": "the delivery id GitLab keeps across retries, logged with the jobs (else X-Gitlab-Event-UUID)",
+                        "name": "Idempotency-Key",
                         "in": "header"
                     },
                     {
@@ -223,13 +230,13 @@ const docTemplate = `{
                         }
                     },
                     "401": {
-                        "description": "bad-signature: no template has that token; nothing created",
+                        "description": "bad-signature: no template of the project the body names has that token; nothing created",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "413": {
-                        "description": "body over 4 MiB",
+                        "description": "body over --hook-max-body (1 MiB), refused before any token is checked",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -820,6 +827,12 @@ const docTemplate = `{
                     },
                     "404": {
                         "description": "Not Found",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "too-many-pins: the job's owner has its most pinned jobs (limit and value name them)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1445,6 +1458,12 @@ const docTemplate = `{
                             "$ref": "#/definitions/api.Problem"
                         }
                     },
+                    "429": {
+                        "description": "too-many-templates, template-bytes-exceeded, too-many-schedules: over a storage limit of the key (limit and value name it); repository-templates-exceeded: the repository has the most templates a trigger may bind to it",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
                     "503": {
                         "description": "store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header",
                         "schema": {
@@ -1584,6 +1603,12 @@ const docTemplate = `{
                     },
                     "422": {
                         "description": "invalid fields, each named",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "over a storage limit of the key, as for POST; a replacement only for what it adds (bytes grown, a schedule or repository added)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2311,7 +2336,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -2456,7 +2481,7 @@ const docTemplate = `{
                     "example": "/v1/jobs/01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
                 "replayed": {
-                    "description": "Replayed: the delivery id was seen before; this job is the one\nits first delivery created.",
+                    "description": "Replayed: the delivery was seen before (its body, under any\ndelivery id); this job is the one its first delivery created.",
                     "type": "boolean"
                 },
                 "template": {
@@ -2528,7 +2553,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Progress"
                 },
                 "queued_reason": {
-                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for and the job holding\nit (an exclusive job waits for its hosts to be free).",
+                    "description": "QueuedReason says why a queued job has not started although a\nworker took it: the target host it waits for, and the job holding\nit when that job is the caller's own (\"another job\" otherwise; an\nexclusive job waits for its hosts to be free).",
                     "type": "string",
                     "example": "waiting for target 127.0.0.1:8080, held by job 01JC3W9Q5V1ZK2M4N6P8R0T2V4"
                 },
@@ -2639,7 +2664,7 @@ const docTemplate = `{
                     "example": "/v1/jobs"
                 },
                 "limit": {
-                    "description": "Limit is the quota a 429 hit, and Value the caller's count against\nit where one is known (jobs queued or running).",
+                    "description": "Limit is the quota a 429 hit, and Value the caller's count against\nit where one is known (jobs queued or running, templates, their\nbytes, schedules, pinned jobs).",
                     "type": "integer",
                     "example": 10
                 },
@@ -2689,6 +2714,10 @@ const docTemplate = `{
                 },
                 "finished_at": {
                     "type": "string"
+                },
+                "partial": {
+                    "description": "Partial marks the run a cancel stopped part way: result holds what\nit measured until then; the analysis leaves it out.",
+                    "type": "boolean"
                 },
                 "point": {
                     "type": "integer"
@@ -3232,6 +3261,7 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "runs_done": {
+                    "description": "RunsDone is the number of runs stored: the store counts them when it\nreads the job, whatever a worker last wrote.",
                     "type": "integer"
                 },
                 "runs_total": {

@@ -25,7 +25,8 @@ func closedAddr(t *testing.T) string {
 
 // TestCancelStopsRunningLoadWithinASecond cancels during a long run: the
 // target must see no request from one second after the cancel on, the job
-// ends canceled and keeps the run that had finished.
+// ends canceled and keeps the run that had finished and, flagged partial,
+// the one it stopped.
 func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 	e := newEnv(t)
 	tg := startTarget(t, 2*time.Millisecond)
@@ -52,11 +53,22 @@ func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 	if got.Status != job.StatusCanceled {
 		t.Errorf("status = %s, want canceled", got.Status)
 	}
+	// The finished run, and the one the cancel stopped with what it had
+	// measured, as ab keeps its report on Ctrl-C.
 	runs, err := e.st.Runs(t.Context(), j.ID)
-	if err != nil || len(runs) != 1 || runs[0].Point != 0 || runs[0].Result.CompleteRequests != 40 {
-		t.Errorf("runs after cancel = %+v, %v; want only the finished run of point 0 (40 requests)", runs, err)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs after cancel = %+v, %v; want the finished run of point 0 and the partial run of point 1", runs, err)
 	}
-	assertEventsEnd(t, e.st, j.ID, job.StatusCanceled, 1)
+	if r := runs[0]; r.Point != 0 || r.Partial || r.Result.CompleteRequests != 40 {
+		t.Errorf("first run = point %d partial %v with %d requests; want point 0, whole, 40", r.Point, r.Partial, r.Result.CompleteRequests)
+	}
+	if r := runs[1]; r.Point != 1 || !r.Partial || !r.Result.Canceled || r.Result.CompleteRequests < 50 || r.Result.CompleteRequests >= 1_000_000 {
+		t.Errorf("second run = point %d partial %v canceled %v with %d requests; want point 1, partial, what it measured", r.Point, r.Partial, r.Result.Canceled, r.Result.CompleteRequests)
+	}
+	if a := job.Analyze(j.Spec, runs); a.Points[1].Runs != 0 || a.Points[0].Runs != 1 {
+		t.Errorf("analysis counts %d and %d runs, want 1 and 0: a partial run takes no part", a.Points[0].Runs, a.Points[1].Runs)
+	}
+	assertEventsEnd(t, e.st, j.ID, job.StatusCanceled, 2)
 }
 
 // TestQueuedJobCanceledNeverStarts cancels before any worker runs: the

@@ -25,8 +25,9 @@
 // HSETNX). An attempt holds the job's lease and writes every transition
 // under its attempt number (job.Start, job.TransitionAs), so a stale
 // attempt records nothing; a running job whose lease ran out is resumed by
-// a task of its own within seconds, and one whose workers died more than
-// Config.CrashRetries times is failed. Cancellation is the job's own
+// a task of its own within seconds. A job whose workers died more than
+// Config.CrashRetries times in a row with no run stored between deaths,
+// or more than Config.CrashLimit times in all, is failed. Cancellation is the job's own
 // flag, not asynq's CancelProcessing (which would retry the task): a
 // canceled job ends canceled and keeps its finished runs. On shutdown the current run may finish within
 // Config.ShutdownTimeout; the job is then handed back (status queued, task

@@ -68,26 +68,47 @@ func (r *Runner) claimTargets(ctx context.Context, h *hold) error {
 		h.targets.Store(&hosts)
 		return nil
 	}
-	return r.waitForTargets(ctx, h, j, busy.String())
+	return r.waitForTargets(ctx, h, j, busy)
 }
 
-// waitForTargets leaves the job queued with reason, and returns
+// queuedReason says why job j waits for busy's host, in words for j's
+// owner to read: the job in the way is named only when it is the owner's
+// own, since another tenant's job ids are not theirs to see (with an id,
+// a job's spec and results are a GET away in open mode, and its existence
+// and timing leak in any mode). A holder that cannot be read is
+// "another job".
+func (r *Runner) queuedReason(ctx context.Context, j *job.Job, busy *store.TargetBusy) string {
+	other := "another job"
+	if holder, err := r.st.GetJob(ctx, busy.Job); err == nil && holder.Owner == j.Owner {
+		other = "job " + busy.Job
+	}
+	if busy.Ahead {
+		return fmt.Sprintf("waiting for target %s: %s, submitted earlier, waits for it too", busy.Host, other)
+	}
+	return fmt.Sprintf("waiting for target %s, held by %s", busy.Host, other)
+}
+
+// waitForTargets leaves the job queued with the reason busy says (in
+// words for its owner; the log names the job in the way), and returns
 // errTargetBusy. A job left running by an attempt that died goes back to
 // queued, its crash counted as a take-over counts it, since its hosts
 // went to another job when its leases ran out.
-func (r *Runner) waitForTargets(ctx context.Context, h *hold, seen *job.Job, reason string) error {
+func (r *Runner) waitForTargets(ctx context.Context, h *hold, seen *job.Job, busy *store.TargetBusy) error {
+	reason := r.queuedReason(ctx, seen, busy)
 	if seen.Status == job.StatusQueued && seen.QueuedReason == reason {
 		return fmt.Errorf("worker: job %s: %s: %w", h.id, reason, errTargetBusy)
 	}
 	_, err := r.st.UpdateJob(ctx, h.id, func(j *job.Job) error {
 		switch {
-		case j.Status.Terminal(), j.CancelRequested, j.Status == job.StatusRunning && j.Crashes+1 > r.crashRetries:
+		case j.Status.Terminal(), j.CancelRequested:
 			return errRunAnyway
 		case j.Status == job.StatusRunning:
+			if j.CountCrash(r.crashes) != nil {
+				return errRunAnyway // begin fails it, saying why
+			}
 			if err := j.Transition(job.StatusQueued, time.Now().UTC()); err != nil {
 				return err
 			}
-			j.Crashes++
 			j.Progress.RequestsDone, j.Progress.CurrentRPS = 0, 0
 		}
 		j.QueuedReason = reason
@@ -99,7 +120,7 @@ func (r *Runner) waitForTargets(ctx context.Context, h *hold, seen *job.Job, rea
 	case err != nil:
 		return fmt.Errorf("worker: job %s: record why it waits: %w", h.id, err)
 	}
-	r.log.Info("worker: job waits for its target", "job", h.id, "reason", reason, "was", seen.Status)
+	r.log.Info("worker: job waits for its target", "job", h.id, "host", busy.Host, "in_the_way", busy.Job, "ahead", busy.Ahead, "was", seen.Status)
 	return fmt.Errorf("worker: job %s: %s: %w", h.id, reason, errTargetBusy)
 }
 

@@ -129,7 +129,7 @@ func TestTargetOfDeadJobComesFree(t *testing.T) {
 	e.startWorkerWith(t, worker.Config{JobLease: time.Second})
 
 	waiting := e.waitJob(t, j.ID, 5*time.Second, "queued with a reason", func(j *job.Job) bool { return j.QueuedReason != "" })
-	if want := "waiting for target " + hosts[0] + ", held by job dead-job"; waiting.Status != job.StatusQueued || waiting.QueuedReason != want {
+	if want := "waiting for target " + hosts[0] + ", held by another job"; waiting.Status != job.StatusQueued || waiting.QueuedReason != want {
 		t.Errorf("waiting job = %s, queued_reason %q; want queued, %q", waiting.Status, waiting.QueuedReason, want)
 	}
 	got := e.waitJob(t, j.ID, 15*time.Second, "a terminal status", terminal)
@@ -162,7 +162,7 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 	j, task := e.create(t, closedSpec([]int{1}, []int{20}, 1, tg))
 	hosts := j.Spec.TargetHosts()
 	if _, err := e.st.UpdateJob(ctx, j.ID, func(j *job.Job) error {
-		_, err := j.Start("dead-worker/1", j.ID, worker.DefaultCrashRetries, time.Now().UTC())
+		_, err := j.Start("dead-worker/1", j.ID, job.CrashBudget{}, time.Now().UTC())
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "waiting for target " + hosts[0] + ", held by job other-job"
+	want := "waiting for target " + hosts[0] + ", held by another job" // not a job of the store
 	if got.Status != job.StatusQueued || got.Crashes != 1 || got.QueuedReason != want || tg.hits.Load() != 0 {
 		t.Fatalf("job = %s, crashes %d, queued_reason %q, %d requests sent; want queued, 1, %q, none",
 			got.Status, got.Crashes, got.QueuedReason, tg.hits.Load(), want)
@@ -232,5 +232,42 @@ func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
 	}
 	if j, err := e.st.GetJob(ctx, early.ID); err != nil || j.Status != job.StatusCanceled {
 		t.Errorf("canceled waiter = %+v, %v; want canceled", j, err)
+	}
+}
+
+// TestQueuedReasonNamesOnlyOwnJobs: a job waiting for a host another job
+// holds says which host, and names the job in the way only when it is
+// its owner's own: another tenant's job ids are not its owner's to see.
+func TestQueuedReasonNamesOnlyOwnJobs(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	spec := closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+	hosts := spec.WithDefaults().TargetHosts()
+	holder, _ := e.createAs(t, "key-a", spec)
+	if busy, err := e.st.AcquireTargets(ctx, holder.ID, hosts, time.Minute, store.TargetWait{Order: holder.CreatedAt, Stale: time.Minute}); err != nil || busy != nil {
+		t.Fatalf("AcquireTargets(holder) = %+v, %v", busy, err)
+	}
+	tests := []struct {
+		owner string
+		want  string
+	}{
+		{"key-a", "waiting for target " + hosts[0] + ", held by job " + holder.ID},
+		{"key-b", "waiting for target " + hosts[0] + ", held by another job"},
+	}
+	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
+	for _, tt := range tests {
+		t.Run(tt.owner, func(t *testing.T) {
+			j, task := e.createAs(t, tt.owner, spec)
+			if err := r.HandleJobRun(ctx, task); err == nil {
+				t.Fatal("HandleJobRun while the host is held = nil, want an error asynq retries")
+			}
+			got, err := e.st.GetJob(ctx, j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != job.StatusQueued || got.QueuedReason != tt.want {
+				t.Errorf("job of %s: %s, queued_reason %q; want queued, %q", tt.owner, got.Status, got.QueuedReason, tt.want)
+			}
+		})
 	}
 }

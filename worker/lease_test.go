@@ -24,7 +24,7 @@ func (e *env) takeOver(t *testing.T, id, holder, task string) {
 		t.Fatalf("AcquireLease = %v, %v", ok, err)
 	}
 	if _, err := e.st.UpdateJob(t.Context(), id, func(j *job.Job) error {
-		_, err := j.Start(holder, task, 3, time.Now().UTC())
+		_, err := j.Start(holder, task, job.CrashBudget{Stalled: 3, Total: 10}, time.Now().UTC())
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -119,8 +119,8 @@ func TestJanitorResumesCrashedJob(t *testing.T) {
 			tg := startTarget(t, 0)
 			j, _ := e.create(t, closedSpec([]int{1}, []int{50}, 2, tg))
 			if _, err := e.st.UpdateJob(t.Context(), j.ID, func(j *job.Job) error {
-				_, err := j.Start("dead/1", "", 3, time.Now().UTC())
-				j.Crashes, j.Attempt = tt.crashes, tt.crashes+1
+				_, err := j.Start("dead/1", "", job.CrashBudget{}, time.Now().UTC())
+				j.Crashes, j.StalledCrashes, j.Attempt = tt.crashes, tt.crashes, tt.crashes+1
 				return err
 			}); err != nil {
 				t.Fatal(err)

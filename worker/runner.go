@@ -67,7 +67,8 @@ type Runner struct {
 	ender         *jobend.Ender // end.go: every end of a job
 	targets       TargetChecker
 	lease         time.Duration
-	crashRetries  int
+	crashRetries  int             // also bounds a sharded run's redos
+	crashes       job.CrashBudget // how often a job whose worker died is resumed
 	shardWait     time.Duration
 	shards        shardQueue // coordinate.go; nil: no sharded runs
 	// recordShard, set by tests, gets each shard's measurement with its
@@ -92,6 +93,7 @@ func newRunner(st jobStore, cfg Config) *Runner {
 		st: st, policy: cfg.Policy, resolver: cfg.Resolver, log: cfg.Logger,
 		cancelPoll: cancelPollInterval, progressEvery: progressInterval, notifier: cfg.Notifier,
 		targets: cfg.Targets, lease: cfg.JobLease, crashRetries: cfg.CrashRetries, shardWait: cfg.ShardWait, id: workerID(),
+		crashes:  job.CrashBudget{Stalled: cfg.CrashRetries, Total: cfg.CrashLimit},
 		draining: make(chan struct{}),
 		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
 	}
@@ -151,15 +153,18 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 	var from job.Status
 	var startedAt *time.Time
 	var over *job.Job // the job as found, when it was already over
-	var crashes int
+	var crashLoop string
 	j, err := r.st.UpdateJob(ctx, id, func(j *job.Job) error {
-		from, startedAt, crashes = j.Status, j.StartedAt, j.Crashes
+		from, startedAt, crashLoop = j.Status, j.StartedAt, ""
 		if j.Status.Terminal() {
 			c := *j
 			over = &c
 			return fmt.Errorf("%w: %s", errFinished, j.Status)
 		}
-		n, err := j.Start(h.holder, h.task, r.crashRetries, time.Now().UTC())
+		if j.Status == job.StatusRunning {
+			crashLoop = j.CrashLoop(r.crashes)
+		}
+		n, err := j.Start(h.holder, h.task, r.crashes, time.Now().UTC())
 		h.attempt = n
 		return err
 	})
@@ -182,8 +187,7 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 	case errors.Is(err, job.ErrCrashLoop):
 		// Through abandon like every job no attempt will run again; this
 		// attempt holds the lease, so no other starts it meanwhile.
-		why := fmt.Sprintf("gave up after the worker running it died %d times: a job is resumed after at most %d worker crashes, and one that keeps killing its workers is not run again",
-			crashes+1, r.crashRetries)
+		why := "gave up: " + crashLoop + "; a job that keeps killing its workers is not run again"
 		if _, err := r.abandon(ctx, id, why); err != nil && !errors.Is(err, errFinished) && !errors.Is(err, errNotifyLost) {
 			return nil, fmt.Errorf("worker: job %s: fail after crashes: %w", id, err)
 		}
@@ -339,7 +343,10 @@ func (sw *sweep) pause() error {
 }
 
 // runOne runs one repeat of one point, after its warm-up, and stores it.
-// A run cut short by a cancel or by the end of the attempt is discarded.
+// A run cut short by the job's cancel is stored as partial, with what it
+// measured, as ab reports what it measured when stopped; one cut short by
+// the end of the attempt is discarded, since the next attempt runs it
+// again.
 func (sw *sweep) runOne(k job.RunKey) error {
 	if k.Point < 0 || k.Point >= len(sw.points) {
 		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
@@ -361,17 +368,22 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	started := time.Now().UTC()
 	m, err := sw.load(plan)
-	if err != nil {
+	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
+	if err != nil && !partial {
 		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
-	run, err := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
+	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
 		VariableLength: plan.AcceptVariableLength,
 		BodySent:       len(plan.Body) > 0,
 	})
-	if err != nil {
-		return fmt.Errorf("point %d: %w", k.Point, err)
+	if rerr != nil {
+		return fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
-	return sw.save(run)
+	run.Partial = partial
+	if serr := sw.save(run); serr != nil || !partial {
+		return serr
+	}
+	return err
 }
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.
@@ -390,8 +402,9 @@ func (sw *sweep) warmup(p job.Point) error {
 	return nil
 }
 
-// load runs a plan under the cancel watch. A canceled measurement is
-// reported as the stop reason, never returned.
+// load runs a plan under the cancel watch. A canceled measurement comes
+// back with the stop reason as the error, for runOne to keep after a
+// cancel; every other caller takes the error alone.
 func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	m, err := loadgen.Run(sw.watch.ctx, plan)
 	switch {
@@ -402,7 +415,7 @@ func (sw *sweep) load(plan measure.Plan) (*measure.Measurement, error) {
 	case err != nil:
 		return nil, err
 	case m.Canceled:
-		return nil, sw.stopReason()
+		return m, sw.stopReason()
 	}
 	return m, nil
 }

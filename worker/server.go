@@ -40,8 +40,14 @@ const (
 	DefaultPollInterval = 100 * time.Millisecond
 	// DefaultShutdownTimeout is how long a run may go on after Shutdown.
 	DefaultShutdownTimeout = 30 * time.Second
-	// DefaultCrashRetries is how many worker deaths a job is resumed after.
+	// DefaultCrashRetries is how many worker deaths in a row, with no run
+	// stored between them, a job is resumed after.
 	DefaultCrashRetries = 3
+	// DefaultCrashLimit is how many worker deaths in all a job is resumed
+	// after, runs stored between them or not: enough for a long sweep on
+	// workers that come and go, few enough that a job killing its worker
+	// after every run ends.
+	DefaultCrashLimit = 10
 )
 
 // Config configures a Worker.
@@ -77,10 +83,16 @@ type Config struct {
 	// resumes it (lease.go); zero means DefaultJobLease. Each worker looks
 	// for such jobs five times per lease.
 	JobLease time.Duration
-	// CrashRetries is how many times a job whose worker died running it
-	// is resumed; the next death fails it, as a job that keeps killing its
-	// workers. Zero means DefaultCrashRetries, a negative value none.
+	// CrashRetries is how many times in a row a job whose worker died
+	// running it is resumed with no run stored since the previous death;
+	// the next such death fails it, as a job that keeps killing its
+	// workers. A death after a run was stored starts the count again.
+	// Zero means DefaultCrashRetries, a negative value none.
 	CrashRetries int
+	// CrashLimit is how many worker deaths in all a job is resumed after,
+	// whatever was stored between them; zero means DefaultCrashLimit (and
+	// never fewer than CrashRetries).
+	CrashLimit int
 	// ShardWait is how long a sharded run waits for all its shards to
 	// join; zero means DefaultShardWait. CrashRetries also bounds how
 	// often a run is redone after losing a shard.
@@ -121,6 +133,10 @@ func (c Config) withDefaults() Config {
 	case c.CrashRetries < 0:
 		c.CrashRetries = 0
 	}
+	if c.CrashLimit <= 0 {
+		c.CrashLimit = DefaultCrashLimit
+	}
+	c.CrashLimit = max(c.CrashLimit, c.CrashRetries)
 	return c
 }
 

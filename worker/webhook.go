@@ -24,6 +24,10 @@ const (
 	// DefaultWebhookConcurrency: deliveries are short and mostly wait on
 	// the network, so many run at once.
 	DefaultWebhookConcurrency = 10
+	// webhookShareDivisor: zero WebhookConfig.PerOwner gives one owner a
+	// quarter of the slots, so it takes at least four tenants whose
+	// receivers hang to fill the server.
+	webhookShareDivisor = 4
 	// Bounds of how often the delivery server polls its queue and moves
 	// due retries back to it: half the schedule's shortest wait, so a
 	// short test schedule is kept. Each poll is a Lua script, which the
@@ -159,14 +163,14 @@ func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) 
 	// A pending delivery found here may have lost its task (the process
 	// died between creating and enqueueing it); the task's ID makes the
 	// enqueue a no-op when the task is still there.
-	return n.enqueue(ctx, d)
+	return n.enqueue(ctx, j.Owner, d)
 }
 
-// enqueue puts d's current round on the queue. If that fails, d is marked
-// failed: left pending it would count as in flight forever, and a
-// redelivery would be refused with 409.
-func (n *WebhookNotifier) enqueue(ctx context.Context, d *webhook.Delivery) error {
-	task, err := queue.NewWebhookDeliverTask(d.JobID, d.N, d.Redeliveries, d.MaxRetry)
+// enqueue puts d's current round on the queue, under the job's owner. If
+// that fails, d is marked failed: left pending it would count as in flight
+// forever, and a redelivery would be refused with 409.
+func (n *WebhookNotifier) enqueue(ctx context.Context, owner string, d *webhook.Delivery) error {
+	task, err := queue.NewWebhookDeliverTask(d.JobID, owner, d.N, d.Redeliveries, d.MaxRetry)
 	if err != nil {
 		return err
 	}
@@ -201,6 +205,13 @@ type deliveryStore interface {
 type WebhookConfig struct {
 	// Concurrency is how many deliveries run at once; zero means 10.
 	Concurrency int
+	// PerOwner is how many of them may be one owner's (API key's) at once
+	// while half the slots are in use (below that an owner may go over
+	// it), so receivers that never answer hold up only their own tenant's
+	// deliveries; a delivery over its owner's share waits in the queue
+	// without taking a slot. Zero means a quarter of Concurrency, at least
+	// one; it is never more than Concurrency.
+	PerOwner int
 	// Schedule is the wait before each retry; nil means
 	// webhook.DefaultSchedule().
 	Schedule webhook.Schedule
@@ -220,6 +231,10 @@ func (c WebhookConfig) withDefaults() WebhookConfig {
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultWebhookConcurrency
 	}
+	if c.PerOwner <= 0 {
+		c.PerOwner = max(c.Concurrency/webhookShareDivisor, 1)
+	}
+	c.PerOwner = min(c.PerOwner, c.Concurrency)
 	if c.Schedule == nil {
 		c.Schedule = webhook.DefaultSchedule()
 	}
@@ -241,6 +256,7 @@ type Deliverer struct {
 	st       deliveryStore
 	sender   *webhook.Sender
 	schedule webhook.Schedule
+	shares   *ownerShares
 	log      *slog.Logger
 }
 
@@ -254,7 +270,7 @@ func newDeliverer(st deliveryStore, cfg WebhookConfig) *Deliverer {
 	return &Deliverer{
 		st:       st,
 		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout), Now: cfg.Now},
-		schedule: cfg.Schedule, log: cfg.Logger,
+		schedule: cfg.Schedule, shares: newOwnerShares(cfg.PerOwner, cfg.Concurrency), log: cfg.Logger,
 	}
 }
 
@@ -270,13 +286,27 @@ func (e *attemptError) Error() string { return e.msg }
 // HandleWebhookDeliver makes one attempt at the delivery named by t and
 // logs it. It returns nil when delivered (or found delivered already), an
 // error wrapping asynq.SkipRetry when retrying is pointless (410, the
-// delivery or its secret gone or unusable), and another error for asynq to
-// retry on the schedule.
+// delivery or its secret gone or unusable), one wrapping errOwnerBusy,
+// before any attempt, when the owner's share of the server is in flight,
+// and another error for asynq to retry on the schedule.
 func (d *Deliverer) HandleWebhookDeliver(ctx context.Context, t *asynq.Task) error {
 	p, err := queue.ParseWebhookDeliver(t)
 	if err != nil {
 		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry)
 	}
+	// asynq archives a task on its last retry whatever the error, so the
+	// last attempt is made over the share rather than lost unmade.
+	id, _ := asynq.GetTaskID(ctx)
+	if !d.shares.acquire(p.Owner, id, lastAttempt(ctx)) {
+		return &ownerBusyError{wait: d.shares.wait(id),
+			msg: fmt.Sprintf("worker: delivery %d of job %s: %s", p.Delivery, p.JobID, errOwnerBusy)}
+	}
+	defer d.shares.release(p.Owner)
+	return d.deliver(ctx, p)
+}
+
+// deliver is HandleWebhookDeliver's attempt, within the owner's share.
+func (d *Deliverer) deliver(ctx context.Context, p queue.WebhookDeliverPayload) error {
 	del, err := d.st.Delivery(ctx, p.JobID, p.Delivery)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("worker: %w: %w", err, asynq.SkipRetry) // expired with its job
@@ -352,8 +382,13 @@ func (d *Deliverer) setStatus(ctx context.Context, del *webhook.Delivery, s webh
 
 // retryDelay follows the schedule, waiting longer when the receiver asked
 // to with Retry-After (up to webhook.MaxRetryAfter, so a receiver cannot
-// park a delivery for a year).
+// park a delivery for a year). A delivery sent back for its owner's share
+// comes back after the wait ownerShares gave it.
 func (d *Deliverer) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	var busy *ownerBusyError
+	if errors.As(err, &busy) {
+		return busy.wait
+	}
 	wait := d.schedule.Delay(n)
 	var ae *attemptError
 	if errors.As(err, &ae) && ae.retryAfter > 0 {
@@ -394,6 +429,7 @@ func NewWebhooks(rdb redis.UniversalClient, st *store.Store, cfg WebhookConfig) 
 		Concurrency:              cfg.Concurrency,
 		Queues:                   map[string]int{queue.QueueWebhooks: 1},
 		RetryDelayFunc:           d.retryDelay,
+		IsFailure:                webhookIsFailure,
 		TaskCheckInterval:        pollInterval(cfg.Schedule),
 		DelayedTaskCheckInterval: pollInterval(cfg.Schedule),
 		ShutdownTimeout:          cfg.Timeout + cleanupTimeout,
@@ -404,6 +440,10 @@ func NewWebhooks(rdb redis.UniversalClient, st *store.Store, cfg WebhookConfig) 
 	mux.HandleFunc(queue.TypeWebhookDeliver, d.HandleWebhookDeliver)
 	return &Webhooks{srv: srv, mux: mux}
 }
+
+// webhookIsFailure keeps a delivery sent back for its owner's share from
+// using up its retries: no attempt was made.
+func webhookIsFailure(err error) bool { return !errors.Is(err, errOwnerBusy) }
 
 // pollInterval is how often the delivery server looks for work: half the
 // shortest wait, within [20ms, 1s].

@@ -121,7 +121,7 @@ func TestDeliverSecretProblems(t *testing.T) {
 				secret: tt.secret, secretErr: tt.secretErr,
 			}
 			d := newDeliverer(st, WebhookConfig{Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}.withDefaults())
-			task, err := queue.NewWebhookDeliverTask("j1", 1, 0, 3)
+			task, err := queue.NewWebhookDeliverTask("j1", "", 1, 0, 3)
 			if err != nil {
 				t.Fatal(err)
 			}

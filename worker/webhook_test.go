@@ -360,7 +360,7 @@ func TestWebhookAttemptTimesOut(t *testing.T) {
 	if _, err := e.st.CreateDelivery(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	task, _ := queue.NewWebhookDeliverTask(j.ID, d.N, 0, 3)
+	task, _ := queue.NewWebhookDeliverTask(j.ID, j.Owner, d.N, 0, 3)
 	err := worker.NewDeliverer(e.st, worker.WebhookConfig{Logger: e.log}).HandleWebhookDeliver(t.Context(), task)
 	if err == nil {
 		t.Fatal("HandleWebhookDeliver = nil, want an error to retry")
@@ -422,7 +422,7 @@ func TestWebhookEachAttemptSignedAnew(t *testing.T) {
 	if _, err := e.st.CreateDelivery(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
-	task, err := queue.NewWebhookDeliverTask(j.ID, d.N, 0, 3)
+	task, err := queue.NewWebhookDeliverTask(j.ID, j.Owner, d.N, 0, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

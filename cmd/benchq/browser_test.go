@@ -97,7 +97,7 @@ func TestDashboardInChromium(t *testing.T) {
 	// Final view: the page reloads itself when the job ends.
 	b.Do(t, 40*time.Second, chromedp.WaitVisible(chromedp.CSS(".verdict-banner")), chromedp.WaitVisible(chromedp.CSS(".chart img")))
 	text := b.Text(t, "main")
-	for _, want := range []string{"Verdict", "fast", "slow", "slow vs fast", "mean req/s", "Saturation", "Reports"} {
+	for _, want := range []string{"Verdict", "fast", "slow", "slow vs fast", "mean successful req/s", "latency percentiles", "p99.9", "errors", "Saturation", "Reports"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("final job page lacks %q", want)
 		}
@@ -111,15 +111,27 @@ func TestDashboardInChromium(t *testing.T) {
 	if text := b.Text(t, "main"); !strings.Contains(text, "compared with job "+baseline.ID) || !strings.Contains(text, "(p=") {
 		t.Errorf("compare view = %q, want the comparison table with a significant difference", text)
 	}
+	// One chart, one scale: each target drawn for both jobs.
+	if n := browsertest.Eval[float64](t, b, "document.querySelectorAll('.chart img').length"); n != 1 {
+		t.Errorf("compare view has %v charts, want one overlay", n)
+	}
+	if !browsertest.Eval[bool](t, b, "(i => i.complete && i.naturalWidth > 0)(document.querySelector('.chart img'))") {
+		t.Errorf("the compare chart did not load")
+	}
 	shot(b, "ui-compare.png")
+	// Read with the page's session, as the <img> did.
+	svgText := "(() => { const x = new XMLHttpRequest(); x.open('GET', document.querySelector('.chart img').src, false); x.send(); return x.responseText })()"
+	if text := browsertest.Eval[string](t, b, svgText); !strings.Contains(text, "fast (this job)") || !strings.Contains(text, "fast (baseline)") {
+		t.Errorf("compare chart text = %.300q, want each target for both jobs", text)
+	}
 
 	b.Do(t, 20*time.Second, chromedp.Navigate(ui), chromedp.WaitVisible(chromedp.CSS("table.jobs")))
 	shot(b, "ui-jobs.png")
 
 	// Phone width: nothing wider than the screen.
-	for _, page := range []string{"", "jobs/" + id} {
+	for _, page := range []string{"", "jobs/" + id, "compare?a=" + id + "&b=" + baseline.ID, "jobs/" + id + "/report?format=html"} {
 		b.Do(t, 20*time.Second, chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile), chromedp.Navigate(ui+page),
-			chromedp.WaitVisible(chromedp.CSS("main")))
+			chromedp.WaitVisible(chromedp.CSS("h1")))
 		if w := browsertest.Eval[float64](t, b, "document.documentElement.scrollWidth"); w > 360 {
 			t.Errorf("/ui/%s at 360 px is %v px wide", page, w)
 		}

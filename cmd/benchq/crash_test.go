@@ -34,8 +34,10 @@ const (
 )
 
 // crashKillsAt lists how many runs are stored when the worker running the
-// job is killed each time: three kills, each in mid-sweep.
-var crashKillsAt = []int{3, 9, 15}
+// job is killed each time: four kills, each in mid-sweep, one more than
+// the crash retries, which count only deaths with no run stored since the
+// one before.
+var crashKillsAt = []int{3, 9, 15, 19}
 
 // crashRun is what the crash test reads of a stored run.
 type crashRun struct {
@@ -77,14 +79,15 @@ func kill(t *testing.T, p *process) time.Time {
 }
 
 // TestWorkerCrashesResumeWithinSeconds kills the worker running a 24-run
-// sweep with SIGKILL three times, each time starting a new worker at once:
+// sweep with SIGKILL four times, each time starting a new worker at once:
 // the load must be back on the target within resumeLimit of every kill,
 // not only the first, and the job must succeed with every repeat stored
 // exactly once, the runs stored before each kill kept as they were, and
-// no stored run measured again.
+// no stored run measured again: runs were stored between the kills, so
+// none of them counts against the crash retries (3).
 func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 	if testing.Short() {
-		t.Skip("crash test waits for three job leases to run out (about 45 s); skipped with -short")
+		t.Skip("crash test waits for four job leases to run out (about 55 s); skipped with -short")
 	}
 	ce := startCrashEnv(t)
 	w := startProcess(t, ce.bin, ce.env, "worker")

@@ -302,7 +302,7 @@ func TestDashboardPages(t *testing.T) {
 		{"by name", "/ui/?name=BETA", 200, []string{c.ID}, []string{a.ID}},
 		{"bad label", "/ui/?label=nocolon", 400, []string{"not key:value"}, nil},
 		{"job page", "/ui/jobs/" + a.ID, 200, []string{
-			"Verdict", "/ui/jobs/" + a.ID + "/report?format=svg", "mean req/s", "slow vs fast", "Saturation",
+			"Verdict", "/ui/jobs/" + a.ID + "/report?format=svg", "mean successful req/s", "slow vs fast", "Saturation",
 			"==&gt; target fast, c=1, n=50, repeat 1/2 &lt;==", "Complete requests:", "Compare with…", c.ID,
 			"format=html", "format=markdown", "format=png", "format=csv", "format=ab", "format=http_load", "format=gnuplot", "format=json",
 		}, []string{bobs.ID, "Cancel job", `id="live"`}},

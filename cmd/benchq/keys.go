@@ -33,7 +33,8 @@ const keysUsage = "usage: " + keysSynopsis + "\n"
 
 const keysSynopsis = `benchq keys add NAME [--admin] [--max-concurrency N] [--max-requests N] [--max-duration D]
                        [--max-runs N] [--max-active-jobs N] [--submissions-per-minute N]
-                       [--webhook-secret-file FILE]
+                       [--max-templates N] [--max-template-bytes N] [--max-schedules N]
+                       [--max-pins N] [--webhook-secret-file FILE]
        benchq keys list
        benchq keys revoke ID
 
@@ -142,6 +143,10 @@ func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&q.MaxRuns, "max-runs", 0, "most runs per job (0: service default)")
 	fs.IntVar(&q.MaxActiveJobs, "max-active-jobs", 0, "most queued + running jobs (0: service default)")
 	fs.IntVar(&q.SubmissionsPerMinute, "submissions-per-minute", 0, "most job submissions per minute (0: service default)")
+	fs.IntVar(&q.MaxTemplates, "max-templates", 0, "most templates kept (0: service default)")
+	fs.IntVar(&q.MaxTemplateBytes, "max-template-bytes", 0, "most bytes the templates take together (0: service default)")
+	fs.IntVar(&q.MaxSchedules, "max-schedules", 0, "most templates with a schedule (0: service default)")
+	fs.IntVar(&q.MaxPins, "max-pins", 0, "most jobs pinned at once (0: service default)")
 	fs.StringVar(&k.webhookSecretFile, "webhook-secret-file", "", "read the whsec_... secret signing the webhooks of the key's jobs from this file")
 	fs.StringVar(&k.webhookSecret, "webhook-secret", "", "the whsec_... secret itself; prefer --webhook-secret-file, as any user of the machine can read a command line (ps)")
 	return fs

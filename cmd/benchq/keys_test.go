@@ -52,9 +52,22 @@ func TestKeysCommand(t *testing.T) {
 	if code, _, _ := keysCLI(t, rs.URL(), "add", "--admin", "ops"); code != keysExitOK {
 		t.Fatalf("keys add --admin ops = %d", code)
 	}
+	code, stored, _ := keysCLI(t, rs.URL(), "add", "store", "--max-templates", "7", "--max-template-bytes", "65536",
+		"--max-schedules", "2", "--max-pins", "3")
+	if code != keysExitOK {
+		t.Fatalf("keys add with storage limits = %d", code)
+	}
+	sk, err := apikey.Authenticate(t.Context(), st, strings.TrimSpace(stored))
+	if want := (apikey.Quota{MaxTemplates: 7, MaxTemplateBytes: 65536, MaxSchedules: 2, MaxPins: 3}); err != nil || sk.Quota != want {
+		t.Errorf("key with storage limits = %+v (%v), want quota %+v", sk.Quota, err, want)
+	}
+	if code, _, errOut := keysCLI(t, rs.URL(), "add", "neg", "--max-pins", "-1"); code != keysExitUsage || !strings.Contains(errOut, "max-pins") {
+		t.Errorf("keys add --max-pins -1 = %d %q, want %d naming max-pins", code, errOut, keysExitUsage)
+	}
 
 	code, list, _ := keysCLI(t, rs.URL(), "list")
 	if code != keysExitOK || !strings.Contains(list, k.ID) || !strings.Contains(list, "concurrency=8 duration=2m0s submissions/min=5") ||
+		!strings.Contains(list, "templates=7 template-bytes=65536 schedules=2 pins=3") ||
 		!strings.Contains(list, "ops") || strings.Contains(list, k.Hash) || strings.Contains(list, plain) || strings.Contains(list, "whsec_") {
 		t.Errorf("keys list = %d:\n%s\nwant both keys with quotas and no hash, key or secret", code, list)
 	}

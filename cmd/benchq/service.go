@@ -86,6 +86,13 @@ func (m *Main) Run(ctx context.Context) error {
 		m.Logger.Info("benchq: Redis keys renamed to the hash-tagged layout", "keys", n)
 	}
 	if m.Config.Command != config.CommandWorker {
+		// Templates saved before their usage was kept count against
+		// their owners' limits, and CI deliveries find them, from now on.
+		if n, err := st.AccountTemplates(ctx); err != nil {
+			return fmt.Errorf("benchq: %w", err)
+		} else if n > 0 {
+			m.Logger.Info("benchq: templates accounted for their owners' limits", "templates", n)
+		}
 		if err := m.startAPI(st); err != nil {
 			return err
 		}
@@ -126,6 +133,14 @@ func (m *Main) startAPI(st *store.Store) error {
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
 		MaxStreamsPerKey:     c.MaxStreamsPerKey,
 		MaxStreams:           c.MaxStreams,
+		MaxTemplates:         c.MaxTemplates,
+		MaxTemplateBytes:     c.MaxTemplateBytes,
+		MaxSchedules:         c.MaxSchedules,
+		MaxPins:              c.MaxPins,
+		HookMaxBody:          c.HookMaxBody,
+		// The Host values the API answers besides its listen address.
+		PublicURL:    c.PublicURL,
+		AllowedHosts: c.AllowedHosts,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
 		Monitor: queueMonitor(m.rdb), Streams: st})
@@ -175,6 +190,7 @@ func (m *Main) startWorker(st *store.Store) {
 		ShutdownTimeout: m.Config.ShutdownTimeout,
 		JobLease:        m.Config.JobLease,
 		CrashRetries:    crashRetries(m.Config.CrashRetries),
+		CrashLimit:      m.Config.CrashLimit,
 		ShardWait:       m.Config.ShardWait,
 		PollInterval:    m.Config.PollInterval,
 		Logger:          m.Logger,

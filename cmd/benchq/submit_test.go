@@ -98,10 +98,11 @@ func TestSubmitWaitExitCodes(t *testing.T) {
 	})
 }
 
-// mdRow is a row of the Markdown summary's table: a target and its req/s,
-// marked † when the in-process load generator was short of CPU (on a busy
-// machine, or sharing it with the API and Redis, it may be).
-var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+( †)? \|\n`)
+// mdRow is a row of the Markdown summary's table: a target and its
+// successful req/s, with its share of errors if any, marked † when the
+// in-process load generator was short of CPU (on a busy machine, or
+// sharing it with the API and Redis, it may be) and ‡ when noisy.
+var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+( \([^)]* errors\))?( †)?( ‡)? \|\n`)
 
 // TestSubmitWaitCanceled cancels a long job once its first progress shows:
 // the waiting submit must end with exit 2.

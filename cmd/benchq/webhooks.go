@@ -23,6 +23,7 @@ func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifi
 	dial := m.guardedDial()
 	hooks := worker.NewWebhooks(m.rdb, st, worker.WebhookConfig{
 		Concurrency: c.WebhookConcurrency,
+		PerOwner:    c.WebhookPerOwner,
 		Schedule:    schedule,
 		Timeout:     c.WebhookTimeout,
 		Dial:        dial,

@@ -12,6 +12,10 @@ var ErrVersion = errors.New("abcmd: version requested")
 // or a trailing backslash.
 var ErrSyntax = errors.New("abcmd: command line syntax")
 
+// ErrTooManyWords is wrapped by SplitCommandLine's error for a line of more
+// than MaxWords words.
+var ErrTooManyWords = errors.New("abcmd: command line too long")
+
 // UsageError is bad input that ab answers with "ab: Msg", its usage text
 // and exit status 22 (EINVAL): an unknown option, a missing value, the
 // wrong number of arguments, an invalid URL, -c above -n.

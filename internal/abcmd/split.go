@@ -15,13 +15,17 @@ var programNames = [...]string{"ab", "http_load"}
 // and backslash-newline inside; an unquoted backslash keeps the next byte
 // (backslash-newline joins lines). A first word written as a bare "ab" or
 // "http_load" is the program name and is dropped, so a line pasted from a
-// shell history works. Errors wrap ErrSyntax.
+// shell history works. Errors wrap ErrSyntax, or ErrTooManyWords past
+// MaxWords.
 func SplitCommandLine(s string) ([]string, error) {
 	words, err := SplitCommandLineWords(s)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	if len(words) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(words))
 	for _, w := range words {
 		out = append(out, w.Text)
 	}
@@ -39,7 +43,9 @@ type Word struct {
 // so a caller can rewrite one word (a secret to hide, say) and keep the
 // rest of the line byte for byte.
 func SplitCommandLineWords(s string) ([]Word, error) {
-	sp := splitter{s: s}
+	// Sized once from the blanks, an upper bound of the words (quoted
+	// blanks aside): growing the list would allocate it twice over.
+	sp := splitter{s: s, words: make([]Word, 0, min(strings.Count(s, " ")+1, MaxWords+1))}
 	if err := sp.run(); err != nil {
 		return nil, err
 	}
@@ -70,8 +76,16 @@ type splitter struct {
 	firstQuoted bool // the first word had a quote or escape in it
 }
 
+// MaxWords bounds the words of a command line: an ab line with a hundred
+// headers has about 250, and each word costs far more to parse and check
+// than its bytes, so a longer line is refused as soon as it is seen.
+const MaxWords = 512
+
 func (sp *splitter) run() error {
 	for sp.i < len(sp.s) {
+		if len(sp.words) > MaxWords {
+			return fmt.Errorf("%w: more than %d words", ErrTooManyWords, MaxWords)
+		}
 		c := sp.s[sp.i]
 		at, wasInWord := sp.i, sp.inWord
 		var err error
@@ -98,6 +112,9 @@ func (sp *splitter) run() error {
 		}
 	}
 	sp.endWord()
+	if len(sp.words) > MaxWords {
+		return fmt.Errorf("%w: more than %d words", ErrTooManyWords, MaxWords)
+	}
 	return nil
 }
 

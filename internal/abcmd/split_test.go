@@ -2,6 +2,7 @@ package abcmd
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,20 @@ func TestSplitCommandLineErrors(t *testing.T) {
 		got, err := SplitCommandLine(in)
 		if !errors.Is(err, ErrSyntax) {
 			t.Errorf("SplitCommandLine(%q) = %q, %v, want ErrSyntax", in, got, err)
+		}
+	}
+}
+
+func TestSplitCommandLineWordLimit(t *testing.T) {
+	atLimit := strings.Repeat("w ", MaxWords)
+	if got, err := SplitCommandLine(atLimit); err != nil || len(got) != MaxWords {
+		t.Errorf("SplitCommandLine(%d words) = %d words, %v, want them all", MaxWords, len(got), err)
+	}
+	// A line of a million words stops at the limit, not after splitting all.
+	for _, in := range []string{atLimit + "w", strings.Repeat("-H 'X: y' ", 1<<20)} {
+		got, err := SplitCommandLine(in)
+		if !errors.Is(err, ErrTooManyWords) {
+			t.Errorf("SplitCommandLine(%d bytes) = %d words, %v, want ErrTooManyWords", len(in), len(got), err)
 		}
 	}
 }

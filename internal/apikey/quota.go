@@ -21,6 +21,13 @@ type Quota struct {
 	// Per key over time (enforced at admission, 429 when exceeded).
 	MaxActiveJobs        int `json:"max_active_jobs,omitempty"`
 	SubmissionsPerMinute int `json:"submissions_per_minute,omitempty"`
+	// What the key may keep stored (enforced when it is written, 429 when
+	// exceeded): templates, the bytes they take, templates with a schedule,
+	// and pinned jobs, which outlive the retention.
+	MaxTemplates     int `json:"max_templates,omitempty"`
+	MaxTemplateBytes int `json:"max_template_bytes,omitempty"`
+	MaxSchedules     int `json:"max_schedules,omitempty"`
+	MaxPins          int `json:"max_pins,omitempty"`
 }
 
 // Over fills q's zero fields from def, the service-wide defaults.
@@ -39,6 +46,10 @@ func (q Quota) Over(def Quota) Quota {
 	q.MaxRuns = pick(q.MaxRuns, def.MaxRuns)
 	q.MaxActiveJobs = pick(q.MaxActiveJobs, def.MaxActiveJobs)
 	q.SubmissionsPerMinute = pick(q.SubmissionsPerMinute, def.SubmissionsPerMinute)
+	q.MaxTemplates = pick(q.MaxTemplates, def.MaxTemplates)
+	q.MaxTemplateBytes = pick(q.MaxTemplateBytes, def.MaxTemplateBytes)
+	q.MaxSchedules = pick(q.MaxSchedules, def.MaxSchedules)
+	q.MaxPins = pick(q.MaxPins, def.MaxPins)
 	return q
 }
 
@@ -78,6 +89,10 @@ func (q Quota) String() string {
 	add("runs", q.MaxRuns)
 	add("active-jobs", q.MaxActiveJobs)
 	add("submissions/min", q.SubmissionsPerMinute)
+	add("templates", q.MaxTemplates)
+	add("template-bytes", q.MaxTemplateBytes)
+	add("schedules", q.MaxSchedules)
+	add("pins", q.MaxPins)
 	if len(parts) == 0 {
 		return "defaults"
 	}
@@ -94,6 +109,8 @@ func (q Quota) Validate() error {
 		{"max-concurrency", int64(q.MaxConcurrency)}, {"max-requests", int64(q.MaxRequests)},
 		{"max-duration", int64(q.MaxDuration)}, {"max-runs", int64(q.MaxRuns)},
 		{"max-active-jobs", int64(q.MaxActiveJobs)}, {"submissions-per-minute", int64(q.SubmissionsPerMinute)},
+		{"max-templates", int64(q.MaxTemplates)}, {"max-template-bytes", int64(q.MaxTemplateBytes)},
+		{"max-schedules", int64(q.MaxSchedules)}, {"max-pins", int64(q.MaxPins)},
 	} {
 		if f.v < 0 {
 			bad = append(bad, f.name)

@@ -1,6 +1,7 @@
 package apikey
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,7 +9,8 @@ import (
 )
 
 func TestQuotaOver(t *testing.T) {
-	def := Quota{MaxConcurrency: 100, MaxRequests: 1000, MaxDuration: time.Minute, MaxRuns: 50, MaxActiveJobs: 10, SubmissionsPerMinute: 60}
+	def := Quota{MaxConcurrency: 100, MaxRequests: 1000, MaxDuration: time.Minute, MaxRuns: 50, MaxActiveJobs: 10, SubmissionsPerMinute: 60,
+		MaxTemplates: 100, MaxTemplateBytes: 4 << 20, MaxSchedules: 50, MaxPins: 100}
 	tests := []struct {
 		name string
 		q    Quota
@@ -16,8 +18,12 @@ func TestQuotaOver(t *testing.T) {
 	}{
 		{"empty takes every default", Quota{}, def},
 		{"set fields win, lower or higher", Quota{MaxConcurrency: 4, MaxActiveJobs: 50, MaxDuration: time.Hour},
-			Quota{MaxConcurrency: 4, MaxRequests: 1000, MaxDuration: time.Hour, MaxRuns: 50, MaxActiveJobs: 50, SubmissionsPerMinute: 60}},
-		{"all set", Quota{1, 2, time.Second, 3, 4, 5}, Quota{1, 2, time.Second, 3, 4, 5}},
+			Quota{MaxConcurrency: 4, MaxRequests: 1000, MaxDuration: time.Hour, MaxRuns: 50, MaxActiveJobs: 50, SubmissionsPerMinute: 60,
+				MaxTemplates: 100, MaxTemplateBytes: 4 << 20, MaxSchedules: 50, MaxPins: 100}},
+		{"storage limits set", Quota{MaxTemplates: 3, MaxTemplateBytes: 1000, MaxSchedules: 1, MaxPins: 2},
+			Quota{MaxConcurrency: 100, MaxRequests: 1000, MaxDuration: time.Minute, MaxRuns: 50, MaxActiveJobs: 10, SubmissionsPerMinute: 60,
+				MaxTemplates: 3, MaxTemplateBytes: 1000, MaxSchedules: 1, MaxPins: 2}},
+		{"all set", Quota{1, 2, time.Second, 3, 4, 5, 6, 7, 8, 9}, Quota{1, 2, time.Second, 3, 4, 5, 6, 7, 8, 9}},
 	}
 	for _, tt := range tests {
 		if got := tt.q.Over(def); got != tt.want {
@@ -48,6 +54,12 @@ func TestQuotaStringAndValidate(t *testing.T) {
 	}
 	if err := (Quota{MaxRuns: -1, MaxActiveJobs: -2}).Validate(); err == nil {
 		t.Error("Validate(negative) = nil, want an error")
+	}
+	if err := (Quota{MaxTemplateBytes: -1}).Validate(); err == nil || !strings.Contains(err.Error(), "max-template-bytes") {
+		t.Errorf("Validate(negative template bytes) = %v, want an error naming max-template-bytes", err)
+	}
+	if s := (Quota{MaxTemplates: 5, MaxTemplateBytes: 4096, MaxSchedules: 2, MaxPins: 3}).String(); s != "templates=5 template-bytes=4096 schedules=2 pins=3" {
+		t.Errorf("String of the storage limits = %q", s)
 	}
 	if err := (Quota{MaxRuns: 1}).Validate(); err != nil {
 		t.Errorf("Validate(positive) = %v", err)

@@ -195,3 +195,32 @@ func request(repo, base, head, sha string, number int) (Event, error) {
 	}
 	return Event{Kind: Run, Repository: repo, Branch: base, HeadBranch: head, Commit: sha, PR: strconv.Itoa(number)}, nil
 }
+
+// GitHubRepository is the repository a GitHub delivery names
+// (repository.full_name), read from a body not verified yet: it only
+// picks the templates whose secrets may verify it. "" when it names none
+// (an organization's ping, a body that is not JSON).
+func GitHubRepository(body []byte) string {
+	var p struct {
+		Repository struct {
+			FullName string `json:"full_name"`
+		} `json:"repository"`
+	}
+	if json.Unmarshal(body, &p) != nil {
+		return ""
+	}
+	return p.Repository.FullName
+}
+
+// GitLabProject is GitHubRepository for GitLab: project.path_with_namespace.
+func GitLabProject(body []byte) string {
+	var p struct {
+		Project struct {
+			PathWithNamespace string `json:"path_with_namespace"`
+		} `json:"project"`
+	}
+	if json.Unmarshal(body, &p) != nil {
+		return ""
+	}
+	return p.Project.PathWithNamespace
+}

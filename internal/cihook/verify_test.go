@@ -100,3 +100,26 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestRepositoryOfUnverifiedBody: the repository is read from any body,
+// and a body naming none (or no JSON) names "".
+func TestRepositoryOfUnverifiedBody(t *testing.T) {
+	tests := []struct {
+		body           string
+		github, gitlab string
+	}{
+		{`{"ref":"refs/heads/main","repository":{"full_name":"Acme/Shop"}}`, "Acme/Shop", ""},
+		{`{"object_kind":"push","project":{"path_with_namespace":"group/sub/proj"}}`, "", "group/sub/proj"},
+		{`{"zen":"ping of an organization hook","organization":{"login":"acme"}}`, "", ""},
+		{`not json {"repository":{"full_name":"a/b"}}`, "", ""},
+		{``, "", ""},
+	}
+	for _, tt := range tests {
+		if got := cihook.GitHubRepository([]byte(tt.body)); got != tt.github {
+			t.Errorf("GitHubRepository(%s) = %q, want %q", tt.body, got, tt.github)
+		}
+		if got := cihook.GitLabProject([]byte(tt.body)); got != tt.gitlab {
+			t.Errorf("GitLabProject(%s) = %q, want %q", tt.body, got, tt.gitlab)
+		}
+	}
+}

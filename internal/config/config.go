@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,9 +66,12 @@ type Config struct {
 	// JobLease is how long a job's worker may go silent before another
 	// worker takes the job over as crashed (worker processes): the worker
 	// renews the lease five times within it. CrashRetries is how many
-	// such crashes a job is resumed after; the next one fails it.
+	// such crashes in a row, with no run stored between them, a job is
+	// resumed after; the next one fails it. CrashLimit is how many crashes
+	// in all it is resumed after, runs stored between them or not.
 	JobLease     time.Duration
 	CrashRetries int
+	CrashLimit   int
 	// PollInterval is how often an idle worker looks for a job: the
 	// longest a queued job waits for a free worker, against the CPU the
 	// polls take from the load generator's core.
@@ -103,6 +108,15 @@ type Config struct {
 	// either is refused with a 429.
 	MaxStreamsPerKey int
 	MaxStreams       int
+	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
+	// a key whose own quota leaves them 0 may keep stored.
+	MaxTemplates     int
+	MaxTemplateBytes int
+	MaxSchedules     int
+	MaxPins          int
+	// HookMaxBody caps a CI delivery's body in bytes, checked before any
+	// template's secret is.
+	HookMaxBody int64
 
 	// HTTP server timeouts; they keep slow or idle clients from holding
 	// connections forever (slowloris).
@@ -120,12 +134,25 @@ type Config struct {
 	WebhookBackoff     []time.Duration
 	WebhookConcurrency int
 	WebhookTimeout     time.Duration
+	// WebhookPerOwner is how many of a process's WebhookConcurrency
+	// deliveries one API key's jobs may have in flight; zero means a
+	// quarter of them (at least one).
+	WebhookPerOwner int
 	// PublicURL is the API's externally reachable base URL
 	// ("https://benchq.example"), which webhook payloads link to. The
 	// worker building them does not serve the API, so it cannot know it;
 	// empty means the all-in-one process's own listen address, and
-	// relative links elsewhere.
+	// relative links elsewhere. The API answers requests whose Host is
+	// its host (see AllowedHosts).
 	PublicURL string
+	// AllowedHosts are further Host names the API answers (a load
+	// balancer's, a cluster-internal service name), "name" for any port
+	// or "name:port". Set, or with PublicURL set, every request but the
+	// health probes must name the API (its listen address, one of these
+	// or PublicURL's host), else 421: what keeps a DNS-rebinding page
+	// away. The all-in-one on loopback checks Host even when both are
+	// empty, since it may admit requests without a key.
+	AllowedHosts []string
 
 	// AllowTargets is the operator allowlist of the address policy: CIDRs
 	// and host globs that targets and webhooks may reach although they are
@@ -150,6 +177,7 @@ func Defaults() Config {
 		ShutdownTimeout:   30 * time.Second,
 		JobLease:          10 * time.Second,
 		CrashRetries:      3,
+		CrashLimit:        10,
 		PollInterval:      100 * time.Millisecond,
 		ShardWait:         time.Minute,
 		LogLevel:          slog.LevelInfo,
@@ -167,6 +195,11 @@ func Defaults() Config {
 		SubmissionsPerMinute: 60,
 		MaxStreamsPerKey:     50,
 		MaxStreams:           1000,
+		MaxTemplates:         100,
+		MaxTemplateBytes:     4 << 20,
+		MaxSchedules:         50,
+		MaxPins:              100,
+		HookMaxBody:          1 << 20,
 
 		WebhookConcurrency: 10,
 		WebhookTimeout:     10 * time.Second,
@@ -259,6 +292,9 @@ func (c Config) validate() error {
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		problems = append(problems, err.Error())
 	}
+	if err := checkAllowedHosts(c.AllowedHosts); err != nil {
+		problems = append(problems, err.Error())
+	}
 	if c.Workers < 1 {
 		problems = append(problems, fmt.Sprintf("workers must be at least 1, got %d", c.Workers))
 	}
@@ -269,7 +305,8 @@ func (c Config) validate() error {
 		name string
 		v    int64
 	}{
-		{"crash-retries", int64(c.CrashRetries)},
+		{"crash-retries", int64(c.CrashRetries)}, {"crash-limit", int64(c.CrashLimit)},
+		{"webhook-per-owner", int64(c.WebhookPerOwner)},
 		{"max-concurrency", int64(c.MaxConcurrency)}, {"max-requests", int64(c.MaxRequests)},
 		{"max-runs", int64(c.MaxRuns)}, {"max-duration", int64(c.MaxDuration)},
 	} {
@@ -288,6 +325,13 @@ func (c Config) validate() error {
 	}
 	if c.MaxStreamsPerKey < 1 || c.MaxStreams < 1 {
 		problems = append(problems, fmt.Sprintf("max-streams-per-key and max-streams must be at least 1, got %d and %d", c.MaxStreamsPerKey, c.MaxStreams))
+	}
+	if c.MaxTemplates < 1 || c.MaxTemplateBytes < 1 || c.MaxSchedules < 1 || c.MaxPins < 1 {
+		problems = append(problems, fmt.Sprintf("max-templates, max-template-bytes, max-schedules and max-pins must be at least 1, got %d, %d, %d and %d",
+			c.MaxTemplates, c.MaxTemplateBytes, c.MaxSchedules, c.MaxPins))
+	}
+	if c.HookMaxBody < 1 {
+		problems = append(problems, fmt.Sprintf("hook-max-body must be positive, got %d", c.HookMaxBody))
 	}
 	if c.MaxBody < 1 {
 		problems = append(problems, fmt.Sprintf("max-body must be positive, got %d", c.MaxBody))
@@ -324,6 +368,26 @@ func checkPublicURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("public-url must be an absolute http(s) URL such as https://benchq.example, got %q", s)
+	}
+	return nil
+}
+
+// checkAllowedHosts accepts host names and IP addresses, each with an
+// optional port: what a Host header carries, nothing a URL adds around it.
+func checkAllowedHosts(hosts []string) error {
+	for _, h := range hosts {
+		name := h
+		if host, port, err := net.SplitHostPort(h); err == nil {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("allowed-hosts: %q has a port that is not 1-65535", h)
+			}
+			name = host
+		} else if inner, ok := strings.CutPrefix(h, "["); ok && strings.HasSuffix(inner, "]") {
+			name = strings.TrimSuffix(inner, "]") // an IPv6 address without a port
+		}
+		if name == "" || strings.ContainsAny(name, "/@?#*[] \t") {
+			return fmt.Errorf("allowed-hosts: %q is not a host name or host:port (no scheme, path or wildcard)", h)
+		}
 	}
 	return nil
 }

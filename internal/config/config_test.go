@@ -62,6 +62,9 @@ func TestLoad(t *testing.T) {
 		{"public url flag", []string{"--public-url", "http://127.0.0.1:8080/benchq"}, map[string]string{"BENCHQ_PUBLIC_URL": "https://other.example"}, func(c Config) (any, any) {
 			return c.PublicURL, "http://127.0.0.1:8080/benchq"
 		}},
+		{"serve takes a public url and allowed hosts", []string{"serve", "--redis-url=redis://127.0.0.1:1", "--public-url", "https://benchq.example"}, map[string]string{"BENCHQ_ALLOWED_HOSTS": "benchq-api.benchq.svc, lb.example:8443,[::1],"}, func(c Config) (any, any) {
+			return [2]any{c.PublicURL, c.AllowedHosts}, [2]any{"https://benchq.example", []string{"benchq-api.benchq.svc", "lb.example:8443", "[::1]"}}
+		}},
 		{"auth and admission quotas", []string{"--auth=keys", "--max-active-jobs=3"}, map[string]string{"BENCHQ_SUBMISSIONS_PER_MINUTE": "5", "BENCHQ_AUTH": "auto"}, func(c Config) (any, any) {
 			return [3]any{c.Auth, c.MaxActiveJobs, c.SubmissionsPerMinute}, [3]any{"keys", 3, 5}
 		}},
@@ -158,6 +161,10 @@ func TestLoadErrors(t *testing.T) {
 		{"bad verify-targets", nil, map[string]string{"BENCHQ_VERIFY_TARGETS": "maybe"}, "BENCHQ_VERIFY_TARGETS"},
 		{"bad webhook backoff", nil, map[string]string{"BENCHQ_WEBHOOK_BACKOFF": "1s,soon"}, "BENCHQ_WEBHOOK_BACKOFF"},
 		{"zero webhook backoff", []string{"--webhook-backoff", "1s,0s"}, nil, "webhook-backoff"},
+		{"allowed host with a scheme", []string{"--allowed-hosts", "https://benchq.example"}, nil, `"https://benchq.example"`},
+		{"allowed host wildcard", nil, map[string]string{"BENCHQ_ALLOWED_HOSTS": "*.example"}, `"*.example"`},
+		{"allowed host bad port", []string{"--allowed-hosts", "benchq.example:0"}, nil, "1-65535"},
+		{"worker has no allowed hosts", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--allowed-hosts", "a.example"}, nil, "allowed-hosts"},
 		{"relative public url", nil, map[string]string{"BENCHQ_PUBLIC_URL": "benchq.example"}, "public-url"},
 		{"public url with a query", []string{"--public-url", "https://benchq.example/?x=1"}, nil, "public-url"},
 		{"serve has no auth mode: it always needs keys", []string{"serve", "--redis-url", "redis://127.0.0.1:6379", "--auth", "auto"}, nil, "auth"},
@@ -205,7 +212,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		"--allow-targets", "BENCHQ_ALLOW_TARGETS", "--verify-targets", "BENCHQ_VERIFY_TARGETS",
 		"--webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "BENCHQ_WEBHOOK_CONCURRENCY", "default 10",
 		"--webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "default 10s",
-		"--public-url", "BENCHQ_PUBLIC_URL",
+		"--public-url", "BENCHQ_PUBLIC_URL", "--allowed-hosts", "BENCHQ_ALLOWED_HOSTS",
 		"--data-dir", "BENCHQ_DATA_DIR", "$XDG_DATA_HOME/benchq/redis", "~/.local/share/benchq/redis",
 		"--ephemeral", "BENCHQ_EPHEMERAL",
 		"--unavailable-retry-after", "BENCHQ_UNAVAILABLE_RETRY_AFTER", "default 5s",

@@ -73,6 +73,7 @@ func New(cfg Config) (*Handler, error) {
 	h.mux.HandleFunc("GET "+Prefix+"/jobs/{id}/report", h.reportFile)
 	h.mux.HandleFunc("POST "+Prefix+"/jobs/{id}/cancel", h.cancelJob)
 	h.mux.HandleFunc("GET "+Prefix+"/compare", h.comparePage)
+	h.mux.HandleFunc("GET "+Prefix+"/compare/chart.svg", h.compareChart)
 	h.mux.HandleFunc("GET "+Prefix+"/trends", h.trendsPage)
 	h.mux.HandleFunc("GET "+Prefix+"/trends/chart.svg", h.trendChart)
 	h.mux.HandleFunc("GET "+Prefix+"/new", h.newPage)

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -238,4 +239,29 @@ func (h *Handler) comparePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.render(w, r, http.StatusOK, "compare", compareData{base: h.base(r, "Compare", "jobs"), A: a.Job, B: b.Job, View: v})
+}
+
+// compareChart draws job a beside its baseline b on one scale, as an SVG
+// image (the page's CSP keeps inline styles, which the chart carries, out
+// of the page itself).
+func (h *Handler) compareChart(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	a, err := h.results(r, q.Get("a"))
+	if err != nil {
+		h.apiError(w, r, err)
+		return
+	}
+	b, err := h.results(r, q.Get("b"))
+	if err != nil {
+		h.apiError(w, r, err)
+		return
+	}
+	var chart bytes.Buffer
+	if err := report.WriteCompareSVG(&chart, a.Job, b.Job, job.Analyze(a.Job.Spec, a.Runs), job.Analyze(b.Job.Spec, b.Runs)); err != nil {
+		h.cfg.Log.Error("dashboard: compare chart", "a", a.Job.ID, "b", b.Job.ID, "err", err)
+		http.Error(w, "the comparison could not be drawn", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	_, _ = w.Write(chart.Bytes())
 }

@@ -15,7 +15,8 @@ import (
 // pure and deterministic: the same spec and runs, in any order, give the
 // same Analysis. Points not run yet are listed with Runs 0 and zero stats,
 // and take no part in comparison, saturation or verdict; runs without a
-// result, or naming no point of the spec, are ignored.
+// result, partial runs (stopped by a cancel), or runs naming no point of
+// the spec, are ignored.
 //
 // Thresholds relative to a compare_to job ("rps >= 0.95 * baseline.rps")
 // need that job's runs: Analyze has none, so they fail; use AnalyzeAgainst.
@@ -64,7 +65,7 @@ func groupRuns(points []Point, runs []Run) []pointRuns {
 		cells[i].point = p
 	}
 	for _, r := range sorted {
-		if r.Result == nil || r.Point < 0 || r.Point >= len(cells) {
+		if r.Result == nil || r.Partial || r.Point < 0 || r.Point >= len(cells) {
 			continue
 		}
 		cells[r.Point].reports = append(cells[r.Point].reports, r.Result)

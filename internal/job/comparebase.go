@@ -3,7 +3,6 @@ package job
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 )
 
@@ -16,7 +15,7 @@ import (
 // with both is a job id that must also match the selector.
 type CompareTo struct {
 	JobID  string            `json:"job_id,omitempty"`
-	Labels map[string]string `json:"labels,omitempty"`
+	Labels map[string]string `json:"labels,omitempty" maxItems:"32"`
 	Status Status            `json:"status,omitempty"`
 }
 
@@ -61,21 +60,6 @@ func (c CompareTo) Matches(j *Job) bool {
 		}
 	}
 	return true
-}
-
-var compareToType = reflect.TypeFor[CompareTo]()
-
-// checkCompareTo is the strict decoder's rule for compare_to: a string, or
-// an object of CompareTo's fields.
-func checkCompareTo(p *problems, path string, raw any) {
-	if _, ok := raw.(string); ok {
-		return
-	}
-	if _, ok := raw.(map[string]any); !ok {
-		p.add(path, "want a job id or a selector object, got %s", kindOf(raw))
-		return
-	}
-	checkObject(p, path, compareToType, raw)
 }
 
 // maxJobIDLen bounds a compare_to job id; our IDs are IDLen long, but an

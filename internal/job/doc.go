@@ -6,7 +6,9 @@
 // It knows nothing of HTTP handlers, Redis or asynq.
 //
 // The API does, in this order: Decode (shape: JSON syntax, unknown fields,
-// types, each problem named by its path), WithDefaults, Validate (meaning:
+// types, the number of entries of each list and map, each problem named by
+// its path, read without building the document so a spec costs a few
+// times its size), WithDefaults, Validate (meaning:
 // schemes, the address policy, limits, ab's rules), then stores the
 // defaulted spec and enqueues the job with its Estimate. The worker walks
 // Schedule, and for each run turns its Point into a measure.Plan with Plan;

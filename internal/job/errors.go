@@ -57,16 +57,24 @@ func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 // thousand bad values, and a client needs the first ones to fix its input.
 const maxProblems = 100
 
-// problems collects field errors while a spec is checked.
+// problems collects field errors while a spec is checked. It keeps the
+// first maxProblems distinct ones and only counts the rest, so what it
+// holds stays bounded however many problems a spec has.
 type problems struct {
 	list    []FieldError
-	seen    map[FieldError]bool
+	seen    map[FieldError]bool // the kept problems, at most maxProblems
 	omitted int
 }
 
 // add records a problem once: a sweep value shared by many points is
-// reported a single time.
+// reported a single time. Past the cap the problem is counted without
+// being formatted; repeats among those are counted too, since telling
+// them apart would mean keeping them.
 func (p *problems) add(field, format string, args ...any) {
+	if len(p.list) >= maxProblems {
+		p.omitted++
+		return
+	}
 	p.append(FieldError{Field: field, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -78,11 +86,11 @@ func (p *problems) append(list ...FieldError) {
 		if p.seen[fe] {
 			continue
 		}
-		p.seen[fe] = true
 		if len(p.list) >= maxProblems {
 			p.omitted++
 			continue
 		}
+		p.seen[fe] = true
 		p.list = append(p.list, fe)
 	}
 }

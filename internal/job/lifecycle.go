@@ -64,26 +64,74 @@ func canMove(from, to Status) bool {
 	return false
 }
 
+// CrashBudget bounds how often a job whose worker died is resumed. A
+// death counts against Stalled only when no run was stored since the one
+// before (or since the job started): a job whose workers die while it
+// still gets runs stored is making progress and is resumed, one that kills
+// every worker before a run ends is not. Total caps the deaths whatever
+// the progress, so a job that kills its worker after every run still ends.
+type CrashBudget struct {
+	Stalled int // deaths in a row, no run stored between them, resumed after
+	Total   int // deaths in all resumed after
+}
+
+// CrashLoop says why j, left running by an attempt that died, is not to be
+// resumed under b ("" when it is): the death that left it running would
+// pass the budget. j.Progress.RunsDone must be the runs stored now, as the
+// store reads it.
+func (j *Job) CrashLoop(b CrashBudget) string {
+	stalled := j.stalledAfterDeath()
+	switch {
+	case stalled > b.Stalled:
+		return fmt.Sprintf("the worker running it died %d times in a row with no run stored in between (attempt %d last), and a job is resumed after at most %d such deaths",
+			stalled, j.Attempt, b.Stalled)
+	case j.Crashes+1 > b.Total:
+		return fmt.Sprintf("the worker running it died %d times (attempt %d last), and a job is resumed after at most %d deaths in all, whatever its runs stored between them",
+			j.Crashes+1, j.Attempt, b.Total)
+	}
+	return ""
+}
+
+// stalledAfterDeath is StalledCrashes once the death that left j running
+// is counted: one more, or one when runs were stored since the last.
+func (j *Job) stalledAfterDeath() int {
+	if j.Progress.RunsDone > j.RunsAtCrash {
+		return 1
+	}
+	return j.StalledCrashes + 1
+}
+
+// CountCrash counts the death of the attempt that left j running, or
+// returns an error wrapping ErrCrashLoop saying why the job is not to be
+// resumed (CrashLoop) and leaves j unchanged.
+func (j *Job) CountCrash(b CrashBudget) error {
+	if why := j.CrashLoop(b); why != "" {
+		return fmt.Errorf("%w: %s", ErrCrashLoop, why)
+	}
+	j.StalledCrashes = j.stalledAfterDeath()
+	j.Crashes++
+	j.RunsAtCrash = j.Progress.RunsDone
+	return nil
+}
+
 // Start makes a new attempt, held by holder under asynq task task, the one
 // that runs j, and returns its number: the fencing token the attempt gives
 // TransitionAs. The caller holds the job's lease, so no other attempt is
 // alive. A queued job moves to running. A running one was left so by an
 // attempt that died holding it (its lease ran out): it is taken over, and
-// the death counted; past crashRetries deaths Start fails with an error
-// wrapping ErrCrashLoop that says why, and leaves j's status alone for the
-// caller to fail the job. Any other status is ErrBadTransition.
-func (j *Job) Start(holder, task string, crashRetries int, now time.Time) (int, error) {
+// the death counted (CountCrash); past the budget Start fails with an
+// error wrapping ErrCrashLoop that says why, and leaves j's status alone
+// for the caller to fail the job. Any other status is ErrBadTransition.
+func (j *Job) Start(holder, task string, budget CrashBudget, now time.Time) (int, error) {
 	switch j.Status {
 	case StatusQueued:
 		if err := j.Transition(StatusRunning, now); err != nil {
 			return 0, err
 		}
 	case StatusRunning:
-		if j.Crashes+1 > crashRetries {
-			return 0, fmt.Errorf("%w: the worker running it died %d times (attempt %d last), and a job is resumed after at most %d",
-				ErrCrashLoop, j.Crashes+1, j.Attempt, crashRetries)
+		if err := j.CountCrash(budget); err != nil {
+			return 0, err
 		}
-		j.Crashes++
 		j.Progress.CurrentRun, j.Progress.RequestsDone, j.Progress.CurrentRPS = nil, 0, 0
 	default:
 		return 0, fmt.Errorf("%w: %s -> %s", ErrBadTransition, j.Status, StatusRunning)

@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,46 +62,85 @@ func TestTransitionTimes(t *testing.T) {
 
 // TestStart: each start numbers a new attempt and records its holder; a
 // running job is one whose holder died, taken over as a crash, until the
-// crashes pass the retries.
+// deaths with no run stored between them pass the budget's Stalled, or
+// all deaths its Total.
 func TestStart(t *testing.T) {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := &now // a running job was started
+	budget := CrashBudget{Stalled: 3, Total: 6}
+	running := func(attempt, crashes, stalled, runsAtCrash, runsDone int) Job {
+		return Job{Status: StatusRunning, StartedAt: at, Attempt: attempt, Crashes: crashes,
+			StalledCrashes: stalled, RunsAtCrash: runsAtCrash, Progress: Progress{RunsDone: runsDone}}
+	}
 	tests := []struct {
 		name        string
 		job         Job
-		retries     int
+		budget      CrashBudget
 		wantErr     error
 		wantAttempt int
 		wantCrashes int
+		wantStalled int
 	}{
-		{"first start", Job{Status: StatusQueued}, 3, nil, 1, 0},
-		{"after a hand-back", Job{Status: StatusQueued, Attempt: 2, Crashes: 1}, 3, nil, 3, 1},
-		{"taken over after a crash", Job{Status: StatusRunning, StartedAt: at, Attempt: 1}, 3, nil, 2, 1},
-		{"last crash resumed", Job{Status: StatusRunning, StartedAt: at, Attempt: 3, Crashes: 2}, 3, nil, 4, 3},
-		{"one crash too many", Job{Status: StatusRunning, StartedAt: at, Attempt: 4, Crashes: 3}, 3, ErrCrashLoop, 4, 3},
-		{"no crash resumed", Job{Status: StatusRunning, StartedAt: at, Attempt: 1}, 0, ErrCrashLoop, 1, 0},
-		{"over", Job{Status: StatusSucceeded, Attempt: 1}, 3, ErrBadTransition, 1, 0},
-		{"canceled while queued", Job{Status: StatusCanceled}, 3, ErrBadTransition, 0, 0},
+		{"first start", Job{Status: StatusQueued}, budget, nil, 1, 0, 0},
+		{"after a hand-back", Job{Status: StatusQueued, Attempt: 2, Crashes: 1, StalledCrashes: 1}, budget, nil, 3, 1, 1},
+		{"taken over after a crash", running(1, 0, 0, 0, 0), budget, nil, 2, 1, 1},
+		{"taken over after a crash, runs stored", running(1, 0, 0, 0, 2), budget, nil, 2, 1, 1},
+		{"last stalled crash resumed", running(3, 2, 2, 0, 0), budget, nil, 4, 3, 3},
+		{"one stalled crash too many", running(4, 3, 3, 0, 0), budget, ErrCrashLoop, 4, 3, 3},
+		{"a run stored since the last crash", running(4, 3, 3, 1, 2), budget, nil, 5, 4, 1},
+		{"same runs as at the last crash", running(4, 3, 3, 2, 2), budget, ErrCrashLoop, 4, 3, 3},
+		{"last crash in all resumed", running(6, 5, 1, 5, 6), budget, nil, 7, 6, 1},
+		{"one crash too many in all, runs stored", running(7, 6, 1, 6, 7), budget, ErrCrashLoop, 7, 6, 1},
+		{"no crash resumed", running(1, 0, 0, 0, 0), CrashBudget{}, ErrCrashLoop, 1, 0, 0},
+		{"over", Job{Status: StatusSucceeded, Attempt: 1}, budget, ErrBadTransition, 1, 0, 0},
+		{"canceled while queued", Job{Status: StatusCanceled}, budget, ErrBadTransition, 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			j := tt.job
-			n, err := j.Start("worker-b/7", "task-b", tt.retries, now)
+			n, err := j.Start("worker-b/7", "task-b", tt.budget, now)
 			if !errors.Is(err, tt.wantErr) || (err != nil) != (tt.wantErr != nil) {
 				t.Fatalf("Start = %d, %v; want error %v", n, err, tt.wantErr)
 			}
-			if j.Attempt != tt.wantAttempt || j.Crashes != tt.wantCrashes {
-				t.Errorf("after Start: attempt %d, crashes %d; want %d, %d", j.Attempt, j.Crashes, tt.wantAttempt, tt.wantCrashes)
+			if j.Attempt != tt.wantAttempt || j.Crashes != tt.wantCrashes || j.StalledCrashes != tt.wantStalled {
+				t.Errorf("after Start: attempt %d, crashes %d, stalled %d; want %d, %d, %d",
+					j.Attempt, j.Crashes, j.StalledCrashes, tt.wantAttempt, tt.wantCrashes, tt.wantStalled)
 			}
 			if err != nil {
-				if j.Status != tt.job.Status || j.Holder != tt.job.Holder {
-					t.Errorf("refused Start changed the job: %s held by %q", j.Status, j.Holder)
+				if j.Status != tt.job.Status || j.Holder != tt.job.Holder || j.RunsAtCrash != tt.job.RunsAtCrash {
+					t.Errorf("refused Start changed the job: %s held by %q, runs at crash %d", j.Status, j.Holder, j.RunsAtCrash)
 				}
 				return
+			}
+			if tt.job.Status == StatusRunning && j.RunsAtCrash != j.Progress.RunsDone {
+				t.Errorf("after a counted crash: runs at crash %d, want the %d stored", j.RunsAtCrash, j.Progress.RunsDone)
 			}
 			if n != j.Attempt || j.Status != StatusRunning || j.Holder != "worker-b/7" || j.CurrentTask() != "task-b" || j.StartedAt == nil {
 				t.Errorf("Start = %d: job %s held by %q under %q, started %v; want attempt %d running, held by worker-b/7 under task-b",
 					n, j.Status, j.Holder, j.CurrentTask(), j.StartedAt, j.Attempt)
+			}
+		})
+	}
+}
+
+// TestCrashLoopSaysWhy: the reason a job is given up on names the budget
+// it passed, for the job's error.
+func TestCrashLoopSaysWhy(t *testing.T) {
+	b := CrashBudget{Stalled: 3, Total: 10}
+	tests := []struct {
+		name string
+		job  Job
+		want string
+	}{
+		{"within", Job{Crashes: 2, StalledCrashes: 2}, ""},
+		{"stalled", Job{Attempt: 4, Crashes: 3, StalledCrashes: 3}, "died 4 times in a row with no run stored in between (attempt 4 last), and a job is resumed after at most 3 such deaths"},
+		{"in all", Job{Attempt: 11, Crashes: 10, StalledCrashes: 1, RunsAtCrash: 9, Progress: Progress{RunsDone: 10}}, "died 11 times (attempt 11 last), and a job is resumed after at most 10 deaths in all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.job.CrashLoop(b)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("CrashLoop = %q, want it to say %q", got, tt.want)
 			}
 		})
 	}

@@ -43,26 +43,33 @@ type Job struct {
 	// Pinned keeps the job past the retention (store.PinJob).
 	Pinned bool `json:"pinned,omitempty"`
 	// QueuedReason says why a queued job that a worker picked up has not
-	// started: which target host it waits for, and for which job. It is
-	// cleared when the job leaves queued.
+	// started: which target host it waits for, and for which job when
+	// that job has the same owner (another tenant's ids are not shown).
+	// It is cleared when the job leaves queued.
 	QueuedReason string `json:"queued_reason,omitempty"`
 
 	// Who runs the job (see Start): worker state, not shown by the API.
 	// Attempt numbers the job's starts and is the fencing token of the
 	// attempt holding it; Holder names that attempt's worker and Task its
 	// asynq task ("" for the job's own, whose ID is the job's); Crashes
-	// counts the attempts that died holding it.
-	Attempt int    `json:"attempt,omitempty"`
-	Holder  string `json:"holder,omitempty"`
-	Task    string `json:"task,omitempty"`
-	Crashes int    `json:"crashes,omitempty"`
+	// counts the attempts that died holding it, StalledCrashes the last of
+	// those in a row with no run stored between them, and RunsAtCrash the
+	// runs stored at the last death (CrashBudget).
+	Attempt        int    `json:"attempt,omitempty"`
+	Holder         string `json:"holder,omitempty"`
+	Task           string `json:"task,omitempty"`
+	Crashes        int    `json:"crashes,omitempty"`
+	StalledCrashes int    `json:"stalled_crashes,omitempty"`
+	RunsAtCrash    int    `json:"runs_at_crash,omitempty"`
 }
 
 // Progress is what a client polling the job sees while it runs, and what
 // was done once it ended.
 type Progress struct {
 	RunsTotal int `json:"runs_total"`
-	RunsDone  int `json:"runs_done"`
+	// RunsDone is the number of runs stored: the store counts them when it
+	// reads the job, whatever a worker last wrote.
+	RunsDone int `json:"runs_done"`
 	// RequestsDone counts the current run's requests while the job runs;
 	// once it ended, the complete requests of all its stored runs.
 	RequestsDone int64   `json:"requests_done"`
@@ -100,6 +107,11 @@ type Run struct {
 	// Shards lists the worker processes a sharded run (sweep.shards > 1)
 	// ran on, in shard order; Result is their merged measurement.
 	Shards []ShardRun `json:"shards,omitempty"`
+	// Partial is set on the run a cancel stopped part way: Result holds
+	// what it measured until then, as ab reports what it measured when
+	// stopped with Ctrl-C. The analysis leaves it out, since its counts
+	// cover less than the point asked for.
+	Partial bool `json:"partial,omitempty"`
 	// Measurement is the run's measurement as measure.EncodeMeasurement
 	// wrote it: every phase with its sums and histogram, what Result
 	// summarises, so runs merge exactly (MergeShards). It stays in the

@@ -1,107 +1,481 @@
 package job
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
-// The strict decoder walks the generic JSON tree against the Go types of
+// The strict decoder walks the bytes of a spec against the Go types of
 // Spec, so it can name the exact path of each problem, which encoding/json
-// does not (it stops at the first error and drops list indexes).
+// does not (it stops at the first error and drops list indexes). It never
+// builds the document as a tree and allocates nothing for what it only
+// reads past (values of unknown fields, entries past a list's limit):
+// what it keeps is bounded by the problems it reports, so however a spec
+// is shaped, walking it costs little more than its size.
 var (
-	specType     = reflect.TypeFor[Spec]()
-	durationType = reflect.TypeFor[Duration]()
+	specType      = reflect.TypeFor[Spec]()
+	durationType  = reflect.TypeFor[Duration]()
+	compareToType = reflect.TypeFor[CompareTo]() // a job id string, or an object
 )
 
-// checkShape reports every place where raw does not fit t. JSON null fits
-// everything (it leaves the zero value, as encoding/json does).
-func checkShape(p *problems, path string, t reflect.Type, raw any) {
-	if raw == nil {
-		return
-	}
-	if t == compareToType {
-		checkCompareTo(p, path, raw)
-		return
-	}
-	if t == durationType {
-		if _, err := parseDuration(raw); err != nil {
-			p.add(path, "%v", err)
-		}
-		return
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		checkShape(p, path, t.Elem(), raw)
-	case reflect.Struct:
-		checkObject(p, path, t, raw)
-	case reflect.Map:
-		checkMap(p, path, t, raw)
-	case reflect.Slice:
-		checkList(p, path, t, raw)
-	case reflect.String:
-		if _, ok := raw.(string); !ok {
-			p.add(path, "want a string, got %s", kindOf(raw))
-		}
-	case reflect.Bool:
-		if _, ok := raw.(bool); !ok {
-			p.add(path, "want true or false, got %s", kindOf(raw))
-		}
-	case reflect.Int, reflect.Int64:
-		checkInt(p, path, raw, t.Bits())
-	case reflect.Float64:
-		checkFloat(p, path, raw)
-	default:
-		p.add(path, "field of unsupported type %s", t)
-	}
+// maxDepth bounds the nesting of a spec. A valid spec nests six levels
+// (targets[0].request.tls.cipher_suites[0]); deeper is a mistake in an
+// unknown field or an attempt to make the decoder recurse.
+const maxDepth = 32
+
+// defaultMaxItems bounds a list or map field that names no bound of its own.
+const defaultMaxItems = 64
+
+// errStop ends a walk whose input cannot be read further (a syntax error,
+// the end of input, nesting past maxDepth); w.fatal says why.
+var errStop = errors.New("job: stop decoding")
+
+// walker reads one spec from data and records what does not fit.
+type walker struct {
+	data  []byte
+	pos   int
+	p     problems
+	fatal *FieldError // why the walk stopped; it replaces every other problem
+	depth int
+	// fields caches jsonFields per struct type.
+	fields map[reflect.Type]map[string]reflect.StructField
 }
 
-func checkObject(p *problems, path string, t reflect.Type, raw any) {
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		p.add(path, "want an object, got %s", kindOf(raw))
-		return
+// walkSpec checks that data holds one JSON object of Spec's shape and
+// nothing after it. A problem that stops the walk (malformed JSON,
+// trailing data, nesting too deep) comes back alone: what was found
+// before it is moot until the body can be read.
+func walkSpec(data []byte) error {
+	w := &walker{data: data, fields: make(map[reflect.Type]map[string]reflect.StructField)}
+	if err := w.body(); err != nil {
+		return &ValidationError{Problems: []FieldError{*w.fatal}}
 	}
-	fields := jsonFields(t)
-	for _, key := range sortedKeys(obj) {
-		f, known := fields[key]
-		if !known {
-			p.add(join(path, key), "unknown field")
+	return w.p.err()
+}
+
+func (w *walker) body() error {
+	c, ok := w.peek()
+	if !ok {
+		return w.stop("", "body is empty: want a JSON object")
+	}
+	if c != '{' {
+		if err := w.skip(""); err != nil {
+			return err
+		}
+		return w.stop("", "body is "+kindOf(c)+": want a JSON object")
+	}
+	if err := w.object("", specType); err != nil {
+		return err
+	}
+	if _, ok := w.peek(); ok {
+		return w.stop("", fmt.Sprintf("unexpected data after the JSON object at byte %d", w.pos))
+	}
+	return nil
+}
+
+// stop records the problem that ends the walk.
+func (w *walker) stop(field, msg string) error {
+	if w.fatal == nil {
+		w.fatal = &FieldError{Field: field, Message: msg}
+	}
+	return errStop
+}
+
+// syntax stops the walk at a malformed byte (or the end of input), located
+// by line and column, which is what a person fixing a spec by hand needs.
+func (w *walker) syntax(context string) error {
+	if w.pos >= len(w.data) {
+		return w.stop("", "malformed JSON: unexpected end of input")
+	}
+	line, col := 1, 1
+	for _, b := range w.data[:w.pos] {
+		if b == '\n' {
+			line, col = line+1, 1
 			continue
 		}
-		checkShape(p, join(path, key), f.Type, obj[key])
+		col++
+	}
+	r, _ := utf8.DecodeRune(w.data[w.pos:])
+	return w.stop("", fmt.Sprintf("malformed JSON: invalid character %s %s (line %d, column %d)", strconv.QuoteRune(r), context, line, col))
+}
+
+// peek skips white space and returns the next byte without reading it.
+func (w *walker) peek() (byte, bool) {
+	for w.pos < len(w.data) {
+		switch c := w.data[w.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// expect reads the byte c, after white space.
+func (w *walker) expect(c byte, context string) error {
+	if got, ok := w.peek(); !ok || got != c {
+		return w.syntax(context)
+	}
+	w.pos++
+	return nil
+}
+
+// value checks the value at the cursor against t. limit bounds the
+// entries of a list or map (its field's maxItems tag).
+func (w *walker) value(path string, t reflect.Type, limit int) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	c, ok := w.peek()
+	if !ok {
+		return w.syntax("")
+	}
+	switch {
+	case c == 'n': // null leaves the zero value, as encoding/json does
+		return w.skip(path)
+	case t == compareToType && c == '"':
+		return w.skip(path)
+	case t == durationType:
+		return w.duration(path)
+	case c == '{' && t.Kind() == reflect.Struct:
+		return w.object(path, t)
+	case c == '{' && t.Kind() == reflect.Map:
+		return w.entries(path, t.Elem(), limit, '}', "entries")
+	case c == '[' && t.Kind() == reflect.Slice:
+		return w.entries(path, t.Elem(), limit, ']', "values")
+	}
+	start := w.pos
+	if err := w.skip(path); err != nil {
+		return err
+	}
+	w.scalar(path, t, w.data[start:w.pos])
+	return nil
+}
+
+// scalar checks the value raw (a scalar, or a container where t wants
+// another kind) against t, which value stripped of pointers.
+func (w *walker) scalar(path string, t reflect.Type, raw []byte) {
+	got := kindOf(raw[0])
+	switch {
+	case t == compareToType:
+		w.p.add(path, "want a job id or a selector object, got %s", got)
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		w.p.add(path, "want an object, got %s", got)
+	case t.Kind() == reflect.Slice:
+		w.p.add(path, "want a list, got %s", got)
+	case t.Kind() == reflect.String:
+		if raw[0] != '"' {
+			w.p.add(path, "want a string, got %s", got)
+		}
+	case t.Kind() == reflect.Bool:
+		if raw[0] != 't' && raw[0] != 'f' {
+			w.p.add(path, "want true or false, got %s", got)
+		}
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		checkInt(&w.p, path, number(raw), t.Bits())
+	case t.Kind() == reflect.Float64:
+		checkFloat(&w.p, path, number(raw))
+	default:
+		w.p.add(path, "field of unsupported type %s", t)
 	}
 }
 
-func checkMap(p *problems, path string, t reflect.Type, raw any) {
-	obj, ok := raw.(map[string]any)
-	if !ok {
-		p.add(path, "want an object, got %s", kindOf(raw))
-		return
+// number is raw as encoding/json's UseNumber would give it: a json.Number
+// for a number, a placeholder of the right kind for anything else.
+func number(raw []byte) any {
+	if kindOf(raw[0]) != "a number" {
+		return kindOf(raw[0])
 	}
-	for _, key := range sortedKeys(obj) {
-		checkShape(p, path+"["+strconv.Quote(key)+"]", t.Elem(), obj[key])
+	return json.Number(raw)
+}
+
+// duration checks a duration: a string or a number of seconds.
+func (w *walker) duration(path string) error {
+	start := w.pos
+	if err := w.skip(path); err != nil {
+		return err
+	}
+	raw := w.data[start:w.pos]
+	var v any // anything but a string or a number: parseDuration says what it wants
+	switch raw[0] {
+	case '"':
+		v = w.text(raw)
+	case '{', '[', 't', 'f':
+	default:
+		v = json.Number(raw)
+	}
+	if _, err := parseDuration(v); err != nil {
+		w.p.add(path, "%v", err)
+	}
+	return nil
+}
+
+// object checks the object at the cursor against the struct type t.
+func (w *walker) object(path string, t reflect.Type) error {
+	fields, ok := w.fields[t]
+	if !ok {
+		fields = jsonFields(t)
+		w.fields[t] = fields
+	}
+	return w.members(path, '}', func(i int, key []byte) error {
+		f, known := fields[string(key[1:len(key)-1])]
+		if !known && bytes.IndexByte(key, '\\') >= 0 {
+			f, known = fields[w.text(key)]
+		}
+		field := join(path, w.text(key))
+		if !known {
+			w.p.add(field, "unknown field")
+			return w.skip(field)
+		}
+		return w.value(field, f.Type, itemLimit(f))
+	})
+}
+
+// entries checks the elements of a list, or the values of a map, at the
+// cursor, at most limit of them: past it the rest are only counted, so a
+// long list costs nothing but the time to read it.
+func (w *walker) entries(path string, elem reflect.Type, limit int, end byte, noun string) error {
+	n := 0
+	err := w.members(path, end, func(i int, key []byte) error {
+		n++
+		if i >= limit {
+			return w.skip(path)
+		}
+		if end == '}' {
+			return w.value(path+"["+strconv.Quote(w.text(key))+"]", elem, defaultMaxItems)
+		}
+		return w.value(index(path, i), elem, defaultMaxItems)
+	})
+	if err == nil && n > limit {
+		w.p.add(path, "%s has %d %s; at most %d are allowed", path, n, noun, limit)
+	}
+	return err
+}
+
+// members reads the container at the cursor, an object (end '}') or a
+// list (end ']'), calling each with the position of a member and, in an
+// object, its key as a string literal (quoted, escapes unread: see text);
+// each reads the member's value.
+func (w *walker) members(path string, end byte, each func(i int, key []byte) error) error {
+	w.pos++ // the opening '{' or '['
+	w.depth++
+	defer func() { w.depth-- }()
+	if w.depth > maxDepth {
+		return w.stop(path, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+	}
+	if c, ok := w.peek(); ok && c == end {
+		w.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		var key []byte
+		if end == '}' {
+			var err error
+			if key, err = w.key(); err != nil {
+				return err
+			}
+		}
+		if err := each(i, key); err != nil {
+			return err
+		}
+		c, ok := w.peek()
+		switch {
+		case ok && c == ',':
+			w.pos++
+		case ok && c == end:
+			w.pos++
+			return nil
+		case end == '}':
+			return w.syntax("after object key:value pair")
+		default:
+			return w.syntax("after array element")
+		}
 	}
 }
 
-func checkList(p *problems, path string, t reflect.Type, raw any) {
-	list, ok := raw.([]any)
+// key reads an object key, as a string literal, and its colon.
+func (w *walker) key() ([]byte, error) {
+	if c, ok := w.peek(); !ok || c != '"' {
+		return nil, w.syntax("looking for beginning of object key string")
+	}
+	start := w.pos
+	if err := w.str(); err != nil {
+		return nil, err
+	}
+	key := w.data[start:w.pos]
+	return key, w.expect(':', "after object key")
+}
+
+// skip reads past the value at the cursor, checking only that it is well
+// formed and not nested too deep; path names the field it is in.
+func (w *walker) skip(path string) error {
+	c, ok := w.peek()
 	if !ok {
-		p.add(path, "want a list, got %s", kindOf(raw))
-		return
+		return w.syntax("")
 	}
-	for i, v := range list {
-		checkShape(p, index(path, i), t.Elem(), v)
+	switch {
+	case c == '{':
+		return w.members(path, '}', func(int, []byte) error { return w.skip(path) })
+	case c == '[':
+		return w.members(path, ']', func(int, []byte) error { return w.skip(path) })
+	case c == '"':
+		return w.str()
+	case c == 't':
+		return w.literal("true")
+	case c == 'f':
+		return w.literal("false")
+	case c == 'n':
+		return w.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		return w.num()
 	}
+	return w.syntax("looking for beginning of value")
+}
+
+func (w *walker) literal(lit string) error {
+	for i := range len(lit) {
+		if w.pos >= len(w.data) || w.data[w.pos] != lit[i] {
+			return w.syntax("in literal " + lit)
+		}
+		w.pos++
+	}
+	return w.delimited()
+}
+
+// delimited refuses a scalar run into the next token ("truex", "01").
+func (w *walker) delimited() error {
+	if w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case ' ', '\t', '\n', '\r', ',', ':', ']', '}':
+		default:
+			return w.syntax("after a value")
+		}
+	}
+	return nil
+}
+
+// num reads a number as JSON spells it: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func (w *walker) num() error {
+	if w.data[w.pos] == '-' {
+		w.pos++
+	}
+	switch {
+	case w.pos < len(w.data) && w.data[w.pos] == '0':
+		w.pos++
+	case w.digits() == 0:
+		return w.syntax("in numeric literal")
+	}
+	if w.pos < len(w.data) && w.data[w.pos] == '.' {
+		w.pos++
+		if w.digits() == 0 {
+			return w.syntax("after decimal point in numeric literal")
+		}
+	}
+	if w.pos < len(w.data) && (w.data[w.pos] == 'e' || w.data[w.pos] == 'E') {
+		w.pos++
+		if w.pos < len(w.data) && (w.data[w.pos] == '+' || w.data[w.pos] == '-') {
+			w.pos++
+		}
+		if w.digits() == 0 {
+			return w.syntax("in exponent of numeric literal")
+		}
+	}
+	return w.delimited()
+}
+
+func (w *walker) digits() int {
+	n := 0
+	for w.pos < len(w.data) && '0' <= w.data[w.pos] && w.data[w.pos] <= '9' {
+		w.pos++
+		n++
+	}
+	return n
+}
+
+// str reads a string literal, checking its escapes; encoding/json takes
+// any other bytes but control characters as they are.
+func (w *walker) str() error {
+	w.pos++ // the opening quote
+	for w.pos < len(w.data) {
+		c := w.data[w.pos]
+		switch {
+		case c == '"':
+			w.pos++
+			return nil
+		case c < 0x20:
+			return w.syntax("in string literal")
+		case c == '\\':
+			w.pos++
+			if err := w.escape(); err != nil {
+				return err
+			}
+		default:
+			w.pos++
+		}
+	}
+	return w.syntax("")
+}
+
+func (w *walker) escape() error {
+	if w.pos >= len(w.data) {
+		return w.syntax("")
+	}
+	switch w.data[w.pos] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		w.pos++
+		return nil
+	case 'u':
+		w.pos++
+		for range 4 {
+			if w.pos >= len(w.data) || !isHex(w.data[w.pos]) {
+				return w.syntax("in \\u hexadecimal character escape")
+			}
+			w.pos++
+		}
+		return nil
+	}
+	return w.syntax("in string escape code")
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// text is the value of a string literal that str accepted.
+func (w *walker) text(raw []byte) string {
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner)
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s) // str checked its escapes
+	return s
+}
+
+// itemLimit is the maxItems tag of a list or map field: the most entries
+// a spec may give it (the README's table of limits lists them). A list or
+// map without one takes defaultMaxItems; a test checks that every one in
+// Spec has one.
+func itemLimit(f reflect.StructField) int {
+	if n, err := strconv.Atoi(f.Tag.Get("maxItems")); err == nil && n > 0 {
+		return n
+	}
+	return defaultMaxItems
 }
 
 func checkInt(p *problems, path string, raw any, bits int) {
 	n, ok := raw.(json.Number)
 	if !ok {
-		p.add(path, "want an integer, got %s", kindOf(raw))
+		p.add(path, "want an integer, got %s", raw)
 		return
 	}
 	if _, err := strconv.ParseInt(string(n), 10, bits); err != nil {
@@ -116,7 +490,7 @@ func checkInt(p *problems, path string, raw any, bits int) {
 func checkFloat(p *problems, path string, raw any) {
 	n, ok := raw.(json.Number)
 	if !ok {
-		p.add(path, "want a number, got %s", kindOf(raw))
+		p.add(path, "want a number, got %s", raw)
 		return
 	}
 	if _, err := strconv.ParseFloat(string(n), 64); err != nil {
@@ -146,22 +520,21 @@ func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	return fields
 }
 
-func kindOf(raw any) string {
-	switch raw.(type) {
-	case nil:
+// kindOf names the JSON value that starts with c.
+func kindOf(c byte) string {
+	switch c {
+	case 'n':
 		return "null"
-	case string:
+	case '"':
 		return "a string"
-	case bool:
+	case 't', 'f':
 		return "a boolean"
-	case json.Number:
-		return "a number"
-	case []any:
+	case '[':
 		return "a list"
-	case map[string]any:
+	case '{':
 		return "an object"
 	default:
-		return "an unknown value"
+		return "a number"
 	}
 }
 

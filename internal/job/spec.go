@@ -3,16 +3,16 @@ package job
 // Spec is a benchmark job as a client submits it. Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
-	Name       string            `json:"name,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Targets    []Target          `json:"targets"`
-	Request    Request           `json:"request,omitzero"`
-	Sweep      Sweep             `json:"sweep"`
+	Name    string            `json:"name,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty" maxItems:"32"`
+	Targets []Target          `json:"targets" maxItems:"256"`
+	Request Request           `json:"request,omitzero"`
+	Sweep   Sweep             `json:"sweep"`
 	// Baseline compares every other target with this one; Comparisons
 	// names further pairs (see ComparisonPairs).
 	Baseline    string           `json:"baseline,omitempty"`
-	Comparisons []ComparisonPair `json:"comparisons,omitempty"`
-	Thresholds []string          `json:"thresholds,omitempty"`
+	Comparisons []ComparisonPair `json:"comparisons,omitempty" maxItems:"64"`
+	Thresholds  []string         `json:"thresholds,omitempty" maxItems:"100"`
 	// Trend holds each cell to the median of the same cell in the last
 	// jobs of the job's template (see Trend).
 	Trend *Trend `json:"trend,omitempty"`
@@ -50,7 +50,7 @@ type Target struct {
 	URL      string   `json:"url,omitempty"`
 	AB       string   `json:"ab,omitempty"`
 	HTTPLoad string   `json:"http_load,omitempty"`
-	URLs     []string `json:"urls,omitempty"`
+	URLs     []string `json:"urls,omitempty" maxItems:"10000"`
 	// Request replaces the job-wide request options for this target, as a
 	// whole. On an ab target only its body, content_type (ab would read the
 	// body from a file), http_version, max_streams, max_body and tls may be
@@ -62,7 +62,7 @@ type Target struct {
 // Request holds the options of every request sent to a target.
 type Request struct {
 	Method               string            `json:"method,omitempty"`
-	Headers              map[string]string `json:"headers,omitempty"`
+	Headers              map[string]string `json:"headers,omitempty" maxItems:"100"`
 	Body                 string            `json:"body,omitempty"`
 	ContentType          string            `json:"content_type,omitempty"`
 	KeepAlive            bool              `json:"keepalive"`
@@ -90,10 +90,10 @@ type Request struct {
 // Sweep lists the values each dimension of the job takes. The points are
 // the cross product targets × concurrency × (requests | duration | rate).
 type Sweep struct {
-	Concurrency      []int      `json:"concurrency,omitempty"`
-	Requests         []int      `json:"requests,omitempty"`
-	Duration         []Duration `json:"duration,omitempty"`
-	Rate             []float64  `json:"rate,omitempty"`
+	Concurrency      []int      `json:"concurrency,omitempty" maxItems:"64"`
+	Requests         []int      `json:"requests,omitempty" maxItems:"64"`
+	Duration         []Duration `json:"duration,omitempty" maxItems:"64"`
+	Rate             []float64  `json:"rate,omitempty" maxItems:"64"`
 	Repeats          int        `json:"repeats,omitempty"`
 	WarmupRequests   int        `json:"warmup_requests,omitempty"`
 	PauseBetweenRuns Duration   `json:"pause_between_runs,omitempty"`
@@ -119,5 +119,5 @@ const (
 // Webhook asks for a signed callback when the job ends.
 type Webhook struct {
 	URL    string   `json:"url"`
-	Events []string `json:"events,omitempty"`
+	Events []string `json:"events,omitempty" maxItems:"16"`
 }

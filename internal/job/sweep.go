@@ -58,15 +58,33 @@ type targetAxes struct {
 	src   source
 }
 
+// resolved is one target of a spec as resolveTarget gives it.
+type resolved struct {
+	src  source
+	errs []FieldError
+}
+
+// resolveAll resolves every target of a defaulted spec once: an ab line
+// costs many times its length to parse, so Validate parses each one once.
+func (s Spec) resolveAll() []resolved {
+	out := make([]resolved, len(s.Targets))
+	for i := range s.Targets {
+		out[i].src, out[i].errs = s.resolveTarget(i)
+	}
+	return out
+}
+
 // axes resolves every target of a defaulted spec; targets whose form is
 // invalid are nil.
-func (s Spec) axes() []*targetAxes {
+func (s Spec) axes() []*targetAxes { return s.axesOf(s.resolveAll()) }
+
+func (s Spec) axesOf(res []resolved) []*targetAxes {
 	per := make([]*targetAxes, len(s.Targets))
-	for i := range s.Targets {
-		src, errs := s.resolveTarget(i)
-		if len(errs) > 0 {
+	for i, r := range res {
+		if len(r.errs) > 0 {
 			continue
 		}
+		src := r.src
 		a := &targetAxes{src: src}
 		a.conc, a.stops, a.rates = s.Sweep.axes(src)
 		per[i] = a

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/textproto"
 	"sort"
+	"strings"
 
 	"github.com/benchq/benchq/internal/measure"
 )
@@ -161,6 +162,9 @@ func requestFromPlan(plan measure.Plan, body, contentType string) Request {
 	if r.ContentType == "" {
 		r.ContentType = contentType
 	}
+	// A repeated header is joined once at the end: joining as it comes
+	// would copy the growing value for every repeat.
+	var values map[string][]string
 	for _, h := range plan.Headers {
 		key := textproto.CanonicalMIMEHeaderKey(h.Key)
 		if key == "Content-Type" { // ab users set it with -H as often as -T
@@ -169,14 +173,16 @@ func requestFromPlan(plan measure.Plan, body, contentType string) Request {
 			}
 			continue
 		}
-		if old, ok := r.Headers[key]; ok {
-			r.Headers[key] = old + ", " + h.Value
-			continue
+		if values == nil {
+			values = make(map[string][]string)
 		}
-		if r.Headers == nil {
-			r.Headers = make(map[string]string)
+		values[key] = append(values[key], h.Value)
+	}
+	if values != nil {
+		r.Headers = make(map[string]string, len(values))
+		for key, vs := range values {
+			r.Headers[key] = strings.Join(vs, ", ")
 		}
-		r.Headers[key] = h.Value
 	}
 	return r.withDefaults()
 }

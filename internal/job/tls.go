@@ -31,7 +31,7 @@ type TLSOptions struct {
 	MaxVersion string `json:"max_version,omitempty" enums:"1.0,1.1,1.2,1.3" example:"1.3"`
 	// CipherSuites are the only suites offered for TLS 1.0 to 1.2, by Go
 	// (IANA) name; TLS 1.3's are always Go's three.
-	CipherSuites []string `json:"cipher_suites,omitempty" example:"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"`
+	CipherSuites []string `json:"cipher_suites,omitempty" maxItems:"64" example:"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"`
 	// ServerName is sent as SNI and verified in the certificate instead of
 	// the URL's host.
 	ServerName string `json:"server_name,omitempty" example:"www.example.test"`

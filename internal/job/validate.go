@@ -30,12 +30,13 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	d := s.WithDefaults()
 	v := &validator{lim: lim.withDefaults(), check: check}
 	v.meta(d)
-	v.targets(d)
+	res := d.resolveAll()
+	v.targets(d, res)
 	// Checked as filled even where WithDefaults leaves it as given (a job of
 	// ab lines only), so the same spec passes or fails either way.
 	v.request("request", d.Request.withDefaults())
 	v.sweep(d.Sweep)
-	v.cells(d)
+	v.cells(d, res)
 	v.baseline(d)
 	v.comparisons(d)
 	v.thresholds(d)
@@ -71,7 +72,7 @@ func (v *validator) meta(s Spec) {
 	}
 }
 
-func (v *validator) targets(s Spec) {
+func (v *validator) targets(s Spec, res []resolved) {
 	if len(s.Targets) == 0 {
 		v.add("targets", "at least one target is required")
 	}
@@ -84,7 +85,7 @@ func (v *validator) targets(s Spec) {
 		} else {
 			seen[t.Name] = i
 		}
-		src, errs := s.resolveTarget(i)
+		src, errs := res[i].src, res[i].errs
 		if len(errs) > 0 {
 			v.append(errs...)
 			continue
@@ -136,6 +137,10 @@ func (v *validator) targetName(field, name string) {
 
 // url checks one target or webhook address: scheme, host, then the policy.
 func (v *validator) url(field, raw string) {
+	if i := unsendable(raw); i >= 0 {
+		v.add(field, "%q has %s at byte %d: a URL is sent as it is written, so write it percent-encoded (%%%02X)", RedactURL(raw), describeByte(raw[i]), i, raw[i])
+		return
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		v.add(field, "%q is not a URL: %v", RedactURL(raw), unwrapURLError(err))
@@ -160,6 +165,30 @@ func (v *validator) url(field, raw string) {
 	}
 	if err := v.check(u); err != nil {
 		v.add(field, "refused by the address policy: %v", err)
+	}
+}
+
+// unsendable is the index of the first byte of raw that cannot stand in
+// a request line as it is (a space, a control character, anything outside
+// ASCII), or -1. Such a URL would be sent raw or rewritten, and either way
+// the target would not see what the spec says.
+func unsendable(raw string) int {
+	for i := range len(raw) {
+		if c := raw[i]; c <= ' ' || c >= 0x7f {
+			return i
+		}
+	}
+	return -1
+}
+
+func describeByte(c byte) string {
+	switch {
+	case c == ' ':
+		return "a space"
+	case c < ' ' || c == 0x7f:
+		return "a control character"
+	default:
+		return "a byte outside ASCII"
 	}
 }
 

@@ -66,12 +66,16 @@ func (v *validator) sweepRunOptions(w Sweep) {
 // cells checks what only the expanded sweep shows: values a target's own
 // flags bring, ab's rule that a run has at least as many requests as
 // workers, and the number of points and runs.
-func (v *validator) cells(s Spec) {
-	per := s.axes()
+func (v *validator) cells(s Spec, res []resolved) {
+	per := s.axesOf(res)
 	n := pointCount(per)
 	if n > v.lim.MaxPoints {
 		v.add("sweep", "%d points (targets × concurrency × requests or duration × rate) exceed the limit of %d", n, v.lim.MaxPoints)
 		return // too many to check one by one
+	}
+	runs := n * max(s.Sweep.Repeats, 1)
+	if runs > v.lim.MaxRuns {
+		v.add("sweep.repeats", "%d runs (%d points × %d repeats) exceed the limit of %d", runs, n, s.Sweep.Repeats, v.lim.MaxRuns)
 	}
 	for _, c := range s.expand(per) {
 		v.flagValues(c)
@@ -79,9 +83,6 @@ func (v *validator) cells(s Spec) {
 			v.add(c.stopField, "%d requests are fewer than the concurrency %d (ab's rule: -n at least -c)", c.Requests, c.Concurrency)
 		}
 		v.shardable(s.Sweep.Shards, c)
-	}
-	if runs := n * max(s.Sweep.Repeats, 1); runs > v.lim.MaxRuns {
-		v.add("sweep.repeats", "%d runs (%d points × %d repeats) exceed the limit of %d", runs, n, s.Sweep.Repeats, v.lim.MaxRuns)
 	}
 }
 

@@ -52,6 +52,16 @@ func TestValidateRules(t *testing.T) {
 		{"no host", func(s *Spec) { s.Targets[0].URL = "http:///x" }, []string{"targets[0].url"}},
 		{"unparsable url", func(s *Spec) { s.Targets[0].URL = "http://[::1" }, []string{"targets[0].url"}},
 		{"policy refuses", func(s *Spec) { s.Targets[1].URL = "http://10.0.0.1/" }, []string{"targets[1].url"}},
+		{"space in path", func(s *Spec) { s.Targets[1].URL = "http://127.0.0.1:8082/a b" }, []string{"targets[1].url"}},
+		{"space in query", func(s *Spec) { s.Targets[0].URL = "http://127.0.0.1:8081/?q=a b" }, []string{"targets[0].url"}},
+		{"tab in path", func(s *Spec) { s.Targets[0].URL = "http://127.0.0.1:8081/a\tb" }, []string{"targets[0].url"}},
+		{"non-ASCII in path", func(s *Spec) { s.Targets[0].URL = "http://127.0.0.1:8081/café" }, []string{"targets[0].url"}},
+		{"space in ab URL", func(s *Spec) { s.Targets[0] = Target{Name: "a", AB: "-n 200 'http://127.0.0.1:8081/a b'"} },
+			[]string{"targets[0].ab"}},
+		{"space in http_load URL", func(s *Spec) {
+			s.Targets[0] = Target{Name: "a", HTTPLoad: "-parallel 1 -fetches 200", URLs: []string{"http://127.0.0.1:8081/", "http://127.0.0.1:8081/a b"}}
+		}, []string{"targets[0].urls[1]"}},
+		{"space in webhook URL", func(s *Spec) { s.Webhook = &Webhook{URL: "http://127.0.0.1:9000/a b"} }, []string{"webhook.url"}},
 		{"duplicate names", func(s *Spec) { s.Targets[1].Name = "a" }, []string{"targets[1].name"}},
 		{"blank name", func(s *Spec) { s.Targets[0].Name = "  " }, []string{"targets[0].name"}},
 		{"colon in name", func(s *Spec) { s.Targets[0].Name = "a:b" }, []string{"targets[0].name"}},

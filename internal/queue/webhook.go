@@ -14,25 +14,28 @@ import (
 const WebhookDeliverTimeout = 30 * time.Second
 
 // WebhookDeliverPayload is the body of a webhook:deliver task: which
-// delivery of which job. The message itself (id, body, URL) is in the
-// store, so every attempt and redelivery sends the same bytes.
+// delivery of which job, and the job's owner (its API key id, "" in open
+// mode), whose share of the delivery server the attempt takes. The
+// message itself (id, body, URL) is in the store, so every attempt and
+// redelivery sends the same bytes.
 type WebhookDeliverPayload struct {
 	JobID    string `json:"job_id"`
 	Delivery int    `json:"delivery"`
+	Owner    string `json:"owner,omitempty"`
 }
 
 // NewWebhookDeliverTask builds the task that delivers delivery n of job
-// jobID, retried up to maxRetry times. round is the delivery's redelivery
+// jobID, owned by owner, retried up to maxRetry times. round is the delivery's redelivery
 // count: the TaskID names delivery and round, so enqueueing the same round
 // again while its task is queued, retrying or running fails with
 // asynq.ErrTaskIDConflict instead of sending the message twice, while a
 // redelivery (the next round) is a new task. No Retention is set, so a
 // completed task frees its ID at once.
-func NewWebhookDeliverTask(jobID string, n, round, maxRetry int) (*asynq.Task, error) {
+func NewWebhookDeliverTask(jobID, owner string, n, round, maxRetry int) (*asynq.Task, error) {
 	if jobID == "" || n < 1 || round < 0 {
 		return nil, fmt.Errorf("%w: job %q delivery %d round %d", ErrBadPayload, jobID, n, round)
 	}
-	payload, err := json.Marshal(WebhookDeliverPayload{JobID: jobID, Delivery: n})
+	payload, err := json.Marshal(WebhookDeliverPayload{JobID: jobID, Delivery: n, Owner: owner})
 	if err != nil {
 		return nil, fmt.Errorf("queue: encode webhook:deliver payload: %w", err)
 	}

@@ -9,13 +9,18 @@ import (
 )
 
 func TestWebhookDeliverRoundTrip(t *testing.T) {
-	task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", 3, 0, 9)
+	task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", "key-1", 3, 0, 9)
 	if err != nil {
 		t.Fatalf("NewWebhookDeliverTask = %v", err)
 	}
 	got, err := ParseWebhookDeliver(task)
-	if err != nil || got.JobID != "01JABCDEFGHJKMNPQRSTVWXYZ0" || got.Delivery != 3 {
-		t.Errorf("ParseWebhookDeliver = %+v, %v, want job id and delivery 3", got, err)
+	if err != nil || got.JobID != "01JABCDEFGHJKMNPQRSTVWXYZ0" || got.Delivery != 3 || got.Owner != "key-1" {
+		t.Errorf("ParseWebhookDeliver = %+v, %v, want job id, delivery 3, owner key-1", got, err)
+	}
+	// A task enqueued before tasks named their owner still parses.
+	old, err := ParseWebhookDeliver(asynq.NewTask(TypeWebhookDeliver, []byte(`{"job_id":"x","delivery":1}`)))
+	if err != nil || old.Owner != "" {
+		t.Errorf("ParseWebhookDeliver(no owner) = %+v, %v; want no owner", old, err)
 	}
 }
 
@@ -35,10 +40,10 @@ func TestParseWebhookDeliverRefusesBadPayloads(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewWebhookDeliverTask("", 1, 0, 1); !errors.Is(err, ErrBadPayload) {
+	if _, err := NewWebhookDeliverTask("", "", 1, 0, 1); !errors.Is(err, ErrBadPayload) {
 		t.Errorf("NewWebhookDeliverTask(\"\") = %v, want ErrBadPayload", err)
 	}
-	if _, err := NewWebhookDeliverTask("x", 1, -1, 1); !errors.Is(err, ErrBadPayload) {
+	if _, err := NewWebhookDeliverTask("x", "", 1, -1, 1); !errors.Is(err, ErrBadPayload) {
 		t.Errorf("NewWebhookDeliverTask(round -1) = %v, want ErrBadPayload", err)
 	}
 }
@@ -62,7 +67,7 @@ func TestWebhookDeliverTaskIDs(t *testing.T) {
 		{"another delivery", 2, 0, false},
 	}
 	for _, tt := range tests {
-		task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", tt.n, tt.round, 3)
+		task, err := NewWebhookDeliverTask("01JABCDEFGHJKMNPQRSTVWXYZ0", "", tt.n, tt.round, 3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func writeCSV(w io.Writer, j *job.Job, runs []job.Run) error {
 	}
 	for _, v := range runViews(j, runs) {
 		row := []string{
-			v.Point.Target, strconv.Itoa(v.Point.Index), strconv.Itoa(v.Point.Concurrency),
+			textCell(v.Point.Target), strconv.Itoa(v.Point.Index), strconv.Itoa(v.Point.Concurrency),
 			optional(v.Point.Requests != 0, strconv.Itoa(v.Point.Requests)),
 			optional(v.Point.Duration != 0, v.Point.Duration.String()),
 			optional(v.Point.Rate != 0, floatCell(v.Point.Rate)), strconv.Itoa(v.Repeat),
@@ -89,10 +89,12 @@ func flattenValue(f reflect.Value, name string) []column {
 
 // scalarCell formats one field; maps and slices become one cell each
 // ("200:998 500:2", hints joined by "; ") so the column set stays fixed.
+// Text (strings, maps, slices) goes through textCell; numbers and
+// booleans are strconv's and stay as they are, a negative one included.
 func scalarCell(f reflect.Value) string {
 	switch f.Kind() {
 	case reflect.String:
-		return f.String()
+		return textCell(f.String())
 	case reflect.Bool:
 		return strconv.FormatBool(f.Bool())
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -100,13 +102,13 @@ func scalarCell(f reflect.Value) string {
 	case reflect.Float32, reflect.Float64:
 		return floatCell(f.Float())
 	case reflect.Map:
-		return mapCell(f)
+		return textCell(mapCell(f))
 	case reflect.Slice:
 		parts := make([]string, f.Len())
 		for i := range parts {
 			parts[i] = fmt.Sprint(f.Index(i).Interface())
 		}
-		return strings.Join(parts, "; ")
+		return textCell(strings.Join(parts, "; "))
 	}
 	return fmt.Sprint(f.Interface())
 }
@@ -122,6 +124,20 @@ func mapCell(f reflect.Value) string {
 		parts[i] = k + ":" + m[k]
 	}
 	return strings.Join(parts, " ")
+}
+
+// textCell defuses a text cell a spreadsheet would run as a formula, as
+// OWASP's CSV injection advice says: one that starts with =, +, -, @, a
+// tab or a carriage return gets a leading single quote. Text reaches a
+// report from a job's owner and from the target it measured (a target's
+// name, its Server header, an error), so whoever opens the file must not
+// run it. Numbers are not text: "-18.6" in a numeric column is data, and
+// only cells written by strconv reach those columns.
+func textCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }
 
 func floatCell(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

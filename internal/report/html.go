@@ -117,14 +117,14 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	r := htmlReport{
 		View:  v,
 		CSS:   template.CSS(reportCSS),
-		Chart: template.HTML(inlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
+		Chart: template.HTML(InlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
 	}
 	return htmlTemplate.Execute(w, r)
 }
 
-// inlineSVG drops the XML declaration and generator comment, which have no
+// InlineSVG drops the XML declaration and generator comment, which have no
 // place inside an HTML document.
-func inlineSVG(doc string) string {
+func InlineSVG(doc string) string {
 	if i := strings.Index(doc, "<svg"); i >= 0 {
 		doc = doc[i:]
 	}

@@ -243,3 +243,27 @@ func TestPNG(t *testing.T) {
 		t.Errorf("PNG corner is not white")
 	}
 }
+
+// TestCompareSVG draws a job and its baseline in one chart: each target
+// twice, on one throughput axis.
+func TestCompareSVG(t *testing.T) {
+	j := fixtureJob()
+	runs := fixtureRuns(j)
+	a := fixtureAnalysis(j, runs)
+	base := fixtureJob()
+	base.ID, base.Spec.Name = "job_base", "last week"
+	var sb strings.Builder
+	if err := WriteCompareSVG(&sb, j, base, a, fixtureAnalysis(base, runs)); err != nil {
+		t.Fatal(err)
+	}
+	svg := sb.String()
+	for _, want := range []string{"apache vs lighttpd, 25 KB image against last week", "apache (this job)", "apache (baseline)",
+		"lighttpd (this job)", "lighttpd (baseline)"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("compare chart lacks %q", want)
+		}
+	}
+	if n := strings.Count(svg, "mean successful throughput"); n != 2 {
+		t.Errorf("compare chart has %d throughput panels, want one per slice (2)", n)
+	}
+}

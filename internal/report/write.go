@@ -92,6 +92,10 @@ func stopFlag(p job.Point) string {
 // header is the line that precedes each run's text, in the style of
 // tail(1) over several files: "==> target apache, c=50, n=1000, repeat 3/10 <==".
 func (v runView) header() string {
-	return fmt.Sprintf("==> target %s, c=%d, %s, repeat %d/%d <==",
-		v.Point.Target, v.Point.Concurrency, stopFlag(v.Point), v.Repeat+1, v.Repeats)
+	partial := ""
+	if v.Partial {
+		partial = ", partial: stopped by the job's cancel"
+	}
+	return fmt.Sprintf("==> target %s, c=%d, %s, repeat %d/%d%s <==",
+		v.Point.Target, v.Point.Concurrency, stopFlag(v.Point), v.Repeat+1, v.Repeats, partial)
 }

@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -83,13 +84,46 @@ func Parse(s template.Schedule) (*Plan, error) {
 	return p, nil
 }
 
-// Validate is Parse for a template's optional schedule.
+// Validate is Parse for a template's optional schedule being created or
+// changed, and stricter: the cron names no time zone of its own
+// (robfig/cron reads a "CRON_TZ=" or "TZ=" prefix, which would override
+// schedule.timezone without showing in it), and it fires within a year.
+// Parse alone reads what is stored, so a schedule saved before these rules
+// keeps running.
 func Validate(s *template.Schedule) error {
 	if s == nil {
 		return nil
 	}
-	_, err := Parse(*s)
-	return err
+	p, err := Parse(*s)
+	var ve *job.ValidationError
+	if err != nil && !errors.As(err, &ve) {
+		return err
+	}
+	var probs []job.FieldError
+	if ve != nil {
+		probs = ve.Problems
+	}
+	cron := strings.TrimSpace(s.Cron)
+	switch {
+	case strings.HasPrefix(cron, "CRON_TZ=") || strings.HasPrefix(cron, "TZ="):
+		probs = append(probs, job.FieldError{Field: "schedule.cron", Message: "a time zone prefix (CRON_TZ=, TZ=) is not allowed: set schedule.timezone"})
+	case p != nil && !p.firesWithinAYear():
+		probs = append(probs, job.FieldError{Field: "schedule.cron", Message: fmt.Sprintf("%q never fires within a year (such as the 30th of February)", s.Cron)})
+	}
+	if len(probs) > 0 {
+		return &job.ValidationError{Problems: probs}
+	}
+	return nil
+}
+
+// firesWithinAYear reports whether the schedule has a tick within a year
+// of a fixed instant. A cron's ticks repeat every year, the 29th of
+// February's aside, so one year from any instant tells whether it fires
+// at all; a fixed one keeps the answer the same on every day.
+func (p *Plan) firesWithinAYear() bool {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, p.loc)
+	next := p.sched.Next(from)
+	return !next.IsZero() && next.Before(from.AddDate(1, 0, 1))
 }
 
 // shortestInterval is the shortest gap between ticks over the next year's

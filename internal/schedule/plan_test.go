@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,43 @@ func TestParseNamesTheBadField(t *testing.T) {
 			var ve *job.ValidationError
 			if !errors.As(err, &ve) || ve.Problems[0].Field != tt.field {
 				t.Fatalf("Parse = %v, want a problem at %s", err, tt.field)
+			}
+		})
+	}
+}
+
+// TestValidateRefusesWhatParseReads: a new schedule may not carry its own
+// time zone in the cron, nor be one that never fires; a stored one still
+// parses.
+func TestValidateRefusesWhatParseReads(t *testing.T) {
+	tests := []struct {
+		name string
+		s    template.Schedule
+		msg  string // part of the problem at schedule.cron; "" : valid
+	}{
+		{"daily in a zone", template.Schedule{Cron: "0 3 * * *", Timezone: "Europe/Berlin"}, ""},
+		{"yearly", template.Schedule{Cron: "0 0 31 12 *"}, ""},
+		{"CRON_TZ prefix", template.Schedule{Cron: "CRON_TZ=Asia/Tokyo 0 3 * * *"}, "time zone prefix"},
+		{"TZ prefix", template.Schedule{Cron: "TZ=Asia/Tokyo 0 3 * * *", Timezone: "Europe/Berlin"}, "time zone prefix"},
+		{"30th of February", template.Schedule{Cron: "0 0 30 2 *"}, "never fires within a year"},
+		{"31st of April", template.Schedule{Cron: "0 0 31 4 *"}, "never fires within a year"},
+		{"29th of February", template.Schedule{Cron: "0 0 29 2 *"}, "never fires within a year"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := schedule.Validate(&tt.s)
+			if tt.msg == "" {
+				if err != nil {
+					t.Fatalf("Validate(%q) = %v, want nil", tt.s.Cron, err)
+				}
+				return
+			}
+			var ve *job.ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != "schedule.cron" || !strings.Contains(ve.Problems[0].Message, tt.msg) {
+				t.Fatalf("Validate(%q) = %v, want one problem at schedule.cron saying %q", tt.s.Cron, err, tt.msg)
+			}
+			if _, err := schedule.Parse(tt.s); err != nil {
+				t.Errorf("Parse(%q) = %v, want a stored schedule to stay readable", tt.s.Cron, err)
 			}
 		})
 	}

@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,7 +62,7 @@ func TestStoreOnCluster(t *testing.T) {
 		}},
 		{"AcquireLease", func(ctx context.Context) error { _, err := s.AcquireLease(ctx, j.ID, "w1", time.Minute); return err }},
 		{"UpdateJob start", func(ctx context.Context) error {
-			_, err := s.UpdateJob(ctx, j.ID, func(j *job.Job) error { _, err := j.Start("w1", "", 3, nowUTC()); return err })
+			_, err := s.UpdateJob(ctx, j.ID, func(j *job.Job) error { _, err := j.Start("w1", "", testBudget, nowUTC()); return err })
 			return err
 		}},
 		{"RenewLease", func(ctx context.Context) error { _, err := s.RenewLease(ctx, j.ID, "w1", time.Minute); return err }},
@@ -115,6 +117,22 @@ func TestStoreOnCluster(t *testing.T) {
 		{"ActiveJobs", func(ctx context.Context) error { _, err := s.ActiveJobs(ctx, owner); return err }},
 		{"PutTemplate", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},
 		{"PutTemplate replace", func(ctx context.Context) error { _, err := s.PutTemplate(ctx, newTemplate(owner, "t1")); return err }},
+		{"PutTemplateWithin at a limit", func(ctx context.Context) error {
+			_, err := s.PutTemplateWithin(ctx, newTemplate(owner, "t2"), store.TemplateLimits{Templates: 1, PerRepository: 5})
+			if !errors.Is(err, store.ErrLimit) {
+				return fmt.Errorf("a 2nd template at a limit of 1: %v, want ErrLimit", err)
+			}
+			return nil
+		}},
+		{"TemplatesForRepository", func(ctx context.Context) error {
+			got, err := s.TemplatesForRepository(ctx, "github", "acme/shop", 20)
+			if err == nil && len(got) != 1 {
+				err = fmt.Errorf("%d templates, want 1", len(got))
+			}
+			return err
+		}},
+		{"AccountTemplates", func(ctx context.Context) error { _, err := s.AccountTemplates(ctx); return err }},
+		{"PinJobWithin", func(ctx context.Context) error { _, err := s.PinJobWithin(ctx, j.ID, true, 1); return err }},
 		{"GetTemplate", func(ctx context.Context) error { _, err := s.GetTemplate(ctx, owner, "t1"); return err }},
 		{"ListTemplates", func(ctx context.Context) error { _, err := s.ListTemplates(ctx, owner); return err }},
 		{"ListAllTemplates", func(ctx context.Context) error { _, err := s.ListAllTemplates(ctx); return err }},

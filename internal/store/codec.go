@@ -18,22 +18,30 @@ type pipeliner interface {
 }
 
 // loadJobs reads jobs in one round trip, each with its latest progress;
-// the slice holds nil where a job does not exist.
+// the slice holds nil where a job does not exist. A job's runs_done is
+// the number of runs stored, counted here whatever the progress written
+// says: the progress is written after the run is stored, so a worker that
+// dies between the two, or an end written from an older progress, would
+// otherwise leave it short.
 func (s *Store) loadJobs(ctx context.Context, c pipeliner, ids []string) ([]*job.Job, error) {
 	hashes := make([]*redis.SliceCmd, len(ids))
 	progress := make([]*redis.StringCmd, len(ids))
-	_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	stored := make([]*redis.IntCmd, len(ids))
+	// Each command's own error is checked below: a failed count alone
+	// must not make the job unreadable.
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
 			hashes[i] = p.HMGet(ctx, jobKey(id), fieldJob, fieldOwner)
 			progress[i] = p.Get(ctx, progressKey(id))
+			stored[i] = p.HLen(ctx, runsKey(id))
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
-	}
 	jobs := make([]*job.Job, len(ids))
 	for i, id := range ids {
+		if err := hashes[i].Err(); err != nil {
+			return nil, err
+		}
 		j, err := decodeJob(hashes[i].Val())
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", id, err)
@@ -47,6 +55,12 @@ func (s *Store) loadJobs(ctx context.Context, c pipeliner, ids []string) ([]*job
 			}
 		} else if !errors.Is(err, redis.Nil) {
 			return nil, fmt.Errorf("job %s: progress: %w", id, err)
+		}
+		// A runs key that cannot be counted (its read fails as the runs'
+		// own reads will) leaves the progress as written, so the job can
+		// still be read and failed.
+		if n, err := stored[i].Result(); err == nil {
+			j.Progress.RunsDone = int(n)
 		}
 		jobs[i] = j
 	}

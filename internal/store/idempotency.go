@@ -82,14 +82,28 @@ func (s *Store) IdempotencyKey(ctx context.Context, owner, key string) (Idempote
 	return s.readIdempotency(ctx, idempotencyKey(owner, key))
 }
 
+// DeliveryTTL is how long a CI delivery keeps naming the job it created:
+// GitHub redelivers a delivery (by hand or by its API) for three days.
+const DeliveryTTL = 72 * time.Hour
+
 // CompleteIdempotencyKey records jobID on a won claim for IdempotencyTTL,
 // and whether its answer carried a generated webhook secret.
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, claim IdempotencyRecord, jobID string, secretIssued bool) error {
+	return s.completeIdempotencyKey(ctx, claim, jobID, secretIssued, IdempotencyTTL)
+}
+
+// CompleteDelivery records jobID on a won claim of a CI delivery, for
+// DeliveryTTL.
+func (s *Store) CompleteDelivery(ctx context.Context, claim IdempotencyRecord, jobID string) error {
+	return s.completeIdempotencyKey(ctx, claim, jobID, false, DeliveryTTL)
+}
+
+func (s *Store) completeIdempotencyKey(ctx context.Context, claim IdempotencyRecord, jobID string, secretIssued bool, ttl time.Duration) error {
 	done := "done " + claim.BodyHash + " " + jobID
 	if secretIssued {
 		done += " " + secretIssuedMark
 	}
-	if err := s.casIdempotency(ctx, claim, done, IdempotencyTTL); err != nil {
+	if err := s.casIdempotency(ctx, claim, done, ttl); err != nil {
 		return fmt.Errorf("store: record job %s on idempotency key: %w", jobID, err)
 	}
 	return nil

@@ -96,7 +96,7 @@ func TestUpdateJobNoLostUpdate(t *testing.T) {
 		wg.Go(func() {
 			for range each {
 				_, err := s.UpdateJob(t.Context(), "j1", func(j *job.Job) error {
-					j.Progress.RunsDone++
+					j.Progress.RequestsDone++
 					return nil
 				})
 				errs <- err
@@ -114,8 +114,8 @@ func TestUpdateJobNoLostUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Progress.RunsDone != writers*each {
-		t.Errorf("RunsDone after %d concurrent increments = %d, want %d", writers*each, got.Progress.RunsDone, writers*each)
+	if got.Progress.RequestsDone != writers*each {
+		t.Errorf("RequestsDone after %d concurrent increments = %d, want %d", writers*each, got.Progress.RequestsDone, writers*each)
 	}
 }
 
@@ -138,6 +138,11 @@ func TestUpdateJobReturnsFnError(t *testing.T) {
 func TestSetProgressShowsInGetJob(t *testing.T) {
 	s, _ := newStore(t)
 	mustCreate(t, s, newJob("j1", "", 0, nil))
+	for _, r := range []*job.Run{run(0, 0, 10), run(0, 1, 10)} { // runs_done counts them
+		if _, err := s.SaveRun(t.Context(), "j1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p := job.Progress{RunsTotal: 4, RunsDone: 2, RequestsDone: 77, CurrentRPS: 1234.5, CurrentRun: &job.RunKey{Point: 1, Repeat: 0}}
 	if err := s.SetProgress(t.Context(), "j1", p); err != nil {
 		t.Fatalf("SetProgress = %v", err)

@@ -116,13 +116,41 @@ func (s *Store) release(ctx context.Context, id, reason string) error {
 // retention, so a compare_to naming it, or a selector matching it, keeps
 // finding it; unpinned, it expires a retention after the unpin, unless
 // it is its template's latest on its branch.
+// No limit applies (PinJobWithin).
 func (s *Store) PinJob(ctx context.Context, id string, pinned bool) (*job.Job, error) {
+	return s.PinJobWithin(ctx, id, pinned, 0)
+}
+
+// reservePin adds job ARGV[1] to the owner's pinned jobs KEYS[1] if it is
+// one of them already or fewer than ARGV[2] (0: no limit) are; it
+// returns {1 admitted or 0, the pinned jobs found}.
+var reservePin = redis.NewScript(`
+local n = redis.call('SCARD', KEYS[1])
+if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return {1, n} end
+if tonumber(ARGV[2]) > 0 and n >= tonumber(ARGV[2]) then return {0, n} end
+redis.call('SADD', KEYS[1], ARGV[1])
+return {1, n + 1}
+`)
+
+// PinJobWithin is PinJob with at most max (0: any number of) pinned jobs
+// per owner: a pin past it is refused with a *LimitError, counted
+// atomically; an unpin frees its place.
+func (s *Store) PinJobWithin(ctx context.Context, id string, pinned bool, max int) (*job.Job, error) {
 	j, err := s.GetJob(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("store: pin job: %w", err)
 	}
+	owner := j.Owner
 	if pinned {
+		res, err := reservePin.Run(ctx, s.rdb, []string{pinnedJobsKey(owner)}, id, max).Int64Slice()
+		if err != nil {
+			return nil, fmt.Errorf("store: pin job %s: %w", id, err)
+		}
+		if len(res) != 2 || res[0] != 1 {
+			return nil, fmt.Errorf("store: pin job %s: %w", id, &LimitError{Limit: LimitPins, Max: max, Used: int(res[len(res)-1])})
+		}
 		if err := s.keep(ctx, j, keepPin); err != nil {
+			s.unpinCount(context.WithoutCancel(ctx), owner, id)
 			return nil, err
 		}
 	}
@@ -130,6 +158,7 @@ func (s *Store) PinJob(ctx context.Context, id string, pinned bool) (*job.Job, e
 	if err != nil {
 		if pinned {
 			_ = s.release(context.WithoutCancel(ctx), id, keepPin)
+			s.unpinCount(context.WithoutCancel(ctx), owner, id)
 		}
 		return nil, fmt.Errorf("store: pin job: %w", err)
 	}
@@ -137,8 +166,24 @@ func (s *Store) PinJob(ctx context.Context, id string, pinned bool) (*job.Job, e
 		if err := s.release(ctx, id, keepPin); err != nil {
 			return nil, err
 		}
+		s.unpinCount(ctx, owner, id)
 	}
 	return j, nil
+}
+
+// unpinCount frees job id's place among owner's pinned jobs; a failure
+// leaves it counted until the next unpin of the job.
+func (s *Store) unpinCount(ctx context.Context, owner, id string) {
+	_ = s.rdb.SRem(ctx, pinnedJobsKey(owner), id).Err()
+}
+
+// PinnedJobs is how many of owner's jobs are pinned.
+func (s *Store) PinnedJobs(ctx context.Context, owner string) (int, error) {
+	n, err := s.rdb.SCard(ctx, pinnedJobsKey(owner)).Result()
+	if err != nil {
+		return 0, fmt.Errorf("store: count pinned jobs: %w", err)
+	}
+	return int(n), nil
 }
 
 // keepLatest makes j, which just succeeded, its template's latest job on

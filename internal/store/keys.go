@@ -145,6 +145,7 @@ func shardLeaseKey(id, round string, shard int) string {
 //	benchq:{apikeys}                      set    every key id, revoked ones included
 //	benchq:{apikeys}:active               set    ids of keys not revoked (ActiveKeyCount)
 //	benchq:quota:active:<owner>           zset   the owner's queued + running job ids, score = admission unix ms
+//	benchq:quota:pins:<owner>             set    the owner's pinned job ids (PinJobWithin)
 //	rate:benchq:quota:submissions:<owner> string redis_rate's GCRA state; redis_rate adds the "rate:" itself
 //
 // The API keys share one hash tag: AddKey and RevokeKey change a record
@@ -157,6 +158,7 @@ func apiKeyHashKey(hash string) string   { return apiKeysTag + ":hash:" + hash }
 func apiKeysKey() string                 { return apiKeysTag }
 func activeAPIKeysKey() string           { return apiKeysTag + ":active" }
 func activeJobsKey(owner string) string  { return prefix + "quota:active:" + owner }
+func pinnedJobsKey(owner string) string  { return prefix + "quota:pins:" + owner }
 func submissionsKey(owner string) string { return prefix + "quota:submissions:" + owner }
 
 // Webhook deliveries.
@@ -235,6 +237,20 @@ const templatesTag = prefix + "{templates}"
 
 func allTemplatesKey() string               { return templatesTag }
 func ownerTemplatesKey(owner string) string { return templatesTag + ":owner:" + owner }
+
+// What an owner's templates hold, for its limits, and which templates a
+// CI delivery may concern (templatequota.go), under the indexes' tag so
+// one script checks and changes them all.
+//
+//	benchq:{templates}:usage:<owner>   hash   name = "<bytes> <1 if scheduled, else 0> <github repository or -> <gitlab project or -> <token> <unix ms>"
+//	benchq:{templates}:repos           zset   "<provider> <repository, lower case> <owner>/<name>", score 0:
+//	                                          the templates a trigger binds to each repository
+//	benchq:{templates}:accounted       string "1" once every template stored before the usage existed was accounted
+//
+// No TTL: they live as long as the templates.
+func templateUsageKey(owner string) string { return templatesTag + ":usage:" + owner }
+func templateReposKey() string             { return templatesTag + ":repos" }
+func templatesAccountedKey() string        { return templatesTag + ":accounted" }
 
 // Fields of the template hash.
 const fieldTemplate = "template"

@@ -9,6 +9,9 @@ import (
 	"github.com/benchq/benchq/internal/store"
 )
 
+// testBudget is the crash budget the store tests start jobs under.
+var testBudget = job.CrashBudget{Stalled: 3, Total: 10}
+
 // TestLease: one holder at a time; only the holder renews or releases;
 // the lease runs out by itself.
 func TestLease(t *testing.T) {
@@ -64,7 +67,7 @@ func TestUnleasedRunning(t *testing.T) {
 	}
 	for _, id := range []string{jobID(0), jobID(1), jobID(2)} {
 		if _, err := s.UpdateJob(ctx, id, func(j *job.Job) error {
-			_, err := j.Start("w", "", 3, nowUTC())
+			_, err := j.Start("w", "", testBudget, nowUTC())
 			return err
 		}); err != nil {
 			t.Fatal(err)

@@ -217,9 +217,9 @@ func TestStatusChangesLeaveOneEntry(t *testing.T) {
 	j := newJob("j1", "", 0, nil)
 	mustCreate(t, s, j)
 	steps := []func(j *job.Job) error{
-		func(j *job.Job) error { _, err := j.Start("w1", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { _, err := j.Start("w1", "", testBudget, nowUTC()); return err },
 		func(j *job.Job) error { return j.TransitionAs(j.Attempt, job.StatusQueued, nowUTC()) },
-		func(j *job.Job) error { _, err := j.Start("w2", "", 3, nowUTC()); return err },
+		func(j *job.Job) error { _, err := j.Start("w2", "", testBudget, nowUTC()); return err },
 		func(j *job.Job) error { return j.Finish(job.StatusSucceeded, "", nil, nowUTC()) },
 	}
 	for i, step := range steps {

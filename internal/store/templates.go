@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,22 +17,49 @@ import (
 // PutTemplate stores t under its owner and name, replacing a template of
 // that name; created says whether there was none. The store sets
 // CreatedAt (kept from the template it replaces) and UpdatedAt. t is not
-// validated here (template.Validate).
+// validated here (template.Validate). No limit applies (PutTemplateWithin).
 func (s *Store) PutTemplate(ctx context.Context, t *template.Template) (created bool, err error) {
+	return s.PutTemplateWithin(ctx, t, TemplateLimits{})
+}
+
+// PutTemplateWithin is PutTemplate within lim: a template that would take
+// its owner past a limit, or its repository past lim.PerRepository, is
+// refused with a *LimitError, counted atomically whatever writes run at
+// once. A replacement is refused only for what it adds: one that grows
+// past the byte limit, or adds a schedule or a repository at its limit.
+func (s *Store) PutTemplateWithin(ctx context.Context, t *template.Template, lim TemplateLimits) (created bool, err error) {
 	if t == nil || t.Name == "" || t.Owner == "" {
 		return false, errors.New("store: put template: no owner or name")
 	}
 	ref := templateRef(t.Owner, t.Name)
 	key := TemplateKey(t.Owner, t.Name)
-	// Listed first, so no template exists that no listing shows.
-	if _, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SAdd(ctx, allTemplatesKey(), ref)
-		p.SAdd(ctx, ownerTemplatesKey(t.Owner), t.Name)
-		return nil
-	}); err != nil {
-		return false, fmt.Errorf("store: put template %s: list: %w", ref, err)
-	}
 	now := s.now().UTC()
+	sized := *t
+	sized.CreatedAt, sized.UpdatedAt = now, now
+	size, err := json.Marshal(&sized)
+	if err != nil {
+		return false, fmt.Errorf("store: put template %s: encode: %w", ref, err)
+	}
+	// Counted and listed first, so no template exists that no listing or
+	// limit sees; a write that fails gives its share back.
+	u := usageOf(t, len(size), now)
+	prev, err := s.account(ctx, t.Owner, t.Name, u, lim)
+	if err != nil {
+		return false, fmt.Errorf("store: put template %s: %w", ref, err)
+	}
+	created, err = s.writeTemplate(ctx, t, key, now)
+	if err != nil {
+		if uerr := s.unaccount(context.WithoutCancel(ctx), t.Owner, t.Name, u.value, prev); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("give back its usage: %w", uerr))
+		}
+		return false, fmt.Errorf("store: put template %s: %w", ref, err)
+	}
+	return created, nil
+}
+
+// writeTemplate writes t's hash, keeping the CreatedAt of the template it
+// replaces.
+func (s *Store) writeTemplate(ctx context.Context, t *template.Template, key string, now time.Time) (created bool, err error) {
 	err = s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 		old, err := readTemplate(ctx, tx, key)
 		if err != nil && !errors.Is(err, ErrNotFound) {
@@ -59,10 +87,7 @@ func (s *Store) PutTemplate(ctx context.Context, t *template.Template) (created 
 	if errors.Is(err, redis.TxFailedErr) {
 		err = fmt.Errorf("%w: changed concurrently", ErrConflict)
 	}
-	if err != nil {
-		return false, fmt.Errorf("store: put template %s: %w", ref, err)
-	}
-	return created, nil
+	return created, err
 }
 
 // GetTemplate returns owner's template name, or ErrNotFound.
@@ -89,14 +114,11 @@ func (s *Store) DeleteTemplate(ctx context.Context, owner, name string) error {
 	return nil
 }
 
-// unlistTemplate drops the index entries of a template that is gone; a
-// failure leaves entries that readers skip and the next delete removes.
+// unlistTemplate drops the index entries and the usage of a template
+// that is gone, which frees its share of its owner's limits; a failure
+// leaves entries that readers skip and the next delete removes.
 func (s *Store) unlistTemplate(ctx context.Context, owner, name string) {
-	_, _ = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SRem(ctx, allTemplatesKey(), templateRef(owner, name))
-		p.SRem(ctx, ownerTemplatesKey(owner), name)
-		return nil
-	})
+	_ = s.unaccount(ctx, owner, name, "", "")
 }
 
 // ListTemplates returns owner's templates, by name.
