@@ -129,11 +129,7 @@ func (st *stream) run() error {
 // readNext reads and sends the events after st.after without waiting;
 // done is true after the final event, full when a whole batch came.
 func (st *stream) readNext(ctx context.Context) (done, full bool, err error) {
-	var events []store.Event
-	err = st.s.streams.read(ctx, func() (err error) {
-		events, err = st.s.store.ReadEvents(ctx, st.jobID, st.after, 0)
-		return err
-	})
+	events, err := st.s.streams.readEvents(ctx, st.jobID, st.after)
 	if err != nil {
 		if ctx.Err() != nil {
 			return true, false, nil

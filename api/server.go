@@ -262,7 +262,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)
-	s.streams = newStreamHub(deps.Streams, cfg.MaxStreamsPerKey, cfg.MaxStreams, cfg.Logger)
+	s.streams = newStreamHub(deps.Streams, deps.Store, cfg.MaxStreamsPerKey, cfg.MaxStreams, cfg.Logger)
 	go s.streams.run(s.closing)
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
 	s.metrics.registry.MustRegister(s.streams.gauge())

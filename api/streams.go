@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/benchq/benchq/internal/store"
 )
 
 // StreamStore is what event streams need beyond JobStore; *store.Store
@@ -60,10 +63,12 @@ var errKeyRevoked = errors.New("api: api key revoked")
 // An idle stream holds no Redis connection; only the subscription does.
 type streamHub struct {
 	st     StreamStore // nil: no notices (streams poll), no revocation checks
+	events eventReader
 	perKey int
 	total  int
 	log    *slog.Logger
 	reads  chan struct{} // streamReadSlots tokens
+	shared singleflight.Group
 
 	mu    sync.Mutex
 	byJob map[string]map[*streamWaiter]struct{}
@@ -82,7 +87,12 @@ type streamWaiter struct {
 	revoked bool
 }
 
-func newStreamHub(st StreamStore, perKey, total int, log *slog.Logger) *streamHub {
+// eventReader reads a job's events; JobStore has it.
+type eventReader interface {
+	ReadEvents(ctx context.Context, jobID, after string, block time.Duration) ([]store.Event, error)
+}
+
+func newStreamHub(st StreamStore, events eventReader, perKey, total int, log *slog.Logger) *streamHub {
 	if perKey <= 0 {
 		perKey = defaultMaxStreamsPerKey
 	}
@@ -90,7 +100,7 @@ func newStreamHub(st StreamStore, perKey, total int, log *slog.Logger) *streamHu
 		total = defaultMaxStreams
 	}
 	return &streamHub{
-		st: st, perKey: perKey, total: total, log: log,
+		st: st, events: events, perKey: perKey, total: total, log: log,
 		reads: make(chan struct{}, streamReadSlots),
 		byJob: map[string]map[*streamWaiter]struct{}{},
 		byKey: map[string]map[*streamWaiter]struct{}{},
@@ -188,6 +198,37 @@ func (w *streamWaiter) signal() {
 	select {
 	case w.wake <- struct{}{}:
 	default: // one pending wake-up covers any number of events
+	}
+}
+
+// sharedReadTimeout bounds a read that several streams share, which no
+// one stream's context may cut short.
+const sharedReadTimeout = 5 * time.Second
+
+// readEvents reads the events of job after cursor after for a stream. A
+// notice wakes every stream of its job at once, and those that were
+// caught up ask for the same thing: one read answers them all (the
+// events are shared, read-only), so a job with 500 open streams costs one
+// Redis read per event, not 500.
+func (h *streamHub) readEvents(ctx context.Context, job, after string) ([]store.Event, error) {
+	ch := h.shared.DoChan(job+" "+after, func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedReadTimeout)
+		defer cancel()
+		var events []store.Event
+		err := h.read(rctx, func() (err error) {
+			events, err = h.events.ReadEvents(rctx, job, after, 0)
+			return err
+		})
+		return events, err
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]store.Event), nil
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,5 +224,69 @@ func TestStreamClosedOnRevocation(t *testing.T) {
 	var p Problem
 	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || !strings.Contains(p.Detail, "revoked") {
 		t.Errorf("401 problem = %+v, %v; want it to say the key was revoked", p, err)
+	}
+}
+
+// countingStore counts the event reads that reach the store.
+type countingStore struct {
+	*store.Store
+	reads atomic.Int64
+}
+
+func (c *countingStore) ReadEvents(ctx context.Context, id, after string, block time.Duration) ([]store.Event, error) {
+	c.reads.Add(1)
+	return c.Store.ReadEvents(ctx, id, after, block)
+}
+
+// TestStreamsOfOneJobShareReads: one event to a job with 50 caught-up
+// streams must cost far fewer than 50 reads, or a popular job's streams
+// turn each event into a burst of Redis reads that other requests wait
+// behind.
+func TestStreamsOfOneJobShareReads(t *testing.T) {
+	const streams = 50
+	srv := redistest.Start(t)
+	st := store.New(srv.Client(t), store.Options{})
+	cs := &countingStore{Store: st}
+	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	env.srv = New(Config{CheckURL: loopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
+		Deps{Store: cs, Queue: env.queue, Keys: st, Quotas: st, Streams: st})
+	hs := httptest.NewServer(env.srv.Handler())
+	t.Cleanup(func() {
+		hs.CloseClientConnections()
+		_ = env.srv.Shutdown(context.Background())
+		hs.Close()
+	})
+	env.url = hs.URL
+	se := &streamEnv{env}
+	_, a := env.addKey(t, "a", false, apikey.Quota{})
+	id := env.create(t, a)
+	got := make(chan struct{}, streams)
+	for range streams {
+		resp := se.mustStream(t, a, id)
+		go func() {
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "event: progress") {
+					got <- struct{}{}
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // every stream past its replay
+	before := cs.reads.Load()
+	if err := st.AppendEvent(t.Context(), id, store.EventProgress, map[string]int{"runs_done": 1}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range streams {
+		select {
+		case <-got:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d of %d streams got the event within 5s", i, streams)
+		}
+	}
+	reads := cs.reads.Load() - before
+	t.Logf("one event to %d streams took %d reads", streams, reads)
+	if reads > streams/2 {
+		t.Errorf("one event to %d streams took %d reads, want at most %d", streams, reads, streams/2)
 	}
 }
