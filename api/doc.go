@@ -10,4 +10,9 @@
 // internal errors are logged with the request id, never echoed. A Redis
 // outage (store.ErrUnavailable) is a 503 with Retry-After on every route,
 // and a job creation it interrupts is undone (undo.go).
+//
+// Event streams (events.go) hold no Redis connection while they wait: the
+// process's one notice subscription wakes the streams of a job that got
+// an event, and a hub (streams.go) caps open streams per key and per
+// process and ends those of revoked keys.
 package api

@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -24,7 +25,7 @@ func isFinalEvent(typ string) bool {
 // handleJobEvents streams a job's progress as Server-Sent Events.
 //
 //	@Summary		Stream a job's events
-//	@Description	text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event.
+//	@Description	text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).
 //	@Tags			jobs
 //	@Produce		text/event-stream
 //	@Param			id				path		string	true	"job id"
@@ -32,19 +33,27 @@ func isFinalEvent(typ string) bool {
 //	@Success		200				{string}	string	"event stream"
 //	@Failure		404				{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
+//	@Failure		429	{object}	Problem	"too-many-streams: the key or the server has as many event streams open as allowed; retry after the Retry-After header"
+//	@Header			429	{integer}	Retry-After	"seconds"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/events [get]
 func (s *Server) handleJobEvents(c echo.Context) error {
-	ctx, cancel := context.WithCancel(c.Request().Context())
-	defer cancel()
-	defer context.AfterFunc(s.closing, cancel)()
+	ctx, cancel := context.WithCancelCause(c.Request().Context())
+	defer cancel(nil)
+	defer context.AfterFunc(s.closing, func() { cancel(nil) })()
 	c.SetRequest(c.Request().WithContext(ctx))
 	id := c.Param("id")
-	if _, err := s.ownedJobCtx(ctx, principalOf(c), id); err != nil {
+	p := principalOf(c)
+	if _, err := s.ownedJobCtx(ctx, p, id); err != nil {
 		return err
 	}
+	w, err := s.streams.admit(p.KeyID, id, cancel)
+	if err != nil {
+		return err
+	}
+	defer s.streams.release(w)
 	after := c.Request().Header.Get("Last-Event-ID")
 	if after == "" {
 		after = c.QueryParam("after")
@@ -54,8 +63,10 @@ func (s *Server) handleJobEvents(c echo.Context) error {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	c.Response().WriteHeader(http.StatusOK)
-	st := &stream{s: s, c: c, rc: http.NewResponseController(c.Response()), jobID: id, after: after}
-	if err := st.run(); err != nil && ctx.Err() == nil {
+	st := &stream{s: s, c: c, rc: http.NewResponseController(c.Response()), w: w, jobID: id, after: after}
+	err = st.run()
+	// A revoked key's streams are logged once, by the hub.
+	if err != nil && ctx.Err() == nil {
 		s.log.Warn("api: event stream ended", "request_id", requestID(c), "job", id, "err", err)
 	}
 	return nil
@@ -63,47 +74,70 @@ func (s *Server) handleJobEvents(c echo.Context) error {
 
 // stream is one client's event stream.
 type stream struct {
-	s      *Server
-	c      echo.Context
-	rc     *http.ResponseController
-	jobID  string
-	after  string
-	lastHB time.Time
+	s     *Server
+	c     echo.Context
+	rc    *http.ResponseController
+	w     *streamWaiter
+	jobID string
+	after string
 }
 
 // run replays and follows the job's events until its final event, the
-// client going away, or a store error.
+// client going away, or a store error. Between reads it holds no Redis
+// connection: it reads when the hub wakes it for a notice, and every
+// EventPoll in case a notice was lost (or the job ended without its final
+// event).
 func (st *stream) run() error {
 	ctx := st.c.Request().Context()
-	st.lastHB = time.Now()
 	if err := st.flush(); err != nil {
 		return err
 	}
-	finishing := false // the job is terminal: one more read drains the tail
-	for ctx.Err() == nil {
-		block := min(st.s.cfg.EventPoll, st.s.cfg.Heartbeat)
-		events, err := st.s.store.ReadEvents(ctx, st.jobID, st.after, block)
-		if err != nil {
-			return fmt.Errorf("read events: %w", err)
-		}
-		done, err := st.write(events)
+	poll := time.NewTicker(st.s.cfg.EventPoll)
+	defer poll.Stop()
+	heartbeat := time.NewTicker(st.s.cfg.Heartbeat)
+	defer heartbeat.Stop()
+	for {
+		done, full, err := st.readNext(ctx)
 		if done || err != nil {
 			return err
 		}
-		if len(events) > 0 {
-			continue
+		if full {
+			continue // a whole batch: more may be waiting
 		}
-		if finishing {
+		select {
+		case <-ctx.Done():
 			return nil
-		}
-		if finishing, err = st.jobTerminal(); err != nil {
-			return err
-		}
-		if err := st.heartbeat(); err != nil {
-			return err
+		case <-st.w.wake:
+		case <-heartbeat.C:
+			if err := st.send([]byte(": heartbeat\n\n")); err != nil {
+				return err
+			}
+		case <-poll.C:
+			terminal, err := st.jobTerminal(ctx)
+			if err != nil {
+				return err
+			}
+			if terminal {
+				// One more read drains the tail, then the stream ends.
+				_, _, err := st.readNext(ctx)
+				return err
+			}
 		}
 	}
-	return nil
+}
+
+// readNext reads and sends the events after st.after without waiting;
+// done is true after the final event, full when a whole batch came.
+func (st *stream) readNext(ctx context.Context) (done, full bool, err error) {
+	events, err := st.s.streams.readEvents(ctx, st.jobID, st.after)
+	if err != nil {
+		if ctx.Err() != nil {
+			return true, false, nil
+		}
+		return true, false, fmt.Errorf("read events: %w", err)
+	}
+	done, err = st.write(events)
+	return done, len(events) >= store.ReadBatch, err
 }
 
 // write sends events; done is true after the final one.
@@ -130,18 +164,14 @@ func (st *stream) write(events []store.Event) (done bool, err error) {
 	return done, nil
 }
 
-func (st *stream) heartbeat() error {
-	if time.Since(st.lastHB) < st.s.cfg.Heartbeat {
-		return nil
-	}
-	st.lastHB = time.Now()
-	return st.send([]byte(": heartbeat\n\n"))
-}
-
 // jobTerminal covers a final event that expired or was never written: a
 // finished job's stream must end anyway.
-func (st *stream) jobTerminal() (bool, error) {
-	j, err := st.s.store.GetJob(st.c.Request().Context(), st.jobID)
+func (st *stream) jobTerminal(ctx context.Context) (bool, error) {
+	var j *job.Job
+	err := st.s.streams.read(ctx, func() (err error) {
+		j, err = st.s.store.GetJob(ctx, st.jobID)
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("get job: %w", err)
 	}

@@ -51,7 +51,8 @@ var (
 	errNoURLPolicy = errors.New("api: no URL policy configured")
 	errJobFinished = errors.New("api: job already finished")
 	errForbidden   = errors.New("api: forbidden")
-	// errUnauthorized, errTooManyActive, errRateLimited: auth.go, quota.go.
+	// errUnauthorized, errTooManyActive, errRateLimited, errTooManyStreams:
+	// auth.go, quota.go, streams.go.
 )
 
 // problemKind is one row of the error table.
@@ -104,6 +105,7 @@ func problemKinds() []problemKind {
 		{errNotJSON, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", true, false},
 		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
 		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
+		{errTooManyStreams, http.StatusTooManyRequests, "too-many-streams", "Too many event streams", true, false},
 		{errTooManyTemplates, http.StatusTooManyRequests, "too-many-templates", "Template limit reached", true, false},
 		{errTemplateBytes, http.StatusTooManyRequests, "template-bytes-exceeded", "Template storage limit reached", true, false},
 		{errTooManySchedules, http.StatusTooManyRequests, "too-many-schedules", "Schedule limit reached", true, false},

@@ -97,8 +97,17 @@ type Config struct {
 	// Heartbeat is the interval of SSE comment lines that keep proxies from
 	// closing an idle stream; zero means 15s.
 	Heartbeat time.Duration
-	// EventPoll is how long one event read blocks in Redis; zero means 5s.
+	// EventPoll is how often an event stream looks for events that no
+	// notice announced (one lost while the notice subscription was down,
+	// or written by a worker that announces none) and whether its job
+	// ended without a final event; zero means 5s. Streams read as soon as
+	// a notice comes.
 	EventPoll time.Duration
+	// MaxStreamsPerKey and MaxStreams cap the event streams open at once
+	// per API key and in this process; zero means 50 and 1000. A stream
+	// over either is refused with a 429 and Retry-After.
+	MaxStreamsPerKey int
+	MaxStreams       int
 	// UnavailableRetryAfter is the Retry-After of a 503 while Redis is
 	// unreachable or refusing writes; zero means 5s. Redis comes back
 	// on its own or by an operator's hand, so this is a polling interval.
@@ -175,6 +184,10 @@ type Deps struct {
 	// Pinner pins jobs past the retention (pin.go); nil answers the pin
 	// endpoints with 503.
 	Pinner JobPinner
+	// Streams announces new events to event streams and tells revoked
+	// keys (streams.go); nil leaves streams to poll every EventPoll and
+	// open until their job ends, which only tests should want.
+	Streams StreamStore
 }
 
 // Server is the benchq HTTP API.
@@ -219,6 +232,9 @@ type Server struct {
 	dashboard *dashboard.Handler
 	monitor   http.Handler
 
+	// streams: the open event streams (streams.go).
+	streams *streamHub
+
 	// closing is canceled when Shutdown starts, ending event streams that
 	// http.Server.Shutdown would otherwise wait for until its deadline.
 	closing     context.Context
@@ -246,7 +262,10 @@ func New(cfg Config, deps Deps) *Server {
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = newUndoer(s.closing, cfg.Logger)
+	s.streams = newStreamHub(deps.Streams, deps.Store, cfg.MaxStreamsPerKey, cfg.MaxStreams, cfg.Logger)
+	go s.streams.run(s.closing)
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
+	s.metrics.registry.MustRegister(s.streams.gauge())
 	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
 	s.hosts = newHostRule(cfg)
 	s.echo.HideBanner = true

@@ -719,7 +719,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event.",
+                "description": "text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).",
                 "produces": [
                     "text/event-stream"
                 ],
@@ -759,6 +759,18 @@ const docTemplate = `{
                         "description": "Not Found",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "429": {
+                        "description": "too-many-streams: the key or the server has as many event streams open as allowed; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
                         }
                     },
                     "503": {

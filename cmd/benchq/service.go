@@ -132,6 +132,8 @@ func (m *Main) startAPI(st *store.Store) error {
 		OpenUntilFirstKey:    c.Command == config.CommandAll && c.Auth == "auto",
 		MaxActiveJobs:        c.MaxActiveJobs,
 		SubmissionsPerMinute: c.SubmissionsPerMinute,
+		MaxStreamsPerKey:     c.MaxStreamsPerKey,
+		MaxStreams:           c.MaxStreams,
 		MaxTemplates:         c.MaxTemplates,
 		MaxTemplateBytes:     c.MaxTemplateBytes,
 		MaxSchedules:         c.MaxSchedules,
@@ -142,7 +144,7 @@ func (m *Main) startAPI(st *store.Store) error {
 		AllowedHosts: c.AllowedHosts,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
-		Monitor: queueMonitor(m.rdb)})
+		Monitor: queueMonitor(m.rdb), Streams: st})
 	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
 	m.wg.Add(1)
 	go func() {

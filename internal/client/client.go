@@ -32,8 +32,9 @@ type Client struct {
 	HTTP *http.Client
 	// RequestTimeout bounds every call but the event stream. Zero means 30 s.
 	RequestTimeout time.Duration
-	// PollInterval is how often Follow polls when it has no event stream.
-	// Zero means 1 s.
+	// PollInterval is how often Follow polls when it has no event stream,
+	// and the first pause before it reopens a dropped one (doubling, with
+	// jitter, while drops repeat, up to 30 s). Zero means 1 s.
 	PollInterval time.Duration
 	// IdleTimeout is how long an event stream may stay silent, heartbeats
 	// included, before Follow drops it and reconnects. The server sends a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
@@ -35,14 +36,18 @@ type Update struct {
 // Follow watches job id until it reaches a terminal status and returns it
 // as GET /v1/jobs/{id} then shows it. It reports each change to onUpdate
 // (which may be nil). It reads the event stream, resuming after the last
-// event it saw when the stream drops; while no stream can be opened it
-// polls the job every PollInterval and tries the stream with each poll,
-// then, after maxStreamFailures in a row, with every streamRetryPolls-th
-// poll (every 10 s by default). It gives
-// up after MaxFailures calls in a row failed, on any 4xx answer, and when
+// event it saw when the stream drops, after a pause with jitter that
+// grows while drops repeat (so clients cut off together do not all come
+// back at once). A stream refused with 429 (the server's cap on open
+// streams) is tried again after the answer's Retry-After, or the backoff
+// when longer, without polling meanwhile. While no stream can be opened
+// otherwise it polls the job every PollInterval and tries the stream with
+// each poll, then, after maxStreamFailures in a row, with every
+// streamRetryPolls-th poll (every 10 s by default). It gives up after
+// MaxFailures calls in a row failed, on any other 4xx answer, and when
 // ctx ends.
 func (c *Client) Follow(ctx context.Context, id string, onUpdate func(Update)) (Job, error) {
-	f := &follower{c: c, id: id, onUpdate: onUpdate}
+	f := &follower{c: c, id: id, onUpdate: onUpdate, retry: backoff{base: c.pollInterval(), max: maxStreamBackoff}}
 	if f.onUpdate == nil {
 		f.onUpdate = func(Update) {}
 	}
@@ -56,29 +61,36 @@ type follower struct {
 	onUpdate func(Update)
 	lastID   string // the last event seen, to resume after
 	status   job.Status
-	failures int // calls in a row that failed
+	failures int     // calls in a row that failed
+	retry    backoff // the pause before reopening a refused or dropped stream
 }
 
 func (f *follower) run(ctx context.Context) (Job, error) {
 	streamFailures := 0 // capped at maxStreamFailures: then only polls
 	polls := 0          // polls since the stream was last tried
 	for {
-		wait := true
+		pause := f.c.pollInterval()
 		if streamFailures < maxStreamFailures || polls >= streamRetryPolls {
 			polls = 0
-			final, got := f.stream(ctx)
+			r := f.stream(ctx)
 			if ctx.Err() != nil {
 				return Job{}, ctx.Err()
 			}
 			switch {
-			case got:
-				streamFailures = 0
+			case r.refused != nil:
+				// Busy, not broken: the stream is tried again, not polled for.
+				pause = f.retry.next(r.refused.RetryAfter)
+			case r.opened:
+				if r.got {
+					f.retry.reset()
+					streamFailures = 0
+				} else if streamFailures < maxStreamFailures {
+					streamFailures++
+				}
+				pause = f.retry.next(0)
 			case streamFailures < maxStreamFailures:
 				streamFailures++
 			}
-			// A stream that delivered events and dropped is resumed at once;
-			// one that gave nothing, or ended, is retried after a pause.
-			wait = !got || final
 		}
 		// Ask the job itself: after the final event for its status, after
 		// a drop to learn whether it finished meanwhile, and as the poll
@@ -100,10 +112,8 @@ func (f *follower) run(ctx context.Context) (Job, error) {
 		if streamFailures >= maxStreamFailures {
 			polls++
 		}
-		if wait {
-			if err := sleep(ctx, f.c.pollInterval()); err != nil {
-				return Job{}, err
-			}
+		if err := sleep(ctx, pause); err != nil {
+			return Job{}, err
 		}
 	}
 }
@@ -118,6 +128,10 @@ const maxStreamFailures = 3
 // a stream that was down for a restart or a proxy reload comes back, and
 // a proxy that never passes one costs a single request per 10 polls.
 const streamRetryPolls = 10
+
+// maxStreamBackoff bounds the pause before reopening a stream, the
+// server's Retry-After included.
+const maxStreamBackoff = 30 * time.Second
 
 // failed counts a failed GET and returns the error that ends Follow: a
 // 4xx at once, anything else after MaxFailures in a row.
@@ -137,27 +151,40 @@ func (f *follower) failed(err error) error {
 	return nil
 }
 
-// stream reads events until the final one (final is true) or until the
-// stream ends or fails; got reports whether it delivered any event. Why
-// a stream failed does not matter: the GET that follows tells a job that
-// is gone from a stream that is.
-func (f *follower) stream(ctx context.Context) (final, got bool) {
+// streamResult is how one stream attempt went.
+type streamResult struct {
+	opened  bool      // the server answered with an event stream
+	got     bool      // it delivered at least one event
+	final   bool      // the last of them was the job's final event
+	refused *APIError // a 429: the server has too many streams open
+}
+
+// stream reads events until the final one or until the stream ends or
+// fails. Why else a stream failed does not matter: the GET that follows
+// tells a job that is gone from a stream that is.
+func (f *follower) stream(ctx context.Context) streamResult {
 	s, err := f.c.Events(ctx, f.id, f.lastID)
 	if err != nil {
-		return false, false
+		var ae *APIError
+		if errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
+			return streamResult{refused: ae}
+		}
+		return streamResult{}
 	}
 	defer s.Close()
+	r := streamResult{opened: true}
 	for {
 		ev, err := s.Next()
 		if err != nil {
-			return false, got
+			return r
 		}
-		got = true
+		r.got = true
 		if ev.ID != "" {
 			f.lastID = ev.ID
 		}
 		if isFinalEvent(ev.Type) {
-			return true, true
+			r.final = true
+			return r
 		}
 		f.apply(ev)
 	}

@@ -24,6 +24,7 @@ type fakeServer struct {
 	streams  []func(w http.ResponseWriter, r *http.Request)
 	lastIDs  []string // Last-Event-ID of each stream connection
 	getsAt   []int    // GETs of the job before each stream connection
+	openedAt []time.Time
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -42,6 +43,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/jobs/j1/events":
 		f.lastIDs = append(f.lastIDs, r.Header.Get("Last-Event-ID"))
 		f.getsAt = append(f.getsAt, f.gets)
+		f.openedAt = append(f.openedAt, time.Now())
 		var fn func(http.ResponseWriter, *http.Request)
 		if n := len(f.lastIDs) - 1; n < len(f.streams) {
 			fn = f.streams[n]
@@ -175,6 +177,65 @@ func TestFollowRetriesStream(t *testing.T) {
 	}
 	if !streamed {
 		t.Errorf("%d updates, none from the stream that came back", len(updates))
+	}
+}
+
+// TestFollowWaitsOutRefusedStream: a stream drops after two events, the
+// next is refused with 429 and Retry-After: 1; Follow must wait at least
+// that long without polling the job meanwhile, then resume after the
+// last event it saw.
+func TestFollowWaitsOutRefusedStream(t *testing.T) {
+	busy := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"title":"Too many event streams","status":429}`)
+	}
+	f := &fakeServer{
+		statuses: []string{"running", "running", "running", "succeeded"},
+		streams: []func(http.ResponseWriter, *http.Request){
+			sse("id: 1-0\nevent: job.started\ndata: {\"status\":\"running\"}\n\n", progress("2-0", 1)),
+			busy,
+			busy,
+			sse(progress("3-0", 3), "id: 4-0\nevent: job.finished\ndata: {\"status\":\"succeeded\"}\n\n"),
+		},
+	}
+	j, _, err := follow(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status != job.StatusSucceeded {
+		t.Errorf("Follow = %s, want succeeded", j.Status)
+	}
+	if want := []string{"", "2-0", "2-0", "2-0"}; fmt.Sprint(f.lastIDs) != fmt.Sprint(want) {
+		t.Errorf("Last-Event-ID of the streams = %q, want %q", f.lastIDs, want)
+	}
+	// One GET after each attempt, none in between: refused streams are
+	// waited out, not replaced by polling.
+	if want := []int{0, 1, 2, 3}; fmt.Sprint(f.getsAt) != fmt.Sprint(want) {
+		t.Errorf("GETs before each stream = %v, want %v", f.getsAt, want)
+	}
+	for i := 2; i < len(f.openedAt); i++ {
+		if gap := f.openedAt[i].Sub(f.openedAt[i-1]); gap < time.Second {
+			t.Errorf("stream %d opened %s after a 429 with Retry-After: 1, want at least 1s", i+1, gap)
+		}
+	}
+}
+
+func TestBackoffGrowsWithJitterWithinBounds(t *testing.T) {
+	b := backoff{base: 100 * time.Millisecond, max: time.Second}
+	for i, want := range []time.Duration{100, 200, 400, 800, 1000, 1000} {
+		want *= time.Millisecond
+		if d := b.next(0); d < want/2 || d > want {
+			t.Errorf("attempt %d: pause %s, want within [%s, %s]", i+1, d, want/2, want)
+		}
+	}
+	b.reset()
+	if d := b.next(300 * time.Millisecond); d < 300*time.Millisecond || d > 360*time.Millisecond {
+		t.Errorf("pause with Retry-After 300ms = %s, want within [300ms, 360ms]", d)
+	}
+	if d := b.next(time.Hour); d != time.Second {
+		t.Errorf("pause with Retry-After 1h = %s, want the 1s bound", d)
 	}
 }
 

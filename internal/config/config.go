@@ -103,6 +103,11 @@ type Config struct {
 	// admission quotas of a key whose own quota leaves them 0.
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
+	// MaxStreamsPerKey and MaxStreams cap the job event streams one API
+	// process keeps open at once, per API key and in all; a stream over
+	// either is refused with a 429.
+	MaxStreamsPerKey int
+	MaxStreams       int
 	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
 	// a key whose own quota leaves them 0 may keep stored.
 	MaxTemplates     int
@@ -188,6 +193,8 @@ func Defaults() Config {
 		Auth:                 "auto",
 		MaxActiveJobs:        10,
 		SubmissionsPerMinute: 60,
+		MaxStreamsPerKey:     50,
+		MaxStreams:           1000,
 		MaxTemplates:         100,
 		MaxTemplateBytes:     4 << 20,
 		MaxSchedules:         50,
@@ -315,6 +322,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxActiveJobs < 1 || c.SubmissionsPerMinute < 1 {
 		problems = append(problems, fmt.Sprintf("max-active-jobs and submissions-per-minute must be at least 1, got %d and %d", c.MaxActiveJobs, c.SubmissionsPerMinute))
+	}
+	if c.MaxStreamsPerKey < 1 || c.MaxStreams < 1 {
+		problems = append(problems, fmt.Sprintf("max-streams-per-key and max-streams must be at least 1, got %d and %d", c.MaxStreamsPerKey, c.MaxStreams))
 	}
 	if c.MaxTemplates < 1 || c.MaxTemplateBytes < 1 || c.MaxSchedules < 1 || c.MaxPins < 1 {
 		problems = append(problems, fmt.Sprintf("max-templates, max-template-bytes, max-schedules and max-pins must be at least 1, got %d, %d, %d and %d",

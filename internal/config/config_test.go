@@ -68,6 +68,9 @@ func TestLoad(t *testing.T) {
 		{"auth and admission quotas", []string{"--auth=keys", "--max-active-jobs=3"}, map[string]string{"BENCHQ_SUBMISSIONS_PER_MINUTE": "5", "BENCHQ_AUTH": "auto"}, func(c Config) (any, any) {
 			return [3]any{c.Auth, c.MaxActiveJobs, c.SubmissionsPerMinute}, [3]any{"keys", 3, 5}
 		}},
+		{"stream caps", []string{"serve", "--redis-url=redis://127.0.0.1:1", "--max-streams=200"}, map[string]string{"BENCHQ_MAX_STREAMS_PER_KEY": "7"}, func(c Config) (any, any) {
+			return [2]int{c.MaxStreamsPerKey, c.MaxStreams}, [2]int{7, 200}
+		}},
 		{"allow targets env", nil, map[string]string{"BENCHQ_ALLOW_TARGETS": "127.0.0.0/8, *.staging.example,"}, func(c Config) (any, any) {
 			return c.AllowTargets, []string{"127.0.0.0/8", "*.staging.example"}
 		}},
@@ -141,6 +144,7 @@ func TestLoadErrors(t *testing.T) {
 		{"zero workers", []string{"--workers", "0"}, nil, "workers must be at least 1"},
 		{"unknown auth mode", nil, map[string]string{"BENCHQ_AUTH": "none"}, "auth must be auto or keys"},
 		{"zero active jobs", []string{"--max-active-jobs=0"}, nil, "max-active-jobs and submissions-per-minute must be at least 1"},
+		{"zero streams per key", nil, map[string]string{"BENCHQ_MAX_STREAMS_PER_KEY": "0"}, "max-streams-per-key and max-streams must be at least 1"},
 		{"bad scheme", []string{"--redis-url", "http://127.0.0.1:6379"}, nil, "scheme"},
 		{"unknown flag", []string{"--nope"}, nil, "nope"},
 		{"worker has no addr", []string{"worker", "--redis-url", "redis://127.0.0.1:6379", "--addr", "127.0.0.1:1"}, nil, "addr"},

@@ -63,6 +63,8 @@ func (fs *flagSet) define(cfg *Config) {
 		}
 		fs.integer(&cfg.MaxActiveJobs, "max-active-jobs", "BENCHQ_MAX_ACTIVE_JOBS", "queued + running jobs one API key may have (its own quota may override)")
 		fs.integer(&cfg.SubmissionsPerMinute, "submissions-per-minute", "BENCHQ_SUBMISSIONS_PER_MINUTE", "job submissions one API key may make per minute, shared by all API replicas")
+		fs.integer(&cfg.MaxStreamsPerKey, "max-streams-per-key", "BENCHQ_MAX_STREAMS_PER_KEY", "event streams one API key may have open at once on this API process (beyond: 429)")
+		fs.integer(&cfg.MaxStreams, "max-streams", "BENCHQ_MAX_STREAMS", "event streams this API process keeps open at once, all keys together (beyond: 429)")
 		fs.integer(&cfg.MaxTemplates, "max-templates", "BENCHQ_MAX_TEMPLATES", "templates one API key may keep (its own quota may override)")
 		fs.integer(&cfg.MaxTemplateBytes, "max-template-bytes", "BENCHQ_MAX_TEMPLATE_BYTES", "bytes one API key's templates may take together (its own quota may override)")
 		fs.integer(&cfg.MaxSchedules, "max-schedules", "BENCHQ_MAX_SCHEDULES", "templates with a schedule one API key may keep (its own quota may override)")

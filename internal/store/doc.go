@@ -28,4 +28,9 @@
 // Sentinel or Cluster alike; a job and its index entries are kept
 // consistent across slots by write order, not atomicity (index.go).
 // MigrateKeys renames the keys of the layout before tags.
+//
+// AppendEvent also publishes the job's id on one pub/sub channel, which
+// WatchEvents follows on a connection of its own (eventwatch.go), so an
+// API process waits for every job's events on one connection instead of
+// one pooled connection per open stream.
 package store

@@ -39,17 +39,17 @@ type Event struct {
 	Time time.Time       `json:"time"`
 }
 
-const (
-	// maxEvents caps each job's stream (approximately, which Redis trims
-	// cheaply): a long sweep writes progress events 4 times a second, and a
-	// client resuming from the start needs the recent ones and the end.
-	maxEvents = 5000
-	// readBatch bounds the events one ReadEvents returns.
-	readBatch = 200
-)
+// maxEvents caps each job's stream (approximately, which Redis trims
+// cheaply): a long sweep writes progress events 4 times a second, and a
+// client resuming from the start needs the recent ones and the end.
+const maxEvents = 5000
+
+// ReadBatch is the most events one ReadEvents returns: a caller that got
+// that many should read on before it waits.
+const ReadBatch = 200
 
 // AppendEvent adds an event of type typ with data (encoded as JSON) to job
-// jobID's stream.
+// jobID's stream, and announces it to WatchEvents.
 func (s *Store) AppendEvent(ctx context.Context, jobID string, typ string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -63,6 +63,8 @@ func (s *Store) AppendEvent(ctx context.Context, jobID string, typ string, data 
 			Values: []any{"type", typ, "data", raw, "time", s.now().UTC().Format(time.RFC3339Nano)},
 		})
 		s.touchJob(ctx, p, jobID)
+		// After the XADD: a stream woken by the notice reads the event.
+		p.Publish(ctx, eventsChannel(), jobID)
 		return nil
 	})
 	if err != nil {
@@ -83,7 +85,7 @@ func (s *Store) ReadEvents(ctx context.Context, jobID string, after string, bloc
 	if !validStreamID(after) {
 		return nil, fmt.Errorf("store: read events of job %s: %w: %q", jobID, ErrInvalidCursor, after)
 	}
-	args := &redis.XReadArgs{Streams: []string{eventsKey(jobID), after}, Count: readBatch, Block: -1}
+	args := &redis.XReadArgs{Streams: []string{eventsKey(jobID), after}, Count: ReadBatch, Block: -1}
 	if block > 0 {
 		args.Block = max(block, time.Millisecond) // go-redis: 0 would block forever
 	}

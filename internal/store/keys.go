@@ -227,6 +227,13 @@ func targetHostsKey(owner string) string { return prefix + "targets:owner:" + ow
 //	benchq:probe   string "1", written by each readiness probe (TTL probeTTL)
 func probeKey() string { return prefix + "probe" }
 
+// The pub/sub channel of event notices (eventwatch.go). A channel is no
+// key: it has no slot, and every node of a Cluster relays a PUBLISH to
+// its subscribers, whichever node they are connected to.
+//
+//	benchq:events:notify   message: the id of a job whose stream got an event (AppendEvent)
+func eventsChannel() string { return prefix + "events:notify" }
+
 // Idempotency keys and compare_to selection.
 //
 //	benchq:idempotency:<sha256 hex of owner and key>  string "pending <body sha256> <token>" while the
