@@ -152,7 +152,34 @@ func htmlRPSTable(g grid, s slice, pairs []job.ComparisonPair) Table {
 		notes = append([]string{noiseNote}, notes...)
 	}
 	t.Note = strings.Join(notes, " ")
+	if len(g.Conc[s]) > maxHTMLColumns {
+		t.transpose()
+	}
 	return t
+}
+
+// maxHTMLColumns is the widest concurrency sweep whose req/s table keeps
+// seeds/003's layout (targets as rows) in the HTML views: past it the
+// table is turned, one row per concurrency, so that ten levels of
+// comparison cells fit a screen instead of scrolling out of sight.
+const maxHTMLColumns = 6
+
+// transpose turns the table: its columns become rows.
+func (t *Table) transpose() {
+	grid := append([][]string{t.Head}, t.Rows...)
+	head := make([]string, len(grid))
+	for i, r := range grid {
+		head[i] = r[0]
+	}
+	rows := make([][]string, len(t.Head)-1)
+	for j := range rows {
+		rows[j] = make([]string, len(grid))
+		for i, r := range grid {
+			rows[j][i] = r[j+1]
+		}
+	}
+	head[0] = "c"
+	t.Head, t.Rows = head, rows
 }
 
 func htmlCompareTo(c *job.BaselineComparison) *Table {

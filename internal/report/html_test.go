@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,5 +113,17 @@ func TestHTMLHostileNames(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("the hostile name is not shown escaped")
+	}
+}
+
+// TestHTMLWideSweepTransposed turns a req/s table of more than
+// maxHTMLColumns concurrency levels: one row per level, a column per
+// target and per comparison.
+func TestHTMLWideSweepTransposed(t *testing.T) {
+	tb := Table{Head: []string{"", "c=1", "c=2"}, Rows: [][]string{{"a", "1", "2"}, {"b", "3", "4"}, {"b vs a", "+200 %", "+100 %"}}}
+	tb.transpose()
+	want := Table{Head: []string{"c", "a", "b", "b vs a"}, Rows: [][]string{{"c=1", "1", "3", "+200 %"}, {"c=2", "2", "4", "+100 %"}}}
+	if !slices.Equal(tb.Head, want.Head) || len(tb.Rows) != 2 || !slices.Equal(tb.Rows[0], want.Rows[0]) || !slices.Equal(tb.Rows[1], want.Rows[1]) {
+		t.Errorf("transposed = %+v, want %+v", tb, want)
 	}
 }
