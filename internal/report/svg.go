@@ -160,7 +160,7 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 		caption = "Bars and points: one run each; no repeats, so no error bars."
 	}
 	cs := textStyle(textSize-1, 0, 0)
-	dc.FillText(cs, vg.Point{X: 12, Y: captionLine + 10}, caption)
+
 	var notes []string
 	if marked.client {
 		notes = append(notes, clientMark+" load generator short of CPU: that req/s measures the client, not the server.")
@@ -168,8 +168,10 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 	if marked.noisy {
 		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% over the repeats.", noisyMark, job.NoisyCV*100))
 	}
-	for i, n := range notes {
-		dc.FillText(cs, vg.Point{X: 12, Y: vg.Length(10 + (len(notes)-1-i)*captionLine)}, n)
+	// The caption, then one line per mark, from the top of the caption
+	// band down.
+	for i, line := range append([]string{caption}, notes...) {
+		dc.FillText(cs, vg.Point{X: 12, Y: vg.Length(10 + (captionLines-1-i)*captionLine)}, line)
 	}
 	return nil
 }
