@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/browsertest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestDashboardInChromium drives the dashboard in a real headless
@@ -159,6 +161,26 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 	if text := b.Text(t, "body"); !strings.Contains(text, "slow vs fast") || !strings.Contains(text, "Verdict") {
 		t.Errorf("HTML report text lacks its tables: %.300q", text)
+	}
+
+	// A noisy point is marked on the job page and in its chart: a target
+	// that answers its first 200 requests at once and the next 200 after
+	// 2 ms each gives two repeats far apart.
+	var served atomic.Int64
+	uneven := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) {
+		if served.Add(1) > 200 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		ctx.SetBodyString("uneven")
+	})
+	noisy := submit(t, "http://"+key+"@"+m.Addr(), map[string]any{
+		"name": "noisy", "targets": []map[string]string{{"name": "uneven", "url": uneven + "/"}},
+		"sweep": map[string]any{"concurrency": []int{1}, "requests": []int{200}, "repeats": 2},
+	})
+	waitJob(t, "http://"+key+"@"+m.Addr(), noisy.ID, 60*time.Second)
+	b.Do(t, 20*time.Second, chromedp.Navigate(ui+"jobs/"+noisy.ID), chromedp.WaitVisible(chromedp.CSS("table.data")))
+	if text := b.Text(t, "main"); !strings.Contains(text, "‡") || !strings.Contains(text, "noisy: req/s varied by more than 10 %") {
+		t.Errorf("the noisy job's page lacks the noisy mark and its legend: %.600q", text)
 	}
 
 	if errs := b.Errors(); len(errs) > 0 {
