@@ -55,9 +55,6 @@ func (ps *PointSummary) ComparisonWith(baseline string) *Comparison {
 			return &ps.Comparisons[k]
 		}
 	}
-	if c := ps.Comparison; c != nil && c.Baseline == baseline {
-		return c
-	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -217,7 +218,7 @@ func controlFalseDiscovery(diffs []difference) {
 		}
 	}
 	m := len(tested)
-	slices.SortStableFunc(tested, func(a, b difference) int { return cmpFloat(*a.sig.P, *b.sig.P) })
+	slices.SortStableFunc(tested, func(a, b difference) int { return cmp.Compare(*a.sig.P, *b.sig.P) })
 	adjusted := 1.0
 	for i := m - 1; i >= 0; i-- {
 		s := tested[i].sig
@@ -229,16 +230,6 @@ func controlFalseDiscovery(diffs []difference) {
 			s.Text = s.describe(tested[i].pct, m)
 		}
 	}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // formatInterval writes an interval in percent, to one decimal when it is

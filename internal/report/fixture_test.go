@@ -166,7 +166,8 @@ func addComparison(a *job.Analysis, i int, baseline string) {
 			if pct < 1 {
 				sig = job.Significance{P: ptrF(0.4), Conclusive: true, NBase: b.Runs, N: ps.Runs, Text: fmt.Sprintf("~ %+.2f %% [%+.1f, %+.1f] (p=0.40)", pct, pct-2, pct+2)}
 			}
-			ps.Comparison = &job.Comparison{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct), RPSSignificance: sig}
+			ps.Comparisons = []job.Comparison{{Baseline: baseline, RPSPct: pct, RPS: fmt.Sprintf("%+.2f %%", pct), RPSSignificance: sig}}
+			ps.Comparison = &ps.Comparisons[0]
 		}
 	}
 }
