@@ -20,7 +20,7 @@ import (
 // worker picked up; *asynq.Client and *asynq.Inspector implement it
 // together (shardTasks).
 type shardQueue interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
+	queue.Enqueuer
 	DeleteTask(queue, id string) error
 }
 

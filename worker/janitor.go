@@ -34,11 +34,6 @@ type archive interface {
 	ListArchivedTasks(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
 }
 
-// enqueuer queues tasks; *asynq.Client implements it.
-type enqueuer interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
-}
-
 // resumeBatch bounds the crashed jobs one resume pass looks at.
 const resumeBatch = 100
 
@@ -56,7 +51,7 @@ const resumeBatch = 100
 // one of them resume, or end and notify, each job.
 type janitor struct {
 	tasks       archive
-	queue       enqueuer
+	queue       queue.Enqueuer
 	r           *Runner
 	every       time.Duration
 	resumeEvery time.Duration
@@ -79,7 +74,7 @@ type janitor struct {
 	done   chan struct{}
 }
 
-func newJanitor(tasks archive, q enqueuer, r *Runner, every, resumeEvery time.Duration, log *slog.Logger) *janitor {
+func newJanitor(tasks archive, q queue.Enqueuer, r *Runner, every, resumeEvery time.Duration, log *slog.Logger) *janitor {
 	return &janitor{tasks: tasks, queue: q, r: r, every: every, resumeEvery: resumeEvery, log: log, page: 1,
 		settled: map[string]bool{}, seen: map[string]bool{}, unnotified: map[string]bool{}}
 }
