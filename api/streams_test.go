@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -166,7 +167,7 @@ func TestStreamWakesOnNotice(t *testing.T) {
 	// The stream registered before its headers were sent; give the
 	// subscription its first confirmation, then write.
 	time.Sleep(200 * time.Millisecond)
-	for i, typ := range []string{store.EventProgress, store.EventJobFinished} {
+	for i, typ := range []string{job.EventProgress, job.EventFinished} {
 		if err := env.store.AppendEvent(t.Context(), id, typ, map[string]int{"n": i}); err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +275,7 @@ func TestStreamsOfOneJobShareReads(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // every stream past its replay
 	before := cs.reads.Load()
-	if err := st.AppendEvent(t.Context(), id, store.EventProgress, map[string]int{"runs_done": 1}); err != nil {
+	if err := st.AppendEvent(t.Context(), id, job.EventProgress, map[string]int{"runs_done": 1}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range streams {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
 )
@@ -125,7 +124,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 				t.Errorf("job is %s (%q), want %s", got.Status, got.Error, tt.want)
 			}
 			for _, ev := range told.got() {
-				if want := webhook.EventFor(tt.want); ev != job.EventStarted && ev != want {
+				if want := job.EventFor(tt.want); ev != job.EventStarted && ev != want {
 					t.Errorf("notified %s, want %s", ev, want)
 				}
 			}
@@ -138,7 +137,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			}
 			finished := 0
 			for _, ev := range events {
-				if ev.Type == store.EventJobFinished {
+				if ev.Type == job.EventFinished {
 					finished++
 				}
 			}
@@ -232,7 +231,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 
 	// The webhook of the end, queued now, says the same.
 	n := worker.NewWebhookNotifier(e.st, e.queue, worker.NotifierConfig{Logger: e.log})
-	if err := n.Notify(t.Context(), ended, webhook.EventFor(job.StatusSucceeded)); err != nil {
+	if err := n.Notify(t.Context(), ended, job.EventFor(job.StatusSucceeded)); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := e.st.Deliveries(t.Context(), cur.ID)

@@ -13,7 +13,6 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // Timings and bounds of the janitor.
@@ -211,7 +210,7 @@ func (jn *janitor) settle(ctx context.Context, ti *asynq.TaskInfo) bool {
 		if !jn.unnotified[id] {
 			return true
 		}
-		if err := jn.r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+		if err := jn.r.notify(ctx, j, job.EventFor(j.Status)); err != nil {
 			jn.log.Warn("worker: janitor: notify job end", "job", id, "err", err)
 			return false
 		}

@@ -19,7 +19,6 @@ import (
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // ErrHandedBack is returned by HandleJobRun when it gave the job back to
@@ -179,7 +178,7 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 			// an attempt that died before it notified or before asynq
 			// heard of it. The notifier sends each event once, so telling
 			// it again is safe and recovers a notify lost to a crash.
-			if err := r.notify(ctx, over, webhook.EventFor(over.Status)); err != nil {
+			if err := r.notify(ctx, over, job.EventFor(over.Status)); err != nil {
 				return nil, fmt.Errorf("worker: job %s: %w: %w", id, errNotifyLost, err)
 			}
 		}
@@ -199,7 +198,7 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 		return nil, fmt.Errorf("worker: start job %s: %w", id, err)
 	}
 	if started {
-		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
+		if err := r.st.AppendEvent(ctx, id, job.EventStarted, map[string]any{"status": j.Status}); err != nil {
 			// Started but unannounced: hand it back, so the retry starts it again.
 			r.log.Warn("worker: append job.started event", "job", id, "err", err)
 			return nil, r.handBack(ctx, h, job.Progress{RunsTotal: j.Progress.RunsTotal, RunsDone: j.Progress.RunsDone}, err)
@@ -438,7 +437,7 @@ func (sw *sweep) save(run *job.Run) error {
 	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
 		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
 		RequestsPerSecond: run.Result.RequestsPerSecond}
-	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventRunFinished, ev); err != nil {
+	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, job.EventRunFinished, ev); err != nil {
 		sw.r.log.Warn("worker: append run.finished event", "job", sw.job.ID, "run", run.RunKey, "err", err)
 	}
 	stored := sw.stored

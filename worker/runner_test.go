@@ -109,8 +109,8 @@ func assertEventsEnd(t *testing.T, st *store.Store, id string, status job.Status
 		counts[ev.Type]++
 	}
 	first, last := events[0], events[len(events)-1]
-	if first.Type != store.EventJobStarted || last.Type != store.EventJobFinished || counts[store.EventRunFinished] != runs {
-		t.Errorf("events: first %s, last %s, %d run.finished; want job.started, job.finished, %d", first.Type, last.Type, counts[store.EventRunFinished], runs)
+	if first.Type != job.EventStarted || last.Type != job.EventFinished || counts[job.EventRunFinished] != runs {
+		t.Errorf("events: first %s, last %s, %d run.finished; want job.started, job.finished, %d", first.Type, last.Type, counts[job.EventRunFinished], runs)
 	}
 	if want := `"status":"` + string(status) + `"`; !strings.Contains(string(last.Data), want) {
 		t.Errorf("job.finished data = %s, want it to hold %s", last.Data, want)

@@ -118,7 +118,7 @@ func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
 	var a *job.Analysis
 	switch {
-	case event == webhook.EventStarted:
+	case event == job.EventStarted:
 	case j.Analysis != nil:
 		// The analysis the job ended with (Runner.end), so the payload
 		// says what the API says.

@@ -2,11 +2,13 @@ package job
 
 import (
 	"fmt"
-	"github.com/benchq/benchq/internal/measure"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // URLChecker is the address policy: it returns an error for a URL the
@@ -237,8 +239,8 @@ func (v *validator) webhook(w *Webhook) {
 	seen := make(map[string]bool, len(w.Events))
 	for i, e := range w.Events {
 		switch {
-		case e != EventSucceeded && e != EventFailed && e != EventCanceled && e != EventStarted:
-			v.add(index("webhook.events", i), "unknown event %q: want %s, %s, %s or %s", e, EventStarted, EventSucceeded, EventFailed, EventCanceled)
+		case !slices.Contains(WebhookEvents(), e):
+			v.add(index("webhook.events", i), "unknown event %q: want %s", e, eventChoices(WebhookEvents()))
 		case seen[e]:
 			v.add(index("webhook.events", i), "%q is listed twice", e)
 		}

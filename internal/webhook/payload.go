@@ -25,12 +25,6 @@ const maxErrorLen = 1024
 // aggregates and threshold failures is over MaxPayloadBytes.
 var ErrPayloadTooLarge = errors.New("webhook: payload too large")
 
-// EventStarted is sent when a job starts running, if the webhook lists it.
-const EventStarted = job.EventStarted
-
-// EventFor names the event of a terminal status: "job." + status.
-func EventFor(s job.Status) string { return "job." + string(s) }
-
 // Subscribed reports whether job j's webhook asks for event.
 func Subscribed(j *job.Job, event string) bool {
 	if j == nil || j.Spec.Webhook == nil {
