@@ -18,6 +18,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // streamEnv is the API on a real Redis, with its event streams wired to
@@ -40,7 +41,7 @@ func newStreamEnv(t *testing.T, tune func(*Config)) *streamEnv {
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{})
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	cfg := Config{CheckURL: loopbackOnly, Heartbeat: time.Hour}
+	cfg := Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -249,7 +250,7 @@ func TestStreamsOfOneJobShareReads(t *testing.T) {
 	st := store.New(srv.Client(t), store.Options{})
 	cs := &countingStore{Store: st}
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	env.srv = New(Config{CheckURL: loopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
+	env.srv = New(Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
 		Deps{Store: cs, Queue: env.queue, Keys: st, Quotas: st, Streams: st})
 	hs := httptest.NewServer(env.srv.Handler())
 	t.Cleanup(func() {

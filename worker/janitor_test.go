@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -23,7 +24,7 @@ const archivedReason = "its task was archived after its last attempt"
 func (e *env) strand(t *testing.T, leave func(id string) error) *job.Job {
 	t.Helper()
 	ctx := t.Context()
-	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, &target{url: "http://127.0.0.1:1/never-dialed"}))
+	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, &testservers.Target{URL: "http://127.0.0.1:1/never-dialed"}))
 	if _, err := e.st.ReserveActive(ctx, j.Owner, j.ID, 10); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/creack/pty"
 )
 
@@ -18,7 +19,7 @@ import (
 // redraws) and the outcome must still be the exit status.
 func TestSubmitProgressBarInTerminal(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	bin := buildBenchq(t)
 	// 4 runs of half a second: long enough for several redraws.
 	spec := writeSpec(t, map[string]any{

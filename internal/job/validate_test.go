@@ -3,12 +3,12 @@ package job
 import (
 	"errors"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -23,18 +23,8 @@ func validSpec() Spec {
 	}
 }
 
-var errPrivate = errors.New("private address")
-
-// loopbackOnly refuses every host but 127.0.0.1, as dev mode does.
-func loopbackOnly(u *url.URL) error {
-	if u.Hostname() != "127.0.0.1" {
-		return errPrivate
-	}
-	return nil
-}
-
 func TestValidateAcceptsValidSpec(t *testing.T) {
-	if err := validSpec().Validate(DefaultLimits(), loopbackOnly); err != nil {
+	if err := validSpec().Validate(DefaultLimits(), testservers.LoopbackOnly); err != nil {
 		t.Fatalf("Validate(valid) = %v, want nil", err)
 	}
 }
@@ -162,7 +152,7 @@ func TestValidateRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := validSpec()
 			tt.mutate(&s)
-			err := s.Validate(DefaultLimits(), loopbackOnly)
+			err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 			if err == nil {
 				t.Fatalf("Validate = nil, want problems at %v", tt.want)
 			}
@@ -216,7 +206,7 @@ func TestValidateRequestTimeoutUnderShortRunQuota(t *testing.T) {
 		s.Request.Timeout = Duration(tt.timeout)
 		s = s.WithDefaults()
 		var got []string
-		if err := s.Validate(lim, loopbackOnly); err != nil {
+		if err := s.Validate(lim, testservers.LoopbackOnly); err != nil {
 			got = fields(t, err)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 func TestThresholdHoldsEveryOperator(t *testing.T) {
@@ -127,7 +128,7 @@ func TestValidateRefusesUnknownMetric(t *testing.T) {
 	for _, th := range []string{"p97_ms < 5", "latency < 5", "a: rsp >= 1"} {
 		s := validSpec()
 		s.Thresholds = []string{"rps >= 1", th}
-		err := s.Validate(DefaultLimits(), loopbackOnly)
+		err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 		var ve *ValidationError
 		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
 			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {
