@@ -239,7 +239,8 @@ type sweep struct {
 	r        *Runner
 	ctx      context.Context // the attempt's; ends on asynq abort or timeout
 	job      *job.Job
-	hold     *hold // the attempt's lease and number (lease.go)
+	hold     *hold        // the attempt's lease and number (lease.go)
+	planner  *job.Planner // the job's spec, its targets parsed
 	points   []job.Point
 	todo     []job.RunKey // the schedule without the runs already stored
 	stored   int
@@ -253,8 +254,11 @@ func (r *Runner) newSweep(ctx context.Context, j *job.Job, h *hold) (*sweep, err
 	if err != nil {
 		return nil, fmt.Errorf("worker: job %s: %w", j.ID, err)
 	}
-	sw := &sweep{r: r, ctx: ctx, job: j, hold: h, points: j.Spec.Points()}
-	schedule := j.Spec.Schedule()
+	// One Planner for the attempt: each target is parsed once, not for
+	// every run and warm-up.
+	pl := j.Spec.Planner()
+	sw := &sweep{r: r, ctx: ctx, job: j, hold: h, planner: pl, points: pl.Points()}
+	schedule := pl.Schedule()
 	for _, k := range schedule {
 		if have[k] {
 			sw.stored++
@@ -351,7 +355,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
 	}
 	p := sw.points[k.Point]
-	plan, err := sw.job.Spec.Plan(p)
+	plan, err := sw.planner.Plan(p)
 	if err != nil {
 		return fmt.Errorf("%w: point %d: %w", errNeverRuns, k.Point, err)
 	}
@@ -387,7 +391,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.
 func (sw *sweep) warmup(p job.Point) error {
-	plan, ok, err := sw.job.Spec.WarmupPlan(p)
+	plan, ok, err := sw.planner.WarmupPlan(p)
 	if err != nil {
 		return fmt.Errorf("%w: warm-up of point %d: %w", errNeverRuns, p.Index, err)
 	}

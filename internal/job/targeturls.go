@@ -29,16 +29,18 @@ type HostHeader struct {
 // order, for checks that apply to load and not to webhooks (target
 // verification). A target whose form is invalid lists nothing: Validate
 // reports it.
-func (s Spec) TargetURLs() []TargetURL {
+func (s Spec) TargetURLs() []TargetURL { return s.expansion().TargetURLs() }
+
+// TargetURLs is Spec.TargetURLs.
+func (pl *Planner) TargetURLs() []TargetURL {
 	var out []TargetURL
-	for i := range s.Targets {
-		src, errs := s.resolveTarget(i)
-		if len(errs) > 0 {
+	for i, r := range pl.targets {
+		if len(r.errs) > 0 {
 			continue
 		}
-		hosts := s.hostHeaders(i, src.req)
-		for k, u := range src.urls {
-			out = append(out, TargetURL{Field: src.urlFields[k], URL: u, HostHeaders: hosts})
+		hosts := pl.spec.hostHeaders(i, r.src.req)
+		for k, u := range r.src.urls {
+			out = append(out, TargetURL{Field: r.src.urlFields[k], URL: u, HostHeaders: hosts})
 		}
 	}
 	return out

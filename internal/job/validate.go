@@ -29,10 +29,9 @@ type validator struct {
 // every problem at once as a *ValidationError naming each field path, or
 // nil. Validate fills no field; store s.WithDefaults().
 func (s Spec) Validate(lim Limits, check URLChecker) error {
-	d := s.WithDefaults()
+	d, res := s.resolve()
 	v := &validator{lim: lim.withDefaults(), check: check}
 	v.meta(d)
-	res := d.resolveAll()
 	v.targets(d, res)
 	// Checked as filled even where WithDefaults leaves it as given (a job of
 	// ab lines only), so the same spec passes or fails either way.
