@@ -132,7 +132,7 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		h.errorPage(w, r, http.StatusInternalServerError, "The job's report could not be built.")
 		return
 	}
-	spec := res.Job.Spec.WithDefaults()
+	spec := res.Job.Spec
 	d := jobData{base: h.base(r, v.Title, "jobs"), Job: res.Job, View: v, Active: !res.Job.Status.Terminal(),
 		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice")}
 	for _, p := range spec.Points() {

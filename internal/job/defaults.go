@@ -76,7 +76,7 @@ func (s Spec) WithDefaults() Spec {
 	}
 	if s.Webhook != nil && len(s.Webhook.Events) == 0 {
 		w := *s.Webhook
-		w.Events = TerminalEvents()
+		w.Events = w.Subscribed()
 		s.Webhook = &w
 	}
 	return s

@@ -31,6 +31,15 @@ func EventFor(s Status) string { return "job." + string(s) }
 // events a webhook without an events list gets.
 func TerminalEvents() []string { return []string{EventSucceeded, EventFailed, EventCanceled} }
 
+// Subscribed lists the events w asks for: its events, or TerminalEvents
+// when it lists none (WithDefaults fills them in the same way).
+func (w Webhook) Subscribed() []string {
+	if len(w.Events) == 0 {
+		return TerminalEvents()
+	}
+	return w.Events
+}
+
 // WebhookEvents are the events webhook.events may list.
 func WebhookEvents() []string { return append([]string{EventStarted}, TerminalEvents()...) }
 

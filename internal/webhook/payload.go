@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,12 +31,7 @@ func Subscribed(j *job.Job, event string) bool {
 	if j == nil || j.Spec.Webhook == nil {
 		return false
 	}
-	for _, e := range j.Spec.WithDefaults().Webhook.Events {
-		if e == event {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(j.Spec.Webhook.Subscribed(), event)
 }
 
 // Payload is the JSON body of a webhook, {type, timestamp, data}, as
