@@ -53,12 +53,12 @@ func (s Spec) resolve() (Spec, []resolved) {
 
 func (r resolved) targetPlan() targetPlan {
 	if len(r.errs) > 0 {
-		return targetPlan{err: &ValidationError{Problems: r.errs}}
+		return targetPlan{err: Invalid(r.errs)}
 	}
 	req := r.src.req
 	tlsOpts, probs := req.TLS.plan()
 	if len(probs) > 0 {
-		return targetPlan{err: &ValidationError{Problems: []FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}}}}
+		return targetPlan{err: Invalid([]FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}})}
 	}
 	var body []byte
 	if req.Body != "" {

@@ -26,7 +26,7 @@ type validator struct {
 // Validate checks s, with defaults applied as WithDefaults does, against
 // lim (zero fields take DefaultLimits) and the address policy check (nil
 // admits every http and https URL: for tests and tools only). It returns
-// every problem at once as a *ValidationError naming each field path, or
+// every problem at once as a *errcode.Error naming each field path, or
 // nil. Validate fills no field; store s.WithDefaults().
 func (s Spec) Validate(lim Limits, check URLChecker) error {
 	d, res := s.resolve()
