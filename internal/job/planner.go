@@ -42,10 +42,10 @@ func (s Spec) expansion() *Planner {
 }
 
 // resolve defaults s and parses each of its targets once: what Validate
-// checks and a Planner plans from. Specs are defaulted where they enter
-// (admission) and when a stored job is loaded; defaulting here too is what
-// makes a spec as written (a test's, a tool's, the fuzzer's) check and
-// plan as it will once stored, and it changes nothing in a defaulted one.
+// checks and a Planner plans from. Specs are defaulted once where they
+// enter (admission) and stored so; defaulting here too is what makes a
+// spec as written (a test's, a tool's, the fuzzer's) check and plan as it
+// will once stored, and it changes nothing in a stored one.
 func (s Spec) resolve() (Spec, []resolved) {
 	d := s.WithDefaults()
 	return d, d.resolveAll()

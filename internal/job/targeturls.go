@@ -29,7 +29,10 @@ type HostHeader struct {
 // order, for checks that apply to load and not to webhooks (target
 // verification). A target whose form is invalid lists nothing: Validate
 // reports it.
-func (s Spec) TargetURLs() []TargetURL { return s.expansion().TargetURLs() }
+func (s Spec) TargetURLs() []TargetURL {
+	d, res := s.resolve() // the targets only: the sweep need not be expanded, nor bounded yet
+	return (&Planner{spec: d, targets: res}).TargetURLs()
+}
 
 // TargetURLs is Spec.TargetURLs.
 func (pl *Planner) TargetURLs() []TargetURL {
