@@ -25,9 +25,11 @@ const (
 // TrendResponse is a metric's series across a template's finished jobs.
 type TrendResponse struct {
 	Template string `json:"template" example:"checkout-main"`
-	Metric   string `json:"metric" example:"p99_ms"`
-	Target   string `json:"target,omitempty"`
-	Branch   string `json:"branch,omitempty" example:"main"`
+	// Metric is the metric's full name: asked for as p99, it answers
+	// p99_ms.
+	Metric string `json:"metric" example:"p99_ms" enums:"rps,good_rps,time_per_request_ms,time_per_request_all_ms,transfer_rate_kbps,mean_ms,min_ms,max_ms,p50_ms,p66_ms,p75_ms,p80_ms,p90_ms,p95_ms,p98_ms,p99_ms,p99.9_ms,p99.99_ms,p100_ms,complete,failed,failed_ratio,non_2xx,non_2xx_ratio,error_ratio"`
+	Target string `json:"target,omitempty"`
+	Branch string `json:"branch,omitempty" example:"main"`
 	// Points are oldest first: per job, one per cell (target,
 	// concurrency, requests/duration/rate) where the metric was measured.
 	Points []analysis.TrendPoint `json:"points"`

@@ -2996,7 +2996,35 @@ const docTemplate = `{
                     "example": "main"
                 },
                 "metric": {
+                    "description": "Metric is the metric's full name: asked for as p99, it answers\np99_ms.",
                     "type": "string",
+                    "enum": [
+                        "rps",
+                        "good_rps",
+                        "time_per_request_ms",
+                        "time_per_request_all_ms",
+                        "transfer_rate_kbps",
+                        "mean_ms",
+                        "min_ms",
+                        "max_ms",
+                        "p50_ms",
+                        "p66_ms",
+                        "p75_ms",
+                        "p80_ms",
+                        "p90_ms",
+                        "p95_ms",
+                        "p98_ms",
+                        "p99_ms",
+                        "p99.9_ms",
+                        "p99.99_ms",
+                        "p100_ms",
+                        "complete",
+                        "failed",
+                        "failed_ratio",
+                        "non_2xx",
+                        "non_2xx_ratio",
+                        "error_ratio"
+                    ],
                     "example": "p99_ms"
                 },
                 "points": {
