@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -90,7 +91,7 @@ func TestCompareToJSON(t *testing.T) {
 	}
 	for _, bad := range []string{`42`, `["a"]`, `{"label":{"a":"b"}}`, `{"labels":"main"}`, `{"status":1}`} {
 		_, err := Decode(strings.NewReader(`{"targets":[{"url":"http://127.0.0.1:1/"}],"compare_to":` + bad + `}`))
-		var ve *ValidationError
+		var ve *errcode.Error
 		if !errors.As(err, &ve) || !strings.HasPrefix(ve.Problems[0].Field, "compare_to") {
 			t.Errorf("Decode(compare_to %s) = %v, want a problem under compare_to", bad, err)
 		}
@@ -122,7 +123,7 @@ func TestValidateCompareTo(t *testing.T) {
 			s := base()
 			tt.edit(&s)
 			err := s.WithDefaults().Validate(Limits{}, nil)
-			var ve *ValidationError
+			var ve *errcode.Error
 			switch {
 			case tt.field == "" && err != nil:
 				t.Errorf("Validate = %v, want nil", err)

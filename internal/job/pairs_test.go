@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // sweepSpec is targets × concurrency × one duration, one repeat.
@@ -32,7 +34,7 @@ func TestComparisonsValidation(t *testing.T) {
 			s := sweepSpec([]int{1}, "apache", "lighttpd")
 			s.Comparisons = tt.pairs
 			err := s.Validate(Limits{}, nil)
-			var ve *ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) {
 				t.Fatalf("Validate = %v, want a ValidationError", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/metric"
 )
 
@@ -44,7 +45,7 @@ func TestValidateRefusesUnknownMetric(t *testing.T) {
 		s := validSpec()
 		s.Thresholds = []string{"rps >= 1", th}
 		err := s.Validate(DefaultLimits(), loopbackOnly)
-		var ve *ValidationError
+		var ve *errcode.Error
 		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
 			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {
 			t.Errorf("Validate(thresholds %q) = %v, want ErrInvalid at thresholds[1] naming the unknown metric", th, err)

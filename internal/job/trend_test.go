@@ -2,6 +2,8 @@ package job
 
 import (
 	"testing"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 func pct(v float64) *float64 { return &v }
@@ -44,7 +46,7 @@ func TestValidateTrend(t *testing.T) {
 }
 
 func hasField(err error, field string) bool {
-	ve, ok := err.(*ValidationError)
+	ve, ok := err.(*errcode.Error)
 	if !ok {
 		return false
 	}
