@@ -66,8 +66,9 @@ type Config struct {
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
 	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
-	// a caller whose key sets none may keep stored (quota.go); zero means
-	// 100 templates of 4 MiB together, 50 schedules and 100 pinned jobs.
+	// a caller whose key sets none may keep stored (the quotas are
+	// internal/admit's); zero means 100 templates of 4 MiB together, 50
+	// schedules and 100 pinned jobs.
 	MaxTemplates     int
 	MaxTemplateBytes int
 	MaxSchedules     int
