@@ -86,7 +86,7 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 	if err := dec.Decode(&req); err != nil {
 		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 	}
-	if err := s.chargeSubmission(c.Request().Context(), submitterOf(c)); err != nil { // quota.go: the check resolves and fetches; rate it first
+	if err := s.admit.ChargeSubmission(c.Request().Context(), principalOf(c)); err != nil { // the check resolves and fetches; rate it first, with job submissions
 		return err
 	}
 	u, err := s.checkTargetURL(c, req.URL)
@@ -115,7 +115,7 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 		err = errors.New("want an http or https URL with a host")
 	}
 	if err == nil {
-		if perr := s.urlChecker(c.Request().Context())(u); perr != nil {
+		if perr := s.cfg.urlChecker(c.Request().Context())(u); perr != nil {
 			err = fmt.Errorf("refused by the address policy: %w", perr)
 		}
 	}
@@ -127,11 +127,11 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 }
 
 // urlChecker is the address policy for the URLs of one request.
-func (s *Server) urlChecker(ctx context.Context) job.URLChecker {
-	if s.cfg.CheckURLs != nil {
-		return s.cfg.CheckURLs(ctx)
+func (c Config) urlChecker(ctx context.Context) job.URLChecker {
+	if c.CheckURLs != nil {
+		return c.CheckURLs(ctx)
 	}
-	return s.cfg.CheckURL
+	return c.CheckURL
 }
 
 // handleListTargets lists the caller's hosts and their last check.
@@ -159,23 +159,4 @@ func (s *Server) handleListTargets(c echo.Context) error {
 		out.Targets = append(out.Targets, newTargetHostResponse(th))
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// verifyTargets refuses a job whose target hosts do not serve the
-// caller's tokens, when verification is on: a 422 naming each target
-// field and the file to publish.
-func (s *Server) verifyTargets(ctx context.Context, owner string, spec job.Spec) error {
-	if !s.cfg.VerifyTargets {
-		return nil
-	}
-	if s.targets == nil {
-		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
-	}
-	if err := s.targets.CheckSpec(ctx, owner, spec.TargetURLs()); err != nil {
-		if errors.Is(err, targetverify.ErrUnverified) {
-			return err
-		}
-		return fmt.Errorf("api: verify targets: %w", err)
-	}
-	return nil
 }
