@@ -1,15 +1,22 @@
 // Command benchq is HTTP benchmarking as a service: with no subcommand it
 // runs the API, one worker and an embedded Redis; `benchq serve` and
-// `benchq worker` are the production halves; `benchq ab` is an ApacheBench
-// drop-in on the same engine.
+// `benchq worker` are the production halves; the client commands
+// (internal/clicmd) talk to a running service; `benchq ab` (internal/abcli)
+// is an ApacheBench drop-in on the same engine. This package is the wiring
+// and the command table (command.go).
 package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/config"
 )
 
 func main() {
@@ -22,11 +29,18 @@ func main() {
 // run dispatches to a subcommand and returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		if args[0] == "--version" || args[0] == "-version" {
-			return runVersion(args[1:], stdout, stderr)
+		name := args[0]
+		if name == "--version" || name == "-version" {
+			name = "version"
 		}
-		if cmd, ok := subcommands()[args[0]]; ok {
-			return cmd(ctx, args[1:], stdin, stdout, stderr)
+		if cmd, ok := subcommands()[name]; ok {
+			return cmd(ctx, args[1:], clicmd.ProcessEnv(stdin, stdout, stderr))
+		}
+		// The service takes no argument but a flag or its command's
+		// name: anything else is a command mistyped.
+		if !strings.HasPrefix(name, "-") && !config.IsCommand(name) {
+			fmt.Fprintln(stderr, "benchq: "+unknownCommand(name))
+			return 2
 		}
 	}
 	return runService(ctx, args, os.Getenv, stdout, stderr)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
@@ -118,7 +119,7 @@ func TestOutputsRedactSecrets(t *testing.T) {
 	shown["webhook body"] = hooks.body(j.ID)
 	for _, args := range [][]string{{"get", j.ID, "--json"}, {"report", j.ID, "--format", "json"}, {"report", j.ID}} {
 		var out, errOut bytes.Buffer
-		if code := run(t.Context(), append(args, "--server", base), nil, &out, &errOut); code != exitOK {
+		if code := run(t.Context(), append(args, "--server", base), nil, &out, &errOut); code != clicmd.ExitOK {
 			t.Fatalf("benchq %v = exit %d: %s", args, code, errOut.String())
 		}
 		shown["benchq "+strings.Join(args, " ")] = append(out.Bytes(), errOut.Bytes()...)

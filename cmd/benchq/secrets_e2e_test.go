@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
 )
@@ -40,7 +41,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	}
 	code, key, errOut := keysCLI(t, rs.URL(), "add", "ci", "--webhook-secret-file", secretFile)
 	key = strings.TrimSpace(key)
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 
@@ -72,7 +73,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	}
 	cli := newLineWatcher()
 	args := []string{"submit", writeSpec(t, spec), "--wait", "--server", m.URL()}
-	if got := run(t.Context(), args, nil, cli, cli); got != exitOK {
+	if got := run(t.Context(), args, nil, cli, cli); got != clicmd.ExitOK {
 		t.Fatalf("benchq submit --wait = exit %d, want 0:\n%s", got, cli.String())
 	}
 	id := regexp.MustCompile(`job (\S+) submitted`).FindStringSubmatch(cli.String())

@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -18,7 +18,7 @@ answers 200, 1 when it does not, 2 on a usage error.`
 // healthcheckFlags parses `benchq healthcheck`'s flags; the compose test
 // uses it to check the file's healthcheck command.
 func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Duration, err error) {
-	fs := newFlagSet("benchq healthcheck", healthcheckSynopsis, out)
+	fs := NewFlagSet("benchq healthcheck", healthcheckSynopsis, out)
 	fs.StringVar(&url, "url", "http://127.0.0.1:8080/healthz", "URL that must answer 200")
 	fs.DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -30,9 +30,10 @@ func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Du
 	return url, timeout, nil
 }
 
-// runHealthcheck is `benchq healthcheck`: a container probe for images with
+// Healthcheck is `benchq healthcheck`: a container probe for images with
 // no shell or curl (distroless). Exit 0 when the URL answers 200.
-func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Healthcheck(ctx context.Context, args []string, env Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	url, timeout, err := healthcheckFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
