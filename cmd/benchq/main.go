@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -17,9 +18,14 @@ import (
 
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/redis/go-redis/v9"
 )
 
 func main() {
+	// go-redis logs its dial retries through a process-wide logger, which
+	// writes to stderr by default; a client command (keys) says what
+	// failed in its own words, and the service sets its own (runService).
+	redis.SetLogger(redisClientLog{slog.New(slog.DiscardHandler)})
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

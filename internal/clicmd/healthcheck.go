@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/benchq/benchq/internal/client"
 )
 
 const healthcheckSynopsis = `benchq healthcheck [--url URL] [--timeout D]
@@ -45,12 +47,12 @@ func Healthcheck(ctx context.Context, args []string, env Env) int {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchq healthcheck: %v\n", err)
+		fmt.Fprintf(stderr, "benchq healthcheck: --url %q is not a URL\n", url)
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchq healthcheck: %v\n", err)
+		fmt.Fprintf(stderr, "benchq healthcheck: %s: %s\n", url, client.Reason(err))
 		return 1
 	}
 	defer resp.Body.Close()

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/localredis"
 	"github.com/benchq/benchq/internal/store"
@@ -196,7 +197,10 @@ func openKeyStore(ctx context.Context, url string) (*store.Store, func(), error)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis: %w", err)
+		// The URL is not quoted: it may carry Redis's password. The
+		// error is printed and the command ends, so it is a sentence
+		// rather than go-redis's chain.
+		return nil, nil, fmt.Errorf("cannot reach Redis (%s); check --redis-url (env BENCHQ_REDIS_URL) and that Redis is running", client.Reason(err))
 	}
 	st := store.New(rdb, store.Options{})
 	// Before the first write, so a key added to an old data directory
