@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // KeyStore finds API keys; *store.Store implements it.
@@ -31,10 +32,6 @@ const quotaKey = "benchq.quota"
 // keyCountTTL bounds how stale the open mode's "no key exists" may be: a
 // key added with `benchq keys add` closes the open mode within it.
 const keyCountTTL = time.Second
-
-// errUnauthorized is every 401; its text says what was wrong with the
-// credentials, never what they were.
-var errUnauthorized = errors.New("api: unauthorized")
 
 // authState decides who a request is.
 type authState struct {
@@ -133,7 +130,7 @@ func unauthorized(c echo.Context, code, msg string) error {
 		challenge += `, error="` + code + `"`
 	}
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, challenge)
-	return fmt.Errorf("%w: %s", errUnauthorized, msg)
+	return errcode.Newf(errcode.Unauthorized, "%s", msg)
 }
 
 func (a *authState) lookup(ctx context.Context, token string) (apikey.Key, error) {

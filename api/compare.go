@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -42,7 +43,7 @@ func (s *Server) resolveCompareTo(ctx context.Context, p principal, ct *job.Comp
 		}
 	} else {
 		if s.selector == nil {
-			return nil, fmt.Errorf("%w: no job selector", errUnavailable)
+			return nil, errcode.New(errcode.Unavailable, "no job selector")
 		}
 		j, err = s.selector.LatestJob(ctx, p.KeyID, ct.Status, ct.Labels)
 		if errors.Is(err, store.ErrNotFound) {
@@ -58,7 +59,7 @@ func (s *Server) resolveCompareTo(ctx context.Context, p principal, ct *job.Comp
 }
 
 func compareToProblem(format string, args ...any) error {
-	return &job.ValidationError{Problems: []job.FieldError{{Field: "compare_to", Message: fmt.Sprintf(format, args...)}}}
+	return job.Invalid([]job.FieldError{{Field: "compare_to", Message: fmt.Sprintf(format, args...)}})
 }
 
 // describeSelector writes a selector as a person reads it:

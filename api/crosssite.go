@@ -1,18 +1,12 @@
 package api
 
 import (
-	"errors"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
-)
 
-// Errors of a keyless request the open mode refuses because a web page of
-// another site could have sent it.
-var (
-	errCrossSite = errors.New("api: cross-site request")
-	errNotJSON   = errors.New("api: json content type required")
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // refuseCrossSite is what the open mode asks of a keyless request that
@@ -31,13 +25,13 @@ func refuseCrossSite(r *http.Request) error {
 		return nil
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return refusal{errCrossSite, "a web page of another site sent this request (Sec-Fetch-Site): without an API key, benchq takes changes only from its own dashboard and from clients such as curl or the benchq CLI"}
+		return errcode.New(errcode.CrossSiteRequest, "a web page of another site sent this request (Sec-Fetch-Site): without an API key, benchq takes changes only from its own dashboard and from clients such as curl or the benchq CLI")
 	}
 	if o := r.Header.Get("Origin"); o != "" && !originIs(o, r.Host) {
-		return refusal{errCrossSite, "a web page of another origin sent this request (Origin): without an API key, benchq takes changes only from its own dashboard and from clients such as curl or the benchq CLI"}
+		return errcode.New(errcode.CrossSiteRequest, "a web page of another origin sent this request (Origin): without an API key, benchq takes changes only from its own dashboard and from clients such as curl or the benchq CLI")
 	}
 	if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-		return refusal{errNotJSON, "without an API key, a POST must say Content-Type: application/json, even one without a body (curl -H 'Content-Type: application/json'): a web page of another site cannot send that without asking first, and benchq never agrees"}
+		return errcode.New(errcode.UnsupportedMedia, "without an API key, a POST must say Content-Type: application/json, even one without a body (curl -H 'Content-Type: application/json'): a web page of another site cannot send that without asking first, and benchq never agrees")
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -24,10 +24,6 @@ type DeliveryStore interface {
 	Deliveries(ctx context.Context, id string) ([]store.DeliveryLog, error)
 	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
 }
-
-// errDeliveryInFlight: a redelivery was asked while the delivery is still
-// queued or retrying.
-var errDeliveryInFlight = errors.New("api: delivery still in flight")
 
 // CreateJobResponse is the answer to POST /v1/jobs: the job, and the
 // webhook signing secret when one was generated for it. The secret is
@@ -98,7 +94,7 @@ func (s *Server) webhookSecret(ctx context.Context, p principal, j *job.Job) (st
 		return "", nil
 	}
 	if s.deliveries == nil {
-		return "", fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+		return "", errcode.New(errcode.Unavailable, "webhooks are not configured on this server")
 	}
 	secret, shown := p.WebhookSecret, ""
 	if secret == "" {
@@ -131,7 +127,7 @@ func (s *Server) handleListDeliveries(c echo.Context) error {
 		return err
 	}
 	if s.deliveries == nil {
-		return fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+		return errcode.New(errcode.Unavailable, "webhooks are not configured on this server")
 	}
 	logs, err := s.deliveries.Deliveries(c.Request().Context(), id)
 	if err != nil {
@@ -172,12 +168,12 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 		return fmt.Errorf("api: delivery %q: %w", c.Param("n"), store.ErrNotFound)
 	}
 	if s.deliveries == nil {
-		return fmt.Errorf("%w: webhooks are not configured on this server", errUnavailable)
+		return errcode.New(errcode.Unavailable, "webhooks are not configured on this server")
 	}
 	var before webhook.Status
 	d, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
 		if d.Status.InFlight() {
-			return fmt.Errorf("%w: delivery %d is %s", errDeliveryInFlight, d.N, d.Status)
+			return errcode.Newf(errcode.DeliveryInFlight, "delivery %d is %s", d.N, d.Status)
 		}
 		before = d.Status
 		d.Status, d.UpdatedAt = webhook.StatusPending, time.Now().UTC()

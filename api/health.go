@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		if errors.Is(err, store.ErrUnavailable) {
 			return fmt.Errorf("api: readiness: %w", err)
 		}
-		return fmt.Errorf("%w: redis: %v", errUnavailable, err)
+		return errcode.Newf(errcode.Unavailable, "redis: %v", err)
 	}
 	return c.JSON(http.StatusOK, HealthResponse{Status: "ok"})
 }

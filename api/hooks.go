@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/cihook"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
 )
@@ -28,14 +29,6 @@ const defaultHookMaxBody = 1 << 20
 // against the secrets of the templates of the repository it names, so an
 // unsigned one costs at most this many HMACs over a bounded body.
 const maxRepositoryTemplates = 20
-
-// errBadSignature is every refused delivery: no template's secret signs
-// it (or carries its token). The message never says which templates exist.
-var errBadSignature = errors.New("api: webhook signature not valid")
-
-// errNoDelivery: a GitHub delivery without its X-GitHub-Delivery id,
-// which GitHub always sends; without it a replay could not be told apart.
-var errNoDelivery = errors.New("api: delivery id required")
 
 // HookResponse answers a CI delivery: the jobs it started, or why none.
 type HookResponse struct {
@@ -175,8 +168,8 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	delivery := hp.deliveryID(h)
 	if delivery == "" && hp.deliveryRequired {
 		s.metrics.hookRejected.WithLabelValues(hp.name, "delivery").Inc()
-		return fieldError{field: hp.deliveryHeaders[0], err: fmt.Errorf("%w: send the %s header as %s does; a replay is recognised by it",
-			errNoDelivery, hp.deliveryHeaders[0], hp.name)}
+		return errcode.Newf(errcode.NoDeliveryID, "send the %s header as %s does; a replay is recognised by it",
+			hp.deliveryHeaders[0], hp.name).WithField(hp.deliveryHeaders[0])
 	}
 	verified, err := s.verifiedTemplates(c.Request().Context(), st, hp, body, h)
 	if err != nil {
@@ -184,7 +177,7 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	}
 	ev, err := hp.parse(h.Get(hp.eventHeader), body)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errMalformed, err)
+		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 	}
 	switch ev.Kind {
 	case cihook.Ping:
@@ -224,7 +217,7 @@ func (s *Server) readHookBody(c echo.Context, hp hookProvider) ([]byte, error) {
 	limit := s.cfg.HookMaxBody
 	if c.Request().ContentLength > limit {
 		s.metrics.hookRejected.WithLabelValues(hp.name, "body").Inc()
-		return nil, fmt.Errorf("%w: the limit is %d bytes", errTooLarge, limit)
+		return nil, errcode.Newf(errcode.BodyTooLarge, "the limit is %d bytes", limit)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, limit))
 	if err != nil {
@@ -255,7 +248,7 @@ func (s *Server) verifiedTemplates(ctx context.Context, st TemplateStore, hp hoo
 	}
 	if len(verified) == 0 {
 		s.metrics.hookRejected.WithLabelValues(hp.name, "signature").Inc()
-		return nil, fmt.Errorf("%w: no %s secret of a template of the repository the delivery names matches it", errBadSignature, hp.name)
+		return nil, errcode.Newf(errcode.BadSignature, "no %s secret of a template of the repository the delivery names matches it", hp.name)
 	}
 	return verified, nil
 }
@@ -282,7 +275,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 		return HookJob{Template: t.Name, JobID: j.ID, Location: jobPath(j.ID)}, nil
 	}
 	if s.idempotency == nil {
-		return HookJob{}, fmt.Errorf("%w: CI deliveries need the idempotency store, or a replay would run twice", errUnavailable)
+		return HookJob{}, errcode.New(errcode.Unavailable, "CI deliveries need the idempotency store, or a replay would run twice")
 	}
 	key := hp.name + " delivery body " + bodyHash + " template " + t.Name
 	rec, won, err := s.idempotency.ClaimIdempotencyKey(ctx, t.Owner, key, bodyHash)
@@ -290,7 +283,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 	case err != nil:
 		return HookJob{}, fmt.Errorf("api: %s delivery %s: %w", hp.name, delivery, err)
 	case !won && rec.Pending():
-		return HookJob{}, fmt.Errorf("%w: delivery %s is being processed", errIdempotencyPending, delivery)
+		return HookJob{}, errcode.Newf(errcode.IdempotencyInProgress, "delivery %s is being processed", delivery)
 	case !won:
 		s.log.Info("api: CI delivery replayed", "provider", hp.name, "delivery", delivery, "template", t.Name, "owner", t.Owner, "job", rec.JobID)
 		return HookJob{Template: t.Name, JobID: rec.JobID, Location: jobPath(rec.JobID), Replayed: true}, nil

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net"
 	"net/http"
 	"net/url"
@@ -9,12 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/labstack/echo/v4"
 )
-
-// errMisdirected is the 421 of a request whose Host names no address this
-// server answers for.
-var errMisdirected = errors.New("api: misdirected request")
 
 // hostRule decides which Host values the API answers. A DNS-rebinding
 // page reaches a loopback listener under a name its author controls, and
@@ -118,7 +114,7 @@ func (s *Server) checkHost(next echo.HandlerFunc) echo.HandlerFunc {
 		if !s.hosts.enforced.Load() || probePath(r.URL.Path) || s.hosts.allows(r) {
 			return next(c)
 		}
-		return refusal{errMisdirected, s.hosts.advice(r)}
+		return errcode.New(errcode.MisdirectedRequest, s.hosts.advice(r))
 	}
 }
 
@@ -140,13 +136,3 @@ func (h *hostRule) advice(r *http.Request) string {
 	}
 	return msg + ", or have the operator add the name to --allowed-hosts (BENCHQ_ALLOWED_HOSTS)"
 }
-
-// refusal is an error written for the client: its text is the problem's
-// detail, and the sentinel it wraps picks the problem's status and type.
-type refusal struct {
-	kind error
-	msg  string
-}
-
-func (e refusal) Error() string { return e.msg }
-func (e refusal) Unwrap() error { return e.kind }

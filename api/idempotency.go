@@ -14,6 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -42,12 +43,6 @@ const (
 	// idempotencyClaimed marks a request whose key this server claimed,
 	// so handleCreateJob creates its job instead of coming back here.
 	idempotencyClaimed = "benchq.idempotency-claimed"
-)
-
-var (
-	errIdempotencyKey      = errors.New("api: invalid Idempotency-Key")
-	errIdempotencyConflict = errors.New("api: Idempotency-Key already used with a different body")
-	errIdempotencyPending  = errors.New("api: a request with this Idempotency-Key is still being processed")
 )
 
 // idempotencyTiming is how long a claimant may create its job and a
@@ -97,7 +92,7 @@ func (s *Server) createIdempotent(c echo.Context) error {
 		return err
 	}
 	if s.idempotency == nil {
-		return fmt.Errorf("%w: no idempotency store", errUnavailable)
+		return errcode.New(errcode.Unavailable, "no idempotency store")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody))
 	if err != nil {
@@ -115,7 +110,7 @@ func (s *Server) createIdempotent(c echo.Context) error {
 		case won:
 			return s.createClaimed(c, rec, body, timing.create)
 		case rec.BodyHash != hash:
-			return fieldError{field: idempotencyHeader, err: fmt.Errorf("%w: send a new key for a new job", errIdempotencyConflict)}
+			return errcode.New(errcode.IdempotencyConflict, "this Idempotency-Key was used with a different body; send a new key for a new job").WithField(idempotencyHeader)
 		case !rec.Pending():
 			j, err := s.ownedJob(c, rec.JobID)
 			if errors.Is(err, store.ErrNotFound) {
@@ -131,7 +126,7 @@ func (s *Server) createIdempotent(c echo.Context) error {
 			return s.replay(c, rec, j)
 		}
 		if time.Now().After(deadline) {
-			return fieldError{field: idempotencyHeader, err: fmt.Errorf("%w: retry later", errIdempotencyPending)}
+			return errcode.New(errcode.IdempotencyInProgress, "a request with this Idempotency-Key is still being processed; retry later").WithField(idempotencyHeader)
 		}
 		select {
 		case <-ctx.Done():
@@ -177,7 +172,7 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 	err := s.handleCreateJob(c)
 	c.SetRequest(req)
 	if errors.Is(err, context.DeadlineExceeded) && errors.Is(createCtx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("%w: creating the job took over %s; retry with the same %s: %w", errUnavailable, timeout, idempotencyHeader, err)
+		err = errcode.Wrapf(err, errcode.Unavailable, "creating the job took over %s; retry with the same %s", timeout, idempotencyHeader)
 	}
 	// The claim must be settled even when the client hung up meanwhile.
 	ctx := context.WithoutCancel(req.Context())
@@ -221,7 +216,7 @@ func createdJobID(c echo.Context) string {
 func idempotencyKeyOf(h http.Header) (string, error) {
 	vals := h.Values(idempotencyHeader)
 	bad := func(format string, args ...any) error {
-		return fieldError{field: idempotencyHeader, err: fmt.Errorf("%w: "+format, append([]any{errIdempotencyKey}, args...)...)}
+		return errcode.Newf(errcode.BadIdempotencyKey, "invalid Idempotency-Key: "+format, args...).WithField(idempotencyHeader)
 	}
 	if len(vals) != 1 {
 		return "", bad("send it once, not %d times", len(vals))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
@@ -100,21 +101,20 @@ func (s *Server) discardJob(rid string, j *job.Job) {
 func decodeError(err error, limit int64) error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return fmt.Errorf("%w: the limit is %d bytes", errTooLarge, limit)
+		return errcode.Newf(errcode.BodyTooLarge, "the limit is %d bytes", limit)
 	}
-	var ve *job.ValidationError
-	if errors.As(err, &ve) {
+	if ve, ok := job.AsInvalid(err); ok {
 		for _, p := range ve.Problems {
 			if p.Field != "" {
 				return err
 			}
 		}
-		return fmt.Errorf("%w: %s", errMalformed, strings.TrimPrefix(err.Error(), "job: invalid spec: "))
+		return errcode.Wrap(err, errcode.MalformedBody, ve.Error())
 	}
 	if errors.Is(err, job.ErrInvalid) {
 		return err
 	}
-	return fmt.Errorf("%w: %v", errMalformed, err)
+	return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 }
 
 // handleListJobs lists jobs, newest first.
@@ -190,7 +190,7 @@ func listFilter(c echo.Context) (store.ListFilter, error) {
 }
 
 func queryError(field, format string, args ...any) error {
-	return fieldError{field: field, err: fmt.Errorf("%w: %s", errBadQuery, fmt.Sprintf(format, args...))}
+	return errcode.Newf(errcode.BadQuery, format, args...).WithField(field)
 }
 
 // handleGetJob shows one job.
@@ -286,11 +286,11 @@ func (s *Server) handleCancelJob(c echo.Context) error {
 		return err
 	}
 	if j.Status.Terminal() {
-		return fmt.Errorf("%w: job %s is %s", errJobFinished, id, j.Status)
+		return errcode.Newf(errcode.JobFinished, "job %s is %s", id, j.Status)
 	}
 	j, err = s.ender.Cancel(ctx, id)
 	if errors.Is(err, store.ErrConflict) {
-		return fmt.Errorf("%w: job %s finished meanwhile", errJobFinished, id)
+		return errcode.Newf(errcode.JobFinished, "job %s finished meanwhile", id)
 	}
 	if err != nil {
 		return fmt.Errorf("api: cancel job: %w", err)

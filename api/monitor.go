@@ -1,9 +1,9 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/labstack/echo/v4"
 )
 
@@ -36,11 +36,11 @@ func (s *Server) monitorRoutes() {
 
 func (s *Server) adminOnly(c echo.Context) error {
 	if !principalOf(c).Admin {
-		return fmt.Errorf("%w: the queue monitor is for admin keys (benchq keys add --admin)", errForbidden)
+		return errcode.New(errcode.Forbidden, "the queue monitor is for admin keys (benchq keys add --admin)")
 	}
 	if c.Request().Method != http.MethodGet && c.Request().Method != http.MethodHead {
 		// Read-only as mounted; refuse before asynqmon sees it.
-		return fmt.Errorf("%w: the queue monitor is read-only", errForbidden)
+		return errcode.New(errcode.Forbidden, "the queue monitor is read-only")
 	}
 	s.monitor.ServeHTTP(c.Response(), c.Request())
 	return nil

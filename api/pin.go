@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) handleUnpinJob(c echo.Context) error { return s.pin(c, false) }
 
 func (s *Server) pin(c echo.Context, pinned bool) error {
 	if s.pinner == nil {
-		return fmt.Errorf("%w: pinning is not configured on this server", errUnavailable)
+		return errcode.New(errcode.Unavailable, "pinning is not configured on this server")
 	}
 	id := c.Param("id")
 	j, err := s.ownedJob(c, id)

@@ -8,9 +8,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/targetverify"
 )
 
 // problemBase prefixes every problem type URI. The URIs are identifiers that
@@ -42,76 +41,65 @@ type FieldProblem struct {
 	Message string `json:"message" example:"must be at least 1"`
 }
 
-// Errors the handlers return that are not domain errors.
-var (
-	errMalformed   = errors.New("api: malformed request body")
-	errTooLarge    = errors.New("api: request body too large")
-	errBadQuery    = errors.New("api: bad query parameter")
-	errUnavailable = errors.New("api: dependency unavailable")
-	errNoURLPolicy = errors.New("api: no URL policy configured")
-	errJobFinished = errors.New("api: job already finished")
-	errForbidden   = errors.New("api: forbidden")
-	// errUnauthorized, errTooManyActive, errRateLimited, errTooManyStreams:
-	// auth.go, quota.go, streams.go.
-)
+// errNoURLPolicy is an internal error: a server built without an address
+// policy refuses every target rather than load any address. What a
+// client did wrong is an *errcode.Error; its code picks the problem.
+var errNoURLPolicy = errors.New("no URL policy configured")
 
-// problemKind is one row of the error table.
-type problemKind struct {
-	err    error
+// problemType is how the API answers one error code.
+type problemType struct {
 	status int
-	slug   string
-	title  string
-	// echo is true when the error's own text is written for the client
-	// (validation messages); otherwise the title is all the client sees.
-	echo bool
+	// slug is the last segment of the problem type URI; "" is the code.
+	slug  string
+	title string
+	// detail is true when the error's message is shown as the problem's
+	// detail; otherwise the title is all the client reads.
+	detail bool
 	// retry marks a condition that passes by itself: its answer carries
 	// Retry-After.
 	retry bool
 }
 
-// problemKinds is THE table from errors to problems; the first row whose
-// error matches (errors.Is) wins. Anything unmatched is an internal error.
-func problemKinds() []problemKind {
-	return []problemKind{
-		// First: Redis down or refusing writes, from the store or the
-		// queue, on any route, whatever else the error wraps (a failed
-		// verification, an unavailable dependency) is answered the same,
-		// with Retry-After.
-		{store.ErrUnavailable, http.StatusServiceUnavailable, "store-unavailable", "Service temporarily unavailable", false, true},
-		{errTooLarge, http.StatusRequestEntityTooLarge, "body-too-large", "Request body too large", true, false},
-		{errMalformed, http.StatusBadRequest, "malformed-body", "Malformed request body", true, false},
-		// Before job.ErrInvalid: an unverified target also wraps the
-		// *job.ValidationError that names its fields.
-		{targetverify.ErrUnverified, http.StatusUnprocessableEntity, "target-unverified", "Target host not verified", true, false},
-		{errBadTarget, http.StatusUnprocessableEntity, "invalid-target", "Invalid target URL", true, false},
-		{job.ErrInvalid, http.StatusUnprocessableEntity, "validation", "Invalid job spec", true, false},
-		{errBadQuery, http.StatusBadRequest, "bad-query", "Invalid query parameter", true, false},
-		{store.ErrInvalidCursor, http.StatusBadRequest, "bad-query", "Invalid cursor", false, false},
-		{store.ErrNotFound, http.StatusNotFound, "not-found", "Not found", false, false},
-		{errJobFinished, http.StatusConflict, "job-finished", "Job already finished", true, false},
-		{errTemplateExists, http.StatusConflict, "template-exists", "Template already exists", true, false},
-		{errBadSignature, http.StatusUnauthorized, "bad-signature", "Webhook signature not valid", true, false},
-		{errNoDelivery, http.StatusBadRequest, "delivery-id-required", "Delivery id required", true, false},
-		{errIdempotencyKey, http.StatusBadRequest, "bad-idempotency-key", "Invalid Idempotency-Key", true, false},
-		{errIdempotencyConflict, http.StatusConflict, "idempotency-conflict", "Idempotency-Key reused with another body", true, false},
-		{errIdempotencyPending, http.StatusConflict, "idempotency-in-progress", "Idempotency-Key request in progress", true, false},
-		{errDeliveryInFlight, http.StatusConflict, "delivery-in-flight", "Delivery still in flight", true, false},
-		{store.ErrConflict, http.StatusConflict, "conflict", "Conflict", false, false},
-		{errUnavailable, http.StatusServiceUnavailable, "unavailable", "Service unavailable", false, false},
-		{errUnauthorized, http.StatusUnauthorized, "unauthorized", "Unauthorized", true, false},
-		{errForbidden, http.StatusForbidden, "forbidden", "Forbidden", true, false},
-		{errMisdirected, http.StatusMisdirectedRequest, "misdirected-request", "Host not served here", true, false},
-		{errCrossSite, http.StatusForbidden, "cross-site-request", "Cross-site request refused", true, false},
-		{errNotJSON, http.StatusUnsupportedMediaType, "unsupported-media-type", "Unsupported media type", true, false},
-		{errTooManyActive, http.StatusTooManyRequests, "too-many-active-jobs", "Too many active jobs", true, false},
-		{errRateLimited, http.StatusTooManyRequests, "rate-limited", "Submission rate exceeded", true, false},
-		{errTooManyStreams, http.StatusTooManyRequests, "too-many-streams", "Too many event streams", true, false},
-		{errTooManyTemplates, http.StatusTooManyRequests, "too-many-templates", "Template limit reached", true, false},
-		{errTemplateBytes, http.StatusTooManyRequests, "template-bytes-exceeded", "Template storage limit reached", true, false},
-		{errTooManySchedules, http.StatusTooManyRequests, "too-many-schedules", "Schedule limit reached", true, false},
-		{errTooManyPins, http.StatusTooManyRequests, "too-many-pins", "Pinned job limit reached", true, false},
-		{errRepositoryCrowded, http.StatusTooManyRequests, "repository-templates-exceeded", "Too many templates for the repository", true, false},
-	}
+// problemTypes is THE table from error codes to problems. An error
+// without a code, or with one missing here, is an internal error; a test
+// checks every code has a row.
+var problemTypes = map[errcode.Code]problemType{
+	// Redis down or refusing writes, from the store or the queue, on any
+	// route: whatever else the error carries (a failed verification, an
+	// unavailable dependency), it is answered the same, with Retry-After
+	// (problemFor looks for this code first).
+	errcode.StoreUnavailable:      {http.StatusServiceUnavailable, "", "Service temporarily unavailable", false, true},
+	errcode.BodyTooLarge:          {http.StatusRequestEntityTooLarge, "", "Request body too large", true, false},
+	errcode.MalformedBody:         {http.StatusBadRequest, "", "Malformed request body", true, false},
+	errcode.TargetUnverified:      {http.StatusUnprocessableEntity, "", "Target host not verified", true, false},
+	errcode.InvalidTarget:         {http.StatusUnprocessableEntity, "", "Invalid target URL", true, false},
+	errcode.InvalidSpec:           {http.StatusUnprocessableEntity, "", "Invalid job spec", true, false},
+	errcode.BadQuery:              {http.StatusBadRequest, "", "Invalid query parameter", true, false},
+	errcode.InvalidCursor:         {http.StatusBadRequest, "bad-query", "Invalid cursor", false, false},
+	errcode.NotFound:              {http.StatusNotFound, "", "Not found", false, false},
+	errcode.JobFinished:           {http.StatusConflict, "", "Job already finished", true, false},
+	errcode.TemplateExists:        {http.StatusConflict, "", "Template already exists", true, false},
+	errcode.BadSignature:          {http.StatusUnauthorized, "", "Webhook signature not valid", true, false},
+	errcode.NoDeliveryID:          {http.StatusBadRequest, "", "Delivery id required", true, false},
+	errcode.BadIdempotencyKey:     {http.StatusBadRequest, "", "Invalid Idempotency-Key", true, false},
+	errcode.IdempotencyConflict:   {http.StatusConflict, "", "Idempotency-Key reused with another body", true, false},
+	errcode.IdempotencyInProgress: {http.StatusConflict, "", "Idempotency-Key request in progress", true, false},
+	errcode.DeliveryInFlight:      {http.StatusConflict, "", "Delivery still in flight", true, false},
+	errcode.Conflict:              {http.StatusConflict, "", "Conflict", false, false},
+	errcode.Unavailable:           {http.StatusServiceUnavailable, "", "Service unavailable", false, false},
+	errcode.Unauthorized:          {http.StatusUnauthorized, "", "Unauthorized", true, false},
+	errcode.Forbidden:             {http.StatusForbidden, "", "Forbidden", true, false},
+	errcode.MisdirectedRequest:    {http.StatusMisdirectedRequest, "", "Host not served here", true, false},
+	errcode.CrossSiteRequest:      {http.StatusForbidden, "", "Cross-site request refused", true, false},
+	errcode.UnsupportedMedia:      {http.StatusUnsupportedMediaType, "", "Unsupported media type", true, false},
+	errcode.TooManyActiveJobs:     {http.StatusTooManyRequests, "", "Too many active jobs", true, false},
+	errcode.RateLimited:           {http.StatusTooManyRequests, "", "Submission rate exceeded", true, false},
+	errcode.TooManyStreams:        {http.StatusTooManyRequests, "", "Too many event streams", true, false},
+	errcode.TooManyTemplates:      {http.StatusTooManyRequests, "", "Template limit reached", true, false},
+	errcode.TemplateBytes:         {http.StatusTooManyRequests, "", "Template storage limit reached", true, false},
+	errcode.TooManySchedules:      {http.StatusTooManyRequests, "", "Schedule limit reached", true, false},
+	errcode.TooManyPins:           {http.StatusTooManyRequests, "", "Pinned job limit reached", true, false},
+	errcode.RepositoryTemplates:   {http.StatusTooManyRequests, "", "Too many templates for the repository", true, false},
 }
 
 // httpKinds name echo's own errors (routing, method, body limit).
@@ -146,26 +134,36 @@ func problemFor(err error) (p Problem, internal, retry bool) {
 		}
 		return p, he.Code >= 500, false
 	}
-	for _, k := range problemKinds() {
-		if errors.Is(err, k.err) {
-			p = Problem{Type: problemBase + k.slug, Title: k.title, Status: k.status}
-			if k.echo {
-				p.Detail = err.Error()
-				addFields(&p, err)
-				quotaFields(&p, err)
-			}
-			if cond, ok := store.ConditionOf(err); ok {
-				p.Detail = unavailableDetail(cond)
-			}
-			return p, false, k.retry
-		}
+	ce, coded := errcode.Of(err, errcode.StoreUnavailable)
+	var pt problemType
+	if coded {
+		pt, coded = problemTypes[ce.Code]
 	}
-	return Problem{
-		Type:   problemBase + "internal",
-		Title:  "Internal error",
-		Status: http.StatusInternalServerError,
-		Detail: "an internal error occurred; quote the request id when reporting it",
-	}, true, false
+	if !coded {
+		return Problem{
+			Type:   problemBase + "internal",
+			Title:  "Internal error",
+			Status: http.StatusInternalServerError,
+			Detail: "an internal error occurred; quote the request id when reporting it",
+		}, true, false
+	}
+	slug := pt.slug
+	if slug == "" {
+		slug = string(ce.Code)
+	}
+	p = Problem{Type: problemBase + slug, Title: pt.title, Status: pt.status}
+	if pt.detail {
+		p.Detail = ce.Message
+		p.Field = ce.Field()
+		for _, fp := range ce.Problems {
+			p.Errors = append(p.Errors, FieldProblem{Field: fp.Field, Message: fp.Message})
+		}
+		p.Limit, p.Value = ce.Limit, ce.Value
+	}
+	if cond, ok := store.ConditionOf(err); ok {
+		p.Detail = unavailableDetail(cond)
+	}
+	return p, false, pt.retry
 }
 
 // unavailableDetail tells the client which Redis condition refused its
@@ -181,35 +179,6 @@ func unavailableDetail(cond store.Condition) string {
 	}
 	return "the data store is unreachable; retry after the Retry-After delay"
 }
-
-// addFields copies a validation error's field list into the problem.
-func addFields(p *Problem, err error) {
-	var ve *job.ValidationError
-	if !errors.As(err, &ve) {
-		var fe fieldError
-		if errors.As(err, &fe) {
-			p.Field = fe.field
-		}
-		return
-	}
-	p.Detail = fmt.Sprintf("%d problem(s) in the job spec", len(ve.Problems))
-	for _, fp := range ve.Problems {
-		p.Errors = append(p.Errors, FieldProblem{Field: fp.Field, Message: fp.Message})
-	}
-	if len(ve.Problems) == 1 {
-		p.Field = ve.Problems[0].Field
-		p.Detail = ve.Problems[0].Message
-	}
-}
-
-// fieldError attaches a field name (a query parameter) to an error.
-type fieldError struct {
-	field string
-	err   error
-}
-
-func (e fieldError) Error() string { return e.err.Error() }
-func (e fieldError) Unwrap() error { return e.err }
 
 // handleError is echo's HTTPErrorHandler: every error, echo's own 404/405
 // included, leaves as application/problem+json.
@@ -229,9 +198,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 			"method", c.Request().Method, "route", c.Path(), "err", err)
 		setRetryAfter(c, s.cfg.UnavailableRetryAfter)
 	}
-	var qe *quotaError
-	if errors.As(err, &qe) && qe.retryAfter > 0 {
-		setRetryAfter(c, qe.retryAfter)
+	if ce, ok := errcode.As(err); ok && ce.RetryAfter > 0 {
+		setRetryAfter(c, ce.RetryAfter)
 	}
 	body, err := json.Marshal(p)
 	if err == nil {

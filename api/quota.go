@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -44,22 +45,6 @@ type QuotaStore interface {
 	ReserveActive(ctx context.Context, owner, id string, limit int) (store.ActiveSlot, error)
 }
 
-// Errors of the admission quotas (429).
-var (
-	errTooManyActive = errors.New("api: too many active jobs")
-	errRateLimited   = errors.New("api: submission rate exceeded")
-)
-
-// Errors of the storage limits (429): what a key keeps, and how many
-// templates one repository's deliveries are checked against.
-var (
-	errTooManyTemplates  = errors.New("api: too many templates")
-	errTemplateBytes     = errors.New("api: templates too large")
-	errTooManySchedules  = errors.New("api: too many schedules")
-	errTooManyPins       = errors.New("api: too many pinned jobs")
-	errRepositoryCrowded = errors.New("api: too many templates for the repository")
-)
-
 // storageLimit turns a store's limit refusal, wrapped or not, into the
 // 429 the client reads: which limit, the limit and the use found, and
 // what frees room. Other errors pass unchanged.
@@ -68,19 +53,20 @@ func storageLimit(err error) error {
 	if !errors.As(err, &le) {
 		return err
 	}
-	qe := &quotaError{limit: le.Max, value: le.Used}
+	var qe *errcode.Error
 	switch le.Limit {
 	case store.LimitTemplates:
-		qe.err, qe.msg = errTooManyTemplates, fmt.Sprintf("%d templates stored, limit %d; delete one (DELETE /v1/templates/{name}) to save another", le.Used, le.Max)
+		qe = errcode.Newf(errcode.TooManyTemplates, "%d templates stored, limit %d; delete one (DELETE /v1/templates/{name}) to save another", le.Used, le.Max)
 	case store.LimitTemplateBytes:
-		qe.err, qe.msg = errTemplateBytes, fmt.Sprintf("templates take %d bytes, limit %d; delete or shrink one to make room", le.Used, le.Max)
+		qe = errcode.Newf(errcode.TemplateBytes, "templates take %d bytes, limit %d; delete or shrink one to make room", le.Used, le.Max)
 	case store.LimitSchedules:
-		qe.err, qe.msg = errTooManySchedules, fmt.Sprintf("%d templates have a schedule, limit %d; drop a schedule to add another", le.Used, le.Max)
+		qe = errcode.Newf(errcode.TooManySchedules, "%d templates have a schedule, limit %d; drop a schedule to add another", le.Used, le.Max)
 	case store.LimitPins:
-		qe.err, qe.msg = errTooManyPins, fmt.Sprintf("%d jobs pinned, limit %d; unpin one (DELETE /v1/jobs/{id}/pin) to pin another", le.Used, le.Max)
+		qe = errcode.Newf(errcode.TooManyPins, "%d jobs pinned, limit %d; unpin one (DELETE /v1/jobs/{id}/pin) to pin another", le.Used, le.Max)
 	default:
-		qe.err, qe.msg = errRepositoryCrowded, fmt.Sprintf("%d templates (of every key) trigger on this repository, limit %d; an admin lists them with GET /v1/templates", le.Used, le.Max)
+		qe = errcode.Newf(errcode.RepositoryTemplates, "%d templates (of every key) trigger on this repository, limit %d; an admin lists them with GET /v1/templates", le.Used, le.Max)
 	}
+	qe.Limit, qe.Value = le.Max, le.Used
 	return qe
 }
 
@@ -109,19 +95,6 @@ func (s *Server) ownerQuota(ctx context.Context, caller submitter, owner string)
 	}
 	return s.quotaOf(who), nil
 }
-
-// quotaError is a quota refusal with the numbers the client needs.
-type quotaError struct {
-	err   error
-	msg   string
-	limit int
-	value int
-	// retryAfter, when set, is sent as Retry-After (handleError).
-	retryAfter time.Duration
-}
-
-func (e *quotaError) Error() string { return e.msg }
-func (e *quotaError) Unwrap() error { return e.err }
 
 // serviceQuota is the quota of a key that sets nothing, and of the
 // anonymous caller of the open mode.
@@ -177,9 +150,10 @@ func (s *Server) chargeSubmission(ctx context.Context, who submitter) error {
 		return fmt.Errorf("api: submission quota: %w", err)
 	}
 	if !sub.Allowed {
-		return &quotaError{err: errRateLimited, limit: q.SubmissionsPerMinute, retryAfter: sub.RetryAfter,
-			msg: fmt.Sprintf("at most %d submissions (jobs and target verifications) per minute; retry in %s",
-				q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))}
+		e := errcode.Newf(errcode.RateLimited, "at most %d submissions (jobs and target verifications) per minute; retry in %s",
+			q.SubmissionsPerMinute, sub.RetryAfter.Round(time.Millisecond))
+		e.Limit, e.RetryAfter = q.SubmissionsPerMinute, sub.RetryAfter
+		return e
 	}
 	return nil
 }
@@ -199,8 +173,9 @@ func (s *Server) admitJob(ctx context.Context, who submitter, j *job.Job) error 
 		return fmt.Errorf("api: active-job quota: %w", err)
 	}
 	if !slot.Admitted {
-		return &quotaError{err: errTooManyActive, limit: q.MaxActiveJobs, value: slot.Count, retryAfter: activeRetryAfter,
-			msg: fmt.Sprintf("%d queued or running jobs, limit %d; retry when one ends", slot.Count, q.MaxActiveJobs)}
+		e := errcode.Newf(errcode.TooManyActiveJobs, "%d queued or running jobs, limit %d; retry when one ends", slot.Count, q.MaxActiveJobs)
+		e.Limit, e.Value, e.RetryAfter = q.MaxActiveJobs, slot.Count, activeRetryAfter
+		return e
 	}
 	return nil
 }
@@ -210,12 +185,4 @@ func (s *Server) admitJob(ctx context.Context, who submitter, j *job.Job) error 
 func setRetryAfter(c echo.Context, d time.Duration) {
 	secs := max(int(math.Ceil(d.Seconds())), 1)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
-}
-
-// quotaFields copies a quota refusal's numbers into its problem.
-func quotaFields(p *Problem, err error) {
-	var qe *quotaError
-	if errors.As(err, &qe) {
-		p.Limit, p.Value = qe.limit, qe.value
-	}
 }

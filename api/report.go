@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/report"
 )
 
@@ -70,7 +71,7 @@ func reportFormat(r *http.Request) (report.Format, error) {
 	if name := r.URL.Query().Get("format"); name != "" {
 		f, err := report.ParseFormat(name)
 		if err != nil {
-			return "", fieldError{field: "format", err: fmt.Errorf("%w: %w", errBadQuery, err)}
+			return "", errcode.Wrap(err, errcode.BadQuery, err.Error()).WithField("format")
 		}
 		return f, nil
 	}

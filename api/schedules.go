@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/schedule"
 	"github.com/benchq/benchq/internal/store"
@@ -29,16 +30,16 @@ var errNoSchedule = errors.New("api: the template has no schedule")
 func validateTemplate(t *template.Template) error {
 	var probs []job.FieldError
 	for _, err := range []error{t.Validate(), schedule.Validate(t.Schedule)} {
-		var ve *job.ValidationError
+		ve, invalid := job.AsInvalid(err)
 		switch {
-		case errors.As(err, &ve):
+		case invalid:
 			probs = append(probs, ve.Problems...)
 		case err != nil:
 			return err
 		}
 	}
 	if len(probs) > 0 {
-		return &job.ValidationError{Problems: probs}
+		return job.Invalid(probs)
 	}
 	return nil
 }
@@ -195,7 +196,7 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 		return err
 	}
 	if t.Schedule == nil {
-		return fmt.Errorf("%w: %w: template %q; PUT %s with a schedule adds one", store.ErrNotFound, errNoSchedule, t.Name, templatePath(t.Name))
+		return errcode.Wrapf(errNoSchedule, errcode.NotFound, "template %q has no schedule; PUT %s with a schedule adds one", t.Name, templatePath(t.Name))
 	}
 	ctx := c.Request().Context()
 	// Written even when unchanged: the answer then always means "stored".

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/dashboard"
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // sessionCookie holds the API key a browser signed in with. It is a
@@ -82,7 +83,7 @@ func (s *Server) sessionUnder(prefix string) echo.MiddlewareFunc {
 				return next(c)
 			}
 			if r.Method == http.MethodPost && !sameOrigin(r) {
-				return fmt.Errorf("%w: this form must be sent from a benchq dashboard page", errForbidden)
+				return errcode.New(errcode.Forbidden, "this form must be sent from a benchq dashboard page")
 			}
 			if r.URL.Path == prefix+"/signin" || r.URL.Path == prefix+"/signout" {
 				return next(c)

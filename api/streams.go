@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -50,9 +51,6 @@ const keyCheckTimeout = time.Second
 // watchRetry is the pause before subscribing again when the notice
 // subscription ended on its own.
 const watchRetry = time.Second
-
-// errTooManyStreams is the 429 of a stream over a cap.
-var errTooManyStreams = errors.New("api: too many event streams")
 
 // errKeyRevoked is why a stream whose key was revoked ended.
 var errKeyRevoked = errors.New("api: api key revoked")
@@ -135,12 +133,14 @@ func (h *streamHub) admit(key, job string, end context.CancelCauseFunc) (*stream
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n := len(h.byKey[key]); n >= h.perKey {
-		return nil, &quotaError{err: errTooManyStreams, limit: h.perKey, value: n, retryAfter: streamsRetryAfter,
-			msg: fmt.Sprintf("%d event streams open for this API key, limit %d; close one or retry later", n, h.perKey)}
+		e := errcode.Newf(errcode.TooManyStreams, "%d event streams open for this API key, limit %d; close one or retry later", n, h.perKey)
+		e.Limit, e.Value, e.RetryAfter = h.perKey, n, streamsRetryAfter
+		return nil, e
 	}
 	if h.open >= h.total {
-		return nil, &quotaError{err: errTooManyStreams, limit: h.total, retryAfter: streamsRetryAfter,
-			msg: fmt.Sprintf("this server has %d event streams open, its limit; retry later", h.total)}
+		e := errcode.Newf(errcode.TooManyStreams, "this server has %d event streams open, its limit; retry later", h.total)
+		e.Limit, e.RetryAfter = h.total, streamsRetryAfter
+		return nil, e
 	}
 	w := &streamWaiter{key: key, job: job, wake: make(chan struct{}, 1), end: end}
 	addWaiter(h.byKey, key, w)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
@@ -26,7 +27,6 @@ type TargetVerifier interface {
 
 // Errors of the target endpoints.
 var (
-	errBadTarget         = errors.New("api: invalid target URL")
 	errNoTargetsVerifier = errors.New("api: target verification is not configured")
 )
 
@@ -78,13 +78,13 @@ func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
 //	@Router			/v1/targets/verify [post]
 func (s *Server) handleVerifyTarget(c echo.Context) error {
 	if s.targets == nil {
-		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
 	}
 	var req VerifyTargetRequest
 	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxVerifyBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		return fmt.Errorf("%w: %v", errMalformed, err)
+		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 	}
 	if err := s.chargeSubmission(c.Request().Context(), submitterOf(c)); err != nil { // quota.go: the check resolves and fetches; rate it first
 		return err
@@ -120,7 +120,7 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 		}
 	}
 	if err != nil {
-		return nil, fieldError{field: "url", err: fmt.Errorf("%w: %q: %v", errBadTarget, job.RedactURL(raw), err)}
+		return nil, errcode.Newf(errcode.InvalidTarget, "invalid target URL %q: %v", job.RedactURL(raw), err).WithField("url")
 	}
 	u.User = nil
 	return u, nil
@@ -148,7 +148,7 @@ func (s *Server) urlChecker(ctx context.Context) job.URLChecker {
 //	@Router			/v1/targets [get]
 func (s *Server) handleListTargets(c echo.Context) error {
 	if s.targets == nil {
-		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
 	}
 	hosts, err := s.targets.List(c.Request().Context(), principalOf(c).KeyID)
 	if err != nil {
@@ -169,7 +169,7 @@ func (s *Server) verifyTargets(ctx context.Context, owner string, spec job.Spec)
 		return nil
 	}
 	if s.targets == nil {
-		return fmt.Errorf("%w: %w", errUnavailable, errNoTargetsVerifier)
+		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
 	}
 	if err := s.targets.CheckSpec(ctx, owner, spec.TargetURLs()); err != nil {
 		if errors.Is(err, targetverify.ErrUnverified) {

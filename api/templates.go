@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
@@ -35,8 +36,7 @@ type TemplateStore interface {
 }
 
 var (
-	errTemplateExists = errors.New("api: a template of that name exists")
-	errNoTemplates    = errors.New("templates are not configured on this server")
+	errNoTemplates = errors.New("templates are not configured on this server")
 )
 
 // templateLabel is the label every job of a template carries, with the
@@ -91,7 +91,7 @@ func (s *Server) ownerOf(ctx context.Context, owner string) (submitter, error) {
 		return submitter{p: principal{KeyID: anonymousOwner}}, nil
 	}
 	if s.templates == nil {
-		return submitter{}, fmt.Errorf("%w: %w", errUnavailable, errNoTemplates)
+		return submitter{}, errcode.Wrap(errNoTemplates, errcode.Unavailable, errNoTemplates.Error())
 	}
 	k, err := s.templates.KeyByID(ctx, owner)
 	if err != nil {
@@ -163,10 +163,10 @@ func (s *Server) decodeTemplate(c echo.Context) (template.Template, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return template.Template{}, fmt.Errorf("%w: %v", errMalformed, err)
+		return template.Template{}, errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 	}
 	if len(b.Spec) == 0 {
-		return template.Template{}, &job.ValidationError{Problems: []job.FieldError{{Field: "spec", Message: "required: a job spec"}}}
+		return template.Template{}, job.Invalid([]job.FieldError{{Field: "spec", Message: "required: a job spec"}})
 	}
 	spec, err := job.Decode(bytes.NewReader(b.Spec))
 	if err != nil {
@@ -177,20 +177,20 @@ func (s *Server) decodeTemplate(c echo.Context) (template.Template, error) {
 
 // specFields puts "spec." before each field a spec's decoding names.
 func specFields(err error) error {
-	var ve *job.ValidationError
-	if !errors.As(err, &ve) {
+	ve, ok := job.AsInvalid(err)
+	if !ok {
 		return err
 	}
-	out := &job.ValidationError{}
+	out := make([]job.FieldError, 0, len(ve.Problems))
 	for _, p := range ve.Problems {
 		if p.Field == "" {
 			p.Field = "spec"
 		} else {
 			p.Field = "spec." + p.Field
 		}
-		out.Problems = append(out.Problems, p)
+		out = append(out, p)
 	}
-	return out
+	return job.Invalid(out)
 }
 
 // templateOwner is whose templates a request addresses: the caller's, or
@@ -211,7 +211,7 @@ func templateOwner(c echo.Context) (string, error) {
 
 func (s *Server) templateStore() (TemplateStore, error) {
 	if s.templates == nil {
-		return nil, fmt.Errorf("%w: %w", errUnavailable, errNoTemplates)
+		return nil, errcode.Wrap(errNoTemplates, errcode.Unavailable, errNoTemplates.Error())
 	}
 	return s.templates, nil
 }
@@ -266,7 +266,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 	// Checked, then written: two creations of one name at once may both
 	// pass, and the second replaces the first, as a PUT would.
 	if _, err := st.GetTemplate(ctx, t.Owner, t.Name); err == nil {
-		return fmt.Errorf("%w: %q; PUT %s replaces it", errTemplateExists, t.Name, templatePath(t.Name))
+		return errcode.Newf(errcode.TemplateExists, "%q; PUT %s replaces it", t.Name, templatePath(t.Name))
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("api: create template: %w", err)
 	}
@@ -311,7 +311,7 @@ func (s *Server) handlePutTemplate(c echo.Context) error {
 	}
 	name := c.Param("name")
 	if t.Name != "" && t.Name != name {
-		return &job.ValidationError{Problems: []job.FieldError{{Field: "name", Message: fmt.Sprintf("%q differs from the name in the path, %q", t.Name, name)}}}
+		return job.Invalid([]job.FieldError{{Field: "name", Message: fmt.Sprintf("%q differs from the name in the path, %q", t.Name, name)}})
 	}
 	t.Name, t.Owner = name, owner
 	ctx := c.Request().Context()
@@ -491,7 +491,7 @@ func (s *Server) handleRunTemplate(c echo.Context) error {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return fmt.Errorf("%w: %v", errMalformed, err)
+			return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
 		}
 	}
 	j, secret, err := s.RunTemplate(c.Request().Context(), t, TemplateRun{Values: req.Values, Source: "request " + requestID(c)})

@@ -37,7 +37,7 @@ func (s *stubTargets) VerifySpec(_ context.Context, owner string, targets []job.
 
 func TestTargetCheckBeforeAnyLoad(t *testing.T) {
 	unverified := fmt.Errorf("%w: %w", targetverify.ErrUnverified,
-		&job.ValidationError{Problems: []job.FieldError{{Field: "targets[0].url", Message: "host is not verified for this API key"}}})
+		job.Invalid([]job.FieldError{{Field: "targets[0].url", Message: "host is not verified for this API key"}}))
 	tests := []struct {
 		name       string
 		err        error

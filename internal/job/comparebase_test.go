@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -114,7 +115,7 @@ func TestCompareToJSON(t *testing.T) {
 	}
 	for _, bad := range []string{`42`, `["a"]`, `{"label":{"a":"b"}}`, `{"labels":"main"}`, `{"status":1}`} {
 		_, err := Decode(strings.NewReader(`{"targets":[{"url":"http://127.0.0.1:1/"}],"compare_to":` + bad + `}`))
-		var ve *ValidationError
+		var ve *errcode.Error
 		if !errors.As(err, &ve) || !strings.HasPrefix(ve.Problems[0].Field, "compare_to") {
 			t.Errorf("Decode(compare_to %s) = %v, want a problem under compare_to", bad, err)
 		}
@@ -146,7 +147,7 @@ func TestValidateCompareTo(t *testing.T) {
 			s := base()
 			tt.edit(&s)
 			err := s.WithDefaults().Validate(Limits{}, nil)
-			var ve *ValidationError
+			var ve *errcode.Error
 			switch {
 			case tt.field == "" && err != nil:
 				t.Errorf("Validate = %v, want nil", err)

@@ -13,7 +13,7 @@ import (
 // more entries than its field's maxItems tag allows ("sweep.concurrency
 // has 330000 values; at most 64 are allowed"), checked while the list is
 // read, before anything of it is kept. Every problem comes back at once in
-// a *ValidationError. Bounding the size of r is the caller's job (the API
+// a *errcode.Error. Bounding the size of r is the caller's job (the API
 // caps request bodies); Decode reads r to its end, and what it allocates
 // stays within a small multiple of what it read.
 //
@@ -32,7 +32,7 @@ func Decode(r io.Reader) (Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		// The walk mirrors encoding/json's rules, so this is a bug in
 		// it; still a client error rather than a crash.
-		return Spec{}, &ValidationError{Problems: []FieldError{{Message: err.Error()}}}
+		return Spec{}, Invalid([]FieldError{{Message: err.Error()}})
 	}
 	return s, nil
 }

@@ -7,15 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/google/go-cmp/cmp"
 )
 
-// fields returns the field paths of a *ValidationError, or fails the test.
+// fields returns the field paths of a *errcode.Error, or fails the test.
 func fields(t *testing.T, err error) []string {
 	t.Helper()
-	var ve *ValidationError
+	var ve *errcode.Error
 	if !errors.As(err, &ve) {
-		t.Fatalf("error = %v (%T), want *ValidationError", err, err)
+		t.Fatalf("error = %v (%T), want *errcode.Error", err, err)
 	}
 	if !errors.Is(err, ErrInvalid) {
 		t.Errorf("errors.Is(%v, ErrInvalid) = false, want true", err)
@@ -110,7 +111,7 @@ func TestDecodeErrors(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Decode(%s) fields mismatch (-want +got):\n%s\nerror: %v", tt.body, diff, err)
 			}
-			var ve *ValidationError
+			var ve *errcode.Error
 			errors.As(err, &ve)
 			if !strings.Contains(ve.Problems[0].Message, tt.msg) {
 				t.Errorf("Decode(%s) message = %q, want it to contain %q", tt.body, ve.Problems[0].Message, tt.msg)

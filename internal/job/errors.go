@@ -3,12 +3,13 @@ package job
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
-// ErrInvalid is matched (errors.Is) by every *ValidationError, so callers can
-// map a bad spec to a 4xx without knowing its details.
-var ErrInvalid = errors.New("job: invalid spec")
+// ErrInvalid is matched (errors.Is) by every invalid-spec error, so
+// callers can map a bad spec to a 4xx without knowing its details.
+var ErrInvalid = errcode.Sentinel(errcode.InvalidSpec, "the job spec is not valid")
 
 // ErrBadTransition is wrapped by Job.Transition when the lifecycle forbids
 // the requested status change.
@@ -27,33 +28,19 @@ var ErrCrashLoop = errors.New("job: its workers kept dying while running it")
 // FieldError is one problem with one field of a spec. Field is a path in
 // the submitted JSON ("sweep.concurrency[1]", "targets[0].url"); it is empty
 // when the problem is the body as a whole (malformed JSON, trailing data).
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+type FieldError = errcode.FieldProblem
 
-// ValidationError lists every problem found in a spec, in field order of
-// discovery, so a client can fix them all in one round trip.
-type ValidationError struct {
-	Problems []FieldError
-}
-
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		if p.Field == "" {
-			parts[i] = p.Message
-			continue
-		}
-		parts[i] = p.Field + ": " + p.Message
+// Invalid is the error of a spec with problems: every one of them, in
+// the order found, so a client can fix them all in one round trip.
+func Invalid(problems []FieldError) *errcode.Error {
+	e := errcode.Invalid(errcode.InvalidSpec, problems)
+	if len(problems) > 1 {
+		e.Message = fmt.Sprintf("%d problems in the job spec", len(problems))
 	}
-	return "job: invalid spec: " + strings.Join(parts, "; ")
+	return e
 }
 
-// Is makes errors.Is(err, ErrInvalid) true for every ValidationError.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
-
-// maxProblems bounds a ValidationError: a 1 MiB spec can hold a hundred
+// maxProblems bounds an invalid-spec error: a 1 MiB spec can hold a hundred
 // thousand bad values, and a client needs the first ones to fix its input.
 const maxProblems = 100
 
@@ -104,11 +91,21 @@ func (p *problems) err() error {
 	if p.omitted > 0 {
 		list = append(list, FieldError{Message: fmt.Sprintf("%d more problems not listed", p.omitted)})
 	}
-	return &ValidationError{Problems: list}
+	return Invalid(list)
 }
 
 // index builds the path of a list element: index("sweep.requests", 2) is
 // "sweep.requests[2]".
 func index(field string, i int) string {
 	return fmt.Sprintf("%s[%d]", field, i)
+}
+
+// AsInvalid finds the invalid-spec error in err's chain, with the
+// problems it lists.
+func AsInvalid(err error) (*errcode.Error, bool) {
+	var e *errcode.Error
+	if errors.As(err, &e) && e.Code == errcode.InvalidSpec {
+		return e, true
+	}
+	return nil, false
 }

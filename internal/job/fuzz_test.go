@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // FuzzDecode checks that no input makes Decode or Validate panic or answer
-// with anything but a *ValidationError, that what they allocate stays
+// with anything but a *errcode.Error, that what they allocate stays
 // within allocBound of the input's size, that the strict walk agrees with
 // encoding/json on what is JSON, and that a spec that validates survives
 // a JSON round trip unchanged and expands into plans the engine accepts.
@@ -79,7 +80,7 @@ func decodeAndValidate(data []byte) (Spec, uint64, error) {
 // trailing data or nesting too deep.)
 func checkAgreesWithEncodingJSON(t *testing.T, data []byte) {
 	err := walkSpec(data)
-	var ve *ValidationError
+	var ve *errcode.Error
 	malformed := errors.As(err, &ve) && strings.HasPrefix(ve.Problems[0].Message, "malformed JSON")
 	if valid := json.Valid(data); valid && malformed || !valid && err == nil {
 		t.Fatalf("walkSpec(%q) = %v, but json.Valid = %v", data, err, valid)

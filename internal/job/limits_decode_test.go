@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // TestDecodeListLimits gives every list and map of a spec one entry more
@@ -55,7 +57,7 @@ func TestDecodeListLimits(t *testing.T) {
 			}
 			over := tt.limit*10 + 1
 			_, err := Decode(strings.NewReader(tt.body(over)))
-			var ve *ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) || len(ve.Problems) != 1 {
 				t.Fatalf("Decode(%d entries in %s) = %v, want one problem", over, tt.field, err)
 			}
@@ -100,7 +102,7 @@ func TestDecodeDepth(t *testing.T) {
 	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
 	for _, body := range []string{`{"x":` + deep + `}`, `{"targets":[` + deep + `]}`, deep} {
 		_, err := Decode(strings.NewReader(body))
-		var ve *ValidationError
+		var ve *errcode.Error
 		if !errors.As(err, &ve) || len(ve.Problems) != 1 || !strings.Contains(ve.Problems[0].Message, "nested deeper than") {
 			t.Errorf("Decode(%.20s...) = %v, want one problem: nested too deep", body, err)
 		}
@@ -123,7 +125,7 @@ func TestProblemsCap(t *testing.T) {
 	if len(p.list) != maxProblems || len(p.seen) > maxProblems {
 		t.Errorf("after %d problems: %d kept, %d remembered, want %d of each", n+1, len(p.list), len(p.seen), maxProblems)
 	}
-	var ve *ValidationError
+	var ve *errcode.Error
 	if !errors.As(p.err(), &ve) || len(ve.Problems) != maxProblems+1 {
 		t.Fatalf("err() = %v, want %d problems and a count", p.err(), maxProblems)
 	}

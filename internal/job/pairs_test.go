@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // TestSeveralComparisons is seed 003's two questions in one job: does
@@ -65,7 +67,7 @@ func TestComparisonsValidation(t *testing.T) {
 			s := sweepSpec([]int{1}, "apache", "lighttpd")
 			s.Comparisons = tt.pairs
 			err := s.Validate(Limits{}, nil)
-			var ve *ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) {
 				t.Fatalf("Validate = %v, want a ValidationError", err)
 			}

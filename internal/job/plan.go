@@ -23,12 +23,12 @@ func (s Spec) Plan(p Point) (measure.Plan, error) {
 	}
 	src, errs := d.resolveTarget(p.TargetIndex)
 	if len(errs) > 0 {
-		return measure.Plan{}, &ValidationError{Problems: errs}
+		return measure.Plan{}, Invalid(errs)
 	}
 	r := src.req
 	tlsOpts, probs := r.TLS.plan()
 	if len(probs) > 0 {
-		return measure.Plan{}, &ValidationError{Problems: []FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}}}
+		return measure.Plan{}, Invalid([]FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}})
 	}
 	var body []byte
 	if r.Body != "" {

@@ -56,7 +56,7 @@ type walker struct {
 func walkSpec(data []byte) error {
 	w := &walker{data: data, fields: make(map[reflect.Type]map[string]reflect.StructField)}
 	if err := w.body(); err != nil {
-		return &ValidationError{Problems: []FieldError{*w.fatal}}
+		return Invalid([]FieldError{*w.fatal})
 	}
 	return w.p.err()
 }

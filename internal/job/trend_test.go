@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 func pct(v float64) *float64 { return &v }
@@ -107,7 +109,7 @@ func TestValidateTrend(t *testing.T) {
 }
 
 func hasField(err error, field string) bool {
-	ve, ok := err.(*ValidationError)
+	ve, ok := err.(*errcode.Error)
 	if !ok {
 		return false
 	}

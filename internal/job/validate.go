@@ -2,11 +2,12 @@ package job
 
 import (
 	"fmt"
-	"github.com/benchq/benchq/internal/measure"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // URLChecker is the address policy: it returns an error for a URL the
@@ -24,7 +25,7 @@ type validator struct {
 // Validate checks s, with defaults applied as WithDefaults does, against
 // lim (zero fields take DefaultLimits) and the address policy check (nil
 // admits every http and https URL: for tests and tools only). It returns
-// every problem at once as a *ValidationError naming each field path, or
+// every problem at once as a *errcode.Error naming each field path, or
 // nil. Validate fills no field; store s.WithDefaults().
 func (s Spec) Validate(lim Limits, check URLChecker) error {
 	d := s.WithDefaults()

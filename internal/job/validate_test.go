@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -226,8 +227,8 @@ func TestValidateRequestTimeoutUnderShortRunQuota(t *testing.T) {
 }
 
 func TestValidationErrorMessage(t *testing.T) {
-	err := &ValidationError{Problems: []FieldError{{Message: "body is empty"}, {Field: "sweep.order", Message: "unknown"}}}
-	want := "job: invalid spec: body is empty; sweep.order: unknown"
+	err := Invalid([]FieldError{{Message: "body is empty"}, {Field: "sweep.order", Message: "unknown"}})
+	want := "2 problems in the job spec: body is empty; sweep.order: unknown"
 	if err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)
 	}
@@ -247,7 +248,7 @@ func TestValidateHugeSweepIsRefusedUnexpanded(t *testing.T) {
 	if len(got) != maxProblems+1 {
 		t.Fatalf("Validate(90 000 duplicates) listed %d problems, want %d and a count of the rest", len(got), maxProblems+1)
 	}
-	var ve *ValidationError
+	var ve *errcode.Error
 	errors.As(err, &ve)
 	if last := ve.Problems[maxProblems].Message; !strings.Contains(last, "more problems") {
 		t.Errorf("last problem = %q, want a count of those not listed", last)

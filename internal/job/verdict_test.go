@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 func TestThresholdHoldsEveryOperator(t *testing.T) {
@@ -128,7 +129,7 @@ func TestValidateRefusesUnknownMetric(t *testing.T) {
 		s := validSpec()
 		s.Thresholds = []string{"rps >= 1", th}
 		err := s.Validate(DefaultLimits(), loopbackOnly)
-		var ve *ValidationError
+		var ve *errcode.Error
 		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
 			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {
 			t.Errorf("Validate(thresholds %q) = %v, want ErrInvalid at thresholds[1] naming the unknown metric", th, err)

@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -39,7 +38,7 @@ type Plan struct {
 }
 
 // Parse validates s, naming each bad field ("schedule.cron",
-// "schedule.timezone", ...) in a *job.ValidationError.
+// "schedule.timezone", ...) in a *errcode.Error.
 func Parse(s template.Schedule) (*Plan, error) {
 	var probs []job.FieldError
 	add := func(field, format string, args ...any) {
@@ -79,7 +78,7 @@ func Parse(s template.Schedule) (*Plan, error) {
 		}
 	}
 	if len(probs) > 0 {
-		return nil, &job.ValidationError{Problems: probs}
+		return nil, job.Invalid(probs)
 	}
 	return p, nil
 }
@@ -95,8 +94,8 @@ func Validate(s *template.Schedule) error {
 		return nil
 	}
 	p, err := Parse(*s)
-	var ve *job.ValidationError
-	if err != nil && !errors.As(err, &ve) {
+	ve, _ := job.AsInvalid(err)
+	if err != nil && ve == nil {
 		return err
 	}
 	var probs []job.FieldError
@@ -111,7 +110,7 @@ func Validate(s *template.Schedule) error {
 		probs = append(probs, job.FieldError{Field: "schedule.cron", Message: fmt.Sprintf("%q never fires within a year (such as the 30th of February)", s.Cron)})
 	}
 	if len(probs) > 0 {
-		return &job.ValidationError{Problems: probs}
+		return job.Invalid(probs)
 	}
 	return nil
 }

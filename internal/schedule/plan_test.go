@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/schedule"
 	"github.com/benchq/benchq/internal/template"
@@ -39,7 +40,7 @@ func TestParseNamesTheBadField(t *testing.T) {
 				}
 				return
 			}
-			var ve *job.ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) || ve.Problems[0].Field != tt.field {
 				t.Fatalf("Parse = %v, want a problem at %s", err, tt.field)
 			}
@@ -73,7 +74,7 @@ func TestValidateRefusesWhatParseReads(t *testing.T) {
 				}
 				return
 			}
-			var ve *job.ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != "schedule.cron" || !strings.Contains(ve.Problems[0].Message, tt.msg) {
 				t.Fatalf("Validate(%q) = %v, want one problem at schedule.cron saying %q", tt.s.Cron, err, tt.msg)
 			}

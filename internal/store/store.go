@@ -2,27 +2,27 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 )
 
 // Sentinel errors callers test with errors.Is.
 var (
 	// ErrNotFound: no job with that ID (never created, or expired).
-	ErrNotFound = errors.New("store: not found")
+	ErrNotFound = errcode.Sentinel(errcode.NotFound, "not found")
 	// ErrConflict: the job already exists, the lifecycle forbids the change
 	// (it also wraps job.ErrBadTransition then), or concurrent writers kept
 	// changing the job for longer than UpdateJob retries.
-	ErrConflict = errors.New("store: conflict")
+	ErrConflict = errcode.Sentinel(errcode.Conflict, "it changed meanwhile; retry")
 	// ErrInvalidCursor: a ListJobs cursor or a ReadEvents ID that the store
 	// never handed out.
-	ErrInvalidCursor = errors.New("store: invalid cursor")
+	ErrInvalidCursor = errcode.Sentinel(errcode.InvalidCursor, "the cursor is not one this service handed out; list again without it")
 )
 
 // DefaultRetention is how long a job's keys live after its last write when

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -16,7 +17,7 @@ import (
 // read-only...), not because of the caller's input. Every error the store
 // returns for such a failure wraps it, as an *UnavailableError naming the
 // Condition; callers answer it with "retry later".
-var ErrUnavailable = errors.New("store: redis unavailable")
+var ErrUnavailable = errcode.Sentinel(errcode.StoreUnavailable, "the data store is unavailable; retry after a while")
 
 // Condition says why Redis is unavailable.
 type Condition string

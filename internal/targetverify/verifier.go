@@ -16,18 +16,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 )
 
-// Errors of CheckSpec and VerifySpec. Each also wraps a
-// *job.ValidationError naming the spec fields at fault (errors.Is
-// job.ErrInvalid holds for all three).
+// Errors of CheckSpec and VerifySpec. Each also wraps an invalid-spec
+// error naming the spec fields at fault (errors.Is job.ErrInvalid holds
+// for all three).
 var (
 	// ErrUnverified: a target's host does not serve its token; the
 	// problems name the URL to publish the token at.
-	ErrUnverified = errors.New("targetverify: target host not verified")
+	ErrUnverified = errcode.Sentinel(errcode.TargetUnverified, "a target host is not verified")
 	// ErrHostHeader: a target's requests carry a Host header naming
 	// another host than its URL. The load engine sends it as given and
 	// uses it as the TLS server name, so a shared front end (a CDN, a
@@ -199,7 +200,7 @@ func (v *Verifier) CheckSpec(ctx context.Context, owner string, targets []job.Ta
 // than its URL (ErrHostHeader) and more than Config.MaxHosts distinct
 // hosts (ErrTooManyHosts). A host that does not serve its token, or that
 // the spec's Deadline leaves unchecked, is ErrUnverified. Each of these
-// wraps a *job.ValidationError naming the fields; any other error is the
+// wraps a *errcode.Error naming the fields; any other error is the
 // store's.
 func (v *Verifier) VerifySpec(ctx context.Context, owner string, targets []job.TargetURL) (netguard.Pins, error) {
 	urls, err := v.screen(targets)
@@ -238,7 +239,7 @@ func (v *Verifier) VerifySpec(ctx context.Context, owner string, targets []job.T
 		pins.Add(o.th.Host, o.ip)
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrUnverified, &job.ValidationError{Problems: problems})
+		return nil, unverified(problems)
 	}
 	return pins, nil
 }
@@ -271,17 +272,17 @@ func (v *Verifier) screen(targets []job.TargetURL) ([]*url.URL, error) {
 		}
 		origin := strings.ToLower(u.Scheme) + "://" + u.Host
 		if !origins[origin] && len(origins) == v.maxHosts {
-			return nil, fmt.Errorf("%w: %w", ErrTooManyHosts, &job.ValidationError{Problems: []job.FieldError{{
+			return nil, fmt.Errorf("%w: %w", ErrTooManyHosts, job.Invalid([]job.FieldError{{
 				Field: t.Field, Message: fmt.Sprintf("%s is host number %d; with target verification on, a job may send load to at most %d distinct hosts",
-					u.Host, v.maxHosts+1, v.maxHosts)}}})
+					u.Host, v.maxHosts+1, v.maxHosts)}}))
 		}
 		origins[origin] = true
 	}
 	switch {
 	case len(bad) > 0: // Validate refuses these first; here only by misuse
-		return nil, fmt.Errorf("targetverify: %w", &job.ValidationError{Problems: bad})
+		return nil, fmt.Errorf("targetverify: %w", job.Invalid(bad))
 	case len(hostHeaders) > 0:
-		return nil, fmt.Errorf("%w: %w", ErrHostHeader, &job.ValidationError{Problems: hostHeaders})
+		return nil, fmt.Errorf("%w: %w", ErrHostHeader, job.Invalid(hostHeaders))
 	}
 	return urls, nil
 }
@@ -380,4 +381,14 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("targetverify: token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
+}
+
+// unverified is ErrUnverified's error for problems: coded so that the
+// client reads "not verified" with the fields to fix, and wrapping the
+// invalid-spec error so that callers treating both alike need one test.
+func unverified(problems []job.FieldError) error {
+	inv := job.Invalid(problems)
+	e := errcode.Wrap(inv, errcode.TargetUnverified, inv.Message)
+	e.Problems = problems
+	return e
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/redistest"
@@ -190,7 +191,7 @@ func TestCheckSpecNamesEachUnverifiedTarget(t *testing.T) {
 		{Field: "targets[2].ab", URL: bad.URL + "/c"},
 	}
 	err = v.CheckSpec(t.Context(), "key", targets)
-	var ve *job.ValidationError
+	var ve *errcode.Error
 	if !errors.Is(err, targetverify.ErrUnverified) || !errors.As(err, &ve) {
 		t.Fatalf("CheckSpec = %v, want ErrUnverified with a ValidationError", err)
 	}
@@ -284,7 +285,7 @@ func TestVerifySpecScreensBeforeFetching(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := h.requests.Load()
 			_, err := v.VerifySpec(t.Context(), "key", tt.targets)
-			var ve *job.ValidationError
+			var ve *errcode.Error
 			if !errors.Is(err, tt.want) || !errors.Is(err, job.ErrInvalid) || !errors.As(err, &ve) {
 				t.Fatalf("VerifySpec = %v, want %v with a ValidationError", err, tt.want)
 			}
@@ -343,7 +344,7 @@ func TestVerifySpecHasOneDeadline(t *testing.T) {
 	start := time.Now()
 	_, err := v.VerifySpec(t.Context(), "key", targets)
 	took := time.Since(start)
-	var ve *job.ValidationError
+	var ve *errcode.Error
 	if !errors.Is(err, targetverify.ErrUnverified) || !errors.As(err, &ve) || len(ve.Problems) != 4 {
 		t.Fatalf("VerifySpec = %v, want all 4 hosts unverified", err)
 	}

@@ -3,7 +3,6 @@ package template
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -55,7 +54,7 @@ const maxValueLen = 2048
 // decoded as strictly as a submitted spec; the caller still applies
 // defaults, job validation and the address policy to it, as to any job.
 //
-// Errors are *job.ValidationError naming the field: "values.<name>" for
+// Errors are *errcode.Error naming the field: "values.<name>" for
 // a value nobody declared or a bad one, the spec path ("spec.targets[0].url")
 // for a placeholder without a value.
 func (t Template) Render(values map[string]string) (job.Spec, error) {
@@ -70,7 +69,7 @@ func (t Template) Render(values map[string]string) (job.Spec, error) {
 	r := renderer{vals: vals}
 	out := r.walk("spec", raw)
 	if len(r.problems) > 0 {
-		return job.Spec{}, &job.ValidationError{Problems: r.problems}
+		return job.Spec{}, job.Invalid(r.problems)
 	}
 	data, err := json.Marshal(out)
 	if err != nil {
@@ -106,7 +105,7 @@ func (t Template) merge(values map[string]string) (map[string]string, error) {
 		}
 	}
 	if len(probs) > 0 {
-		return nil, &job.ValidationError{Problems: probs}
+		return nil, job.Invalid(probs)
 	}
 	return out, nil
 }
@@ -274,22 +273,22 @@ func (t Template) Placeholders() ([]string, error) {
 	return out, nil
 }
 
-// prefixFields puts prefix before every field of a *job.ValidationError.
+// prefixFields puts prefix before every field of a *errcode.Error.
 func prefixFields(err error, prefix string) error {
-	var ve *job.ValidationError
-	if !errors.As(err, &ve) {
+	ve, ok := job.AsInvalid(err)
+	if !ok {
 		return err
 	}
-	out := &job.ValidationError{Problems: make([]job.FieldError, len(ve.Problems))}
+	out := make([]job.FieldError, len(ve.Problems))
 	for i, p := range ve.Problems {
 		if p.Field == "" {
 			p.Field = prefix
 		} else {
 			p.Field = prefix + "." + p.Field
 		}
-		out.Problems[i] = p
+		out[i] = p
 	}
-	return out
+	return job.Invalid(out)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

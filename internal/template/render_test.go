@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/template"
 )
@@ -60,7 +61,7 @@ func TestRender(t *testing.T) {
 			tt.target.Name = "a"
 			spec, err := tmpl(tt.target).Render(tt.values)
 			if tt.field != "" {
-				var ve *job.ValidationError
+				var ve *errcode.Error
 				if !errors.As(err, &ve) {
 					t.Fatalf("Render = %v, want a validation error naming %s", err, tt.field)
 				}
@@ -92,7 +93,7 @@ func TestRender(t *testing.T) {
 	}
 }
 
-func hasField(ve *job.ValidationError, field string) bool {
+func hasField(ve *errcode.Error, field string) bool {
 	for _, p := range ve.Problems {
 		if p.Field == field {
 			return true
@@ -141,7 +142,7 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			var ve *job.ValidationError
+			var ve *errcode.Error
 			if !errors.As(err, &ve) || !hasField(ve, tt.field) {
 				t.Fatalf("Validate = %v, want a problem naming %s", err, tt.field)
 			}

@@ -37,7 +37,7 @@ func ValidName(name string) bool { return nameRe.MatchString(name) }
 // that every placeholder of the spec is known and well formed, and the
 // triggers. The spec itself is checked per run, once rendered (Render),
 // as every job's is; the schedule is the scheduler's to check. Problems
-// come back at once as a *job.ValidationError naming each field.
+// come back at once as a *errcode.Error naming each field.
 func (t Template) Validate() error {
 	var probs []job.FieldError
 	add := func(field, format string, args ...any) {
@@ -81,7 +81,7 @@ func (t Template) Validate() error {
 		probs = append(probs, checkTrigger("triggers.gitlab", "project", g.Project, g.Branches, "token", g.Token)...)
 	}
 	if len(probs) > 0 {
-		return &job.ValidationError{Problems: probs}
+		return job.Invalid(probs)
 	}
 	return nil
 }
