@@ -19,6 +19,7 @@ import (
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/term"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			name = "version"
 		}
 		if cmd, ok := subcommands()[name]; ok {
-			return cmd(ctx, args[1:], clicmd.ProcessEnv(stdin, stdout, stderr))
+			return cmd(ctx, args[1:], processEnv(stdin, stdout, stderr))
 		}
 		// The service takes no argument but a flag or its command's
 		// name: anything else is a command mistyped.
@@ -50,4 +51,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 	}
 	return runService(ctx, args, os.Getenv, stdout, stderr)
+}
+
+// processEnv is what a command takes from the process: its environment,
+// the given streams, and whether stderr is a terminal.
+func processEnv(stdin io.Reader, stdout, stderr io.Writer) clicmd.Env {
+	return clicmd.Env{Getenv: os.Getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: isTerminal(stderr)}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/abcli"
-	"github.com/benchq/benchq/internal/clicmd"
 	benchqclient "github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
@@ -60,7 +59,7 @@ func benchCLIRun(b *testing.B, target string, keepAlive bool) {
 	}
 	args = append(args, target)
 	measureRun(b, n, func() {
-		if code := abcli.Run(b.Context(), args, clicmd.ProcessEnv(nil, io.Discard, io.Discard)); code != 0 {
+		if code := abcli.Run(b.Context(), args, processEnv(nil, io.Discard, io.Discard)); code != 0 {
 			b.Fatalf("benchq ab exited %d", code)
 		}
 	})

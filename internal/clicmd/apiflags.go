@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/term"
-
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 )
@@ -25,7 +23,7 @@ const (
 )
 
 // Env is what a command takes from its process: the binary hands in the
-// process's own (ProcessEnv), tests theirs.
+// process's own, tests theirs.
 type Env struct {
 	Getenv func(string) string
 	Stdin  io.Reader
@@ -33,16 +31,6 @@ type Env struct {
 	Stderr io.Writer
 	// TTY is true when Stderr is a terminal: progress is drawn as a bar.
 	TTY bool
-}
-
-// ProcessEnv is the process's environment with the given streams.
-func ProcessEnv(stdin io.Reader, stdout, stderr io.Writer) Env {
-	return Env{Getenv: os.Getenv, Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: isTerminal(stderr)}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // APIFlags are the flags every client command shares. The API key is no
