@@ -26,7 +26,7 @@ type command struct {
 	name    string
 	usage   string // one line; the command's own help starts with it
 	summary string // one line: what it is for
-	// run is the command; nil for the service's commands (serve, worker),
+	// run is the command; nil for the service's commands (all, serve, worker),
 	// which runService reads from the whole command line.
 	run subcommand
 }
@@ -34,6 +34,7 @@ type command struct {
 // commands is the command table, in the order the help lists it.
 func commands() []command {
 	return []command{
+		{name: "all", usage: "benchq [all] [flags]", summary: "the API, one worker and, without --redis-url, its own Redis: what benchq runs with no command"},
 		{name: "serve", usage: "benchq serve [flags]", summary: "run the API only, against a shared Redis (--redis-url)"},
 		{name: "worker", usage: "benchq worker [flags]", summary: "run a worker only, against a shared Redis (--redis-url)"},
 		{name: "submit", usage: `benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out FILE]... [flags]`,
@@ -67,7 +68,7 @@ func lookup(name string) (command, bool) {
 }
 
 // subcommands are the commands run dispatches by name; the rest of the
-// table (serve, worker) and any command line starting with a flag are the
+// table (all, serve, worker) and any command line starting with a flag are the
 // service's. Tests walk this table, so a new command's help is checked
 // with the others'.
 func subcommands() map[string]subcommand {
@@ -83,7 +84,7 @@ func subcommands() map[string]subcommand {
 // writeCommands lists the command table under `benchq --help` and
 // `benchq help`.
 func writeCommands(w io.Writer) {
-	fmt.Fprint(w, "\nCommands (with none: the API, one worker and its own Redis):\n")
+	fmt.Fprint(w, "\nCommands:\n")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %s\n      %s\n", c.usage, c.summary)
 	}

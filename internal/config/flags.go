@@ -277,7 +277,7 @@ func (fs *flagSet) usage(w io.Writer, cmd Command) {
 	case CommandWorker:
 		fmt.Fprintln(w, "Usage: benchq worker [flags]\n\nRuns a worker only, against a shared Redis.")
 	default:
-		fmt.Fprintln(w, "Usage: benchq [serve|worker|ab] [flags]\n\nWith no subcommand: the API, one worker and, without a Redis URL, its own\nRedis: a redis-server child keeping its data in --data-dir when\nredis-server is on PATH, else (or with --ephemeral) an embedded in-memory\nRedis that keeps nothing. Flags override the environment variables.")
+		fmt.Fprintln(w, "Usage: benchq [all] [flags]\n\nWith no command, or all: the API, one worker and, without a Redis URL, its own\nRedis: a redis-server child keeping its data in --data-dir when\nredis-server is on PATH, else (or with --ephemeral) an embedded in-memory\nRedis that keeps nothing. Flags override the environment variables. benchq help lists the other commands.")
 	}
 	fmt.Fprintln(w, "\nFlags:")
 	fs.VisitAll(func(f *flag.Flag) {
