@@ -2,48 +2,21 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/secrettest"
 )
-
-// randomSecret is prefix and 32 random hex digits.
-func randomSecret(t *testing.T, prefix string) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
-}
-
-// leaks reports which of secrets text shows, in whole or any 8 characters
-// of it in a row.
-func leaks(text string, secrets ...string) []string {
-	var shown []string
-	for _, s := range secrets {
-		for i := 0; i+8 <= len(s); i++ {
-			if strings.Contains(text, s[i:i+8]) {
-				shown = append(shown, s)
-				break
-			}
-		}
-	}
-	return shown
-}
 
 // TestNoSecretInHelpOrUsageErrors: with an API key and a Redis URL with a
 // password in the environment, -h, --help and an unknown flag of every
 // command print neither: each command of the dispatch table (and each
 // `benchq keys` subcommand), and the service's commands.
 func TestNoSecretInHelpOrUsageErrors(t *testing.T) {
-	key := randomSecret(t, "bq_")
-	redisPassword := randomSecret(t, "")
+	key := secrettest.Random(t, "bq_")
+	redisPassword := secrettest.Random(t, "")
 	t.Setenv("BENCHQ_API_KEY", key)
 	t.Setenv("BENCHQ_REDIS_URL", "redis://:"+redisPassword+"@127.0.0.1:1/0")
 
@@ -77,7 +50,7 @@ func TestNoSecretInHelpOrUsageErrors(t *testing.T) {
 			if out == "" {
 				t.Errorf("benchq %q printed nothing, want its usage", args)
 			}
-			if shown := leaks(out, key, redisPassword); len(shown) > 0 {
+			if shown := secrettest.Leaks(out, key, redisPassword); len(shown) > 0 {
 				t.Errorf("benchq %q shows a secret (%d of them):\n%s", args, len(shown), out)
 			}
 		}

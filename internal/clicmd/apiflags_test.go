@@ -2,38 +2,13 @@ package clicmd
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/secrettest"
 )
-
-// randomSecret is prefix and 32 random hex digits.
-func randomSecret(t *testing.T, prefix string) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
-}
-
-// leaks reports which of secrets text shows, in whole or any 8 characters
-// of it in a row.
-func leaks(text string, secrets ...string) []string {
-	var shown []string
-	for _, s := range secrets {
-		for i := 0; i+8 <= len(s); i++ {
-			if strings.Contains(text, s[i:i+8]) {
-				shown = append(shown, s)
-				break
-			}
-		}
-	}
-	return shown
-}
 
 // TestKeyFile: the key comes from --key-file, BENCHQ_API_KEY or --key, in
 // that order of preference the help states; a file that cannot be read or
@@ -48,7 +23,7 @@ func TestKeyFile(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pasted := randomSecret(t, "bq_") // a key given where the path belongs
+	pasted := secrettest.Random(t, "bq_") // a key given where the path belongs
 	tests := []struct {
 		name    string
 		env     string
@@ -83,7 +58,7 @@ func TestKeyFile(t *testing.T) {
 				if err == nil || err.Error() != tt.wantErr && !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("client() error = %v, want %q", err, tt.wantErr)
 				}
-				if err != nil && len(leaks(err.Error(), pasted, dir)) > 0 {
+				if err != nil && len(secrettest.Leaks(err.Error(), pasted, dir)) > 0 {
 					t.Errorf("client() error %q quotes the file's name", err)
 				}
 			case err != nil:
