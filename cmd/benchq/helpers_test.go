@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -114,7 +115,7 @@ func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte
 func keyedBase(t *testing.T, redisURL, addr string) string {
 	t.Helper()
 	code, key, errOut := keysCLI(t, redisURL, "add", "test")
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 	return "http://" + strings.TrimSpace(key) + "@" + addr

@@ -27,7 +27,7 @@ const (
 
 // ErrUnknownFormat is returned by ParseFormat and Write for a format name
 // they do not know.
-var ErrUnknownFormat = errors.New("report: unknown format")
+var ErrUnknownFormat = errors.New("unknown format")
 
 // formatInfo is one row of the format table: what a server sends a
 // format as, and what a file holding it is called.
