@@ -6,22 +6,14 @@ import (
 )
 
 func TestIsFinalEvent(t *testing.T) {
-	tests := []struct {
-		typ  string
-		want bool
-	}{
-		{"job.finished", true},
-		{"job.succeeded", true},
-		{"job.failed", true},
-		{"job.canceled", true},
-		{"job.started", false},
-		{"progress", false},
-		{"run.finished", false},
-		{"", false},
+	for _, typ := range []string{"job.finished", "job.succeeded", "job.failed", "job.canceled"} {
+		if !IsFinalEvent(typ) {
+			t.Errorf("IsFinalEvent(%q) = false, want true: no event follows it", typ)
+		}
 	}
-	for _, tt := range tests {
-		if got := IsFinalEvent(tt.typ); got != tt.want {
-			t.Errorf("IsFinalEvent(%q) = %v, want %v", tt.typ, got, tt.want)
+	for _, typ := range []string{"job.started", "progress", "run.finished", ""} {
+		if IsFinalEvent(typ) {
+			t.Errorf("IsFinalEvent(%q) = true, want false: the stream goes on after it", typ)
 		}
 	}
 }
