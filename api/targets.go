@@ -116,7 +116,7 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 	}
 	if err == nil {
 		if perr := s.urlChecker(c.Request().Context())(u); perr != nil {
-			err = fmt.Errorf("refused by the address policy: %w", perr)
+			err = errors.New(job.URLProblem(perr))
 		}
 	}
 	if err != nil {

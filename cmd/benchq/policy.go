@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
@@ -53,10 +54,14 @@ func (m *Main) urlSession(ctx context.Context) job.URLChecker {
 func withAllowHint(check job.URLChecker) job.URLChecker {
 	return func(u *url.URL) error {
 		err := check(u)
-		if err != nil && netguard.Allowlistable(err) {
-			return fmt.Errorf("%w; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)", err)
+		if err == nil || !netguard.Allowlistable(err) {
+			return err
 		}
-		return err
+		const hint = "; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)"
+		if ce, ok := errcode.As(err); ok {
+			return errcode.Wrap(err, ce.Code, ce.Message+hint)
+		}
+		return fmt.Errorf("%w%s", err, hint)
 	}
 }
 

@@ -7,13 +7,25 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/measure"
 )
 
 // URLChecker is the address policy: it returns an error for a URL the
 // service must not send traffic to (internal/netguard provides it). It sees
-// only URLs whose scheme is http or https and that have a host.
+// only URLs whose scheme is http or https and that have a host. An
+// *errcode.Error in its chain says what the client reads (a refused
+// address, a host that does not resolve); any other error is shown as a
+// refusal by the policy.
 type URLChecker func(u *url.URL) error
+
+// URLProblem is what a client reads of a URLChecker's error.
+func URLProblem(err error) string {
+	if ce, ok := errcode.As(err); ok {
+		return ce.Message
+	}
+	return "refused by the address policy: " + err.Error()
+}
 
 // validator checks a defaulted spec against limits.
 type validator struct {
@@ -165,7 +177,7 @@ func (v *validator) url(field, raw string) {
 		return
 	}
 	if err := v.check(u); err != nil {
-		v.add(field, "refused by the address policy: %v", err)
+		v.add(field, "%s", URLProblem(err))
 	}
 }
 

@@ -7,11 +7,23 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // ErrRefused is returned (wrapped, with the reason) for every address the
 // policy does not admit. Callers test it with errors.Is.
 var ErrRefused = errors.New("netguard: address refused")
+
+// refuse is a refusal: ErrRefused for callers to test, inside an
+// *errcode.Error whose message tells the client why in its own words
+// (the Go chain names this package; the message names the address).
+func refuse(format string, args ...any) error {
+	return errcode.Wrapf(ErrRefused, errcode.InvalidTarget, refusedBy+format, args...)
+}
+
+// refusedBy begins the message of every refusal.
+const refusedBy = "refused by the address policy: "
 
 // allowlistable marks a refusal that an allowlist entry would lift, as
 // opposed to one no configuration admits (a scheme, a zone).
@@ -136,15 +148,15 @@ func (p *Policy) CheckIP(ip netip.Addr) error {
 		}
 	}
 	if p.onlyAllow {
-		return allowlistable{fmt.Errorf("%w: %s is not in the allowlist (only loopback is admitted in this mode)", ErrRefused, ip)}
+		return allowlistable{refuse("%s is not in the allowlist (only loopback is admitted in this mode)", ip)}
 	}
 	if ip.Zone() != "" {
-		return fmt.Errorf("%w: %s has a zone", ErrRefused, ip)
+		return refuse("%s has a zone", ip)
 	}
 	for _, c := range refusedClasses {
 		for _, n := range c.prefixes {
 			if n.Contains(ip) {
-				return allowlistable{fmt.Errorf("%w: %s is %s", ErrRefused, ip, c.name)}
+				return allowlistable{refuse("%s is %s", ip, c.name)}
 			}
 		}
 	}
@@ -169,11 +181,11 @@ func (p *Policy) hostAllowed(host string) bool {
 // them again, resolved, at dial time.
 func (p *Policy) CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w: scheme %q (only http and https)", ErrRefused, u.Scheme)
+		return refuse("scheme %q (only http and https)", u.Scheme)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fmt.Errorf("%w: URL has no host", ErrRefused)
+		return refuse("the URL has no host")
 	}
 	if p.hostAllowed(host) {
 		return nil
@@ -185,7 +197,7 @@ func (p *Policy) CheckURL(u *url.URL) error {
 		return p.CheckIP(netip.MustParseAddr("127.0.0.1"))
 	}
 	if p.onlyAllow {
-		return fmt.Errorf("%w: host %q is not an allowlisted address (use 127.0.0.1 in this mode)", ErrRefused, host)
+		return refuse("host %q is not an allowlisted address (use 127.0.0.1 in this mode)", host)
 	}
 	return nil
 }
