@@ -177,7 +177,10 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	}
 	ev, err := hp.parse(h.Get(hp.eventHeader), body)
 	if err != nil {
-		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+		if _, coded := errcode.As(err); coded {
+			return err
+		}
+		return errcode.Wrap(err, errcode.MalformedBody, "the request body is not the JSON of its event")
 	}
 	switch ev.Kind {
 	case cihook.Ping:

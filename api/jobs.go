@@ -55,10 +55,9 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 	if wantsIdempotency(c) {
 		return s.createIdempotent(c) // idempotency.go: claims the key, then comes back here
 	}
-	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody)
-	spec, err := job.Decode(body)
+	spec, err := s.readSpec(c) // body.go
 	if err != nil {
-		return decodeError(err, s.cfg.MaxBody)
+		return err
 	}
 	j, secret, err := s.submit(c.Request().Context(), submitterOf(c), requestID(c), spec) // submit.go
 	if err != nil {
@@ -114,7 +113,7 @@ func decodeError(err error, limit int64) error {
 	if errors.Is(err, job.ErrInvalid) {
 		return err
 	}
-	return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+	return errcode.Wrap(err, errcode.MalformedBody, "the request body could not be read")
 }
 
 // handleListJobs lists jobs, newest first.

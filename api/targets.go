@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -81,10 +80,8 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
 	}
 	var req VerifyTargetRequest
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxVerifyBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+	if err := readBody(c, maxVerifyBody, &req); err != nil { // body.go
+		return err
 	}
 	if err := s.chargeSubmission(c.Request().Context(), submitterOf(c)); err != nil { // quota.go: the check resolves and fetches; rate it first
 		return err

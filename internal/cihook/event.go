@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // Kind is what an event asks for.
@@ -72,10 +74,36 @@ func branchOf(ref string) string {
 }
 
 func decode(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	msg := "the delivery's body is not the JSON of its event"
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := errcode.LineColumn(body, int(se.Offset)-1)
+		msg = fmt.Sprintf("the delivery's body is not valid JSON: %s (line %d, column %d)", se.Error(), line, col)
+	case errors.As(err, &te):
+		msg = fmt.Sprintf("the delivery's %s is %s, want %s", te.Field, article(te.Value), te.Type)
+	}
+	return malformed(fmt.Errorf("%w: %w", ErrMalformed, err), msg)
+}
+
+// malformed is a delivery refused for its body: ErrMalformed (in cause)
+// for callers, msg for the client.
+func malformed(cause error, msg string) error {
+	return errcode.Wrap(cause, errcode.MalformedBody, msg)
+}
+
+// article is a JSON kind as encoding/json names it ("string", "number"),
+// with its article.
+func article(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // ParseGitHub reads a verified GitHub delivery of event (X-GitHub-Event).
@@ -177,7 +205,7 @@ func ParseGitLab(event string, body []byte) (Event, error) {
 
 func push(repo, ref, after string, deleted bool) (Event, error) {
 	if repo == "" {
-		return Event{}, fmt.Errorf("%w: no repository", ErrMalformed)
+		return Event{}, malformed(fmt.Errorf("%w: no repository", ErrMalformed), "the delivery names no repository")
 	}
 	branch := branchOf(ref)
 	switch {
@@ -191,7 +219,8 @@ func push(repo, ref, after string, deleted bool) (Event, error) {
 
 func request(repo, base, head, sha string, number int) (Event, error) {
 	if repo == "" || base == "" || head == "" || sha == "" || number <= 0 {
-		return Event{}, fmt.Errorf("%w: a pull request needs repository, base and head branch, head commit and number", ErrMalformed)
+		const why = "a pull request needs repository, base and head branch, head commit and number"
+		return Event{}, malformed(fmt.Errorf("%w: %s", ErrMalformed, why), "the delivery's "+why)
 	}
 	return Event{Kind: Run, Repository: repo, Branch: base, HeadBranch: head, Commit: sha, PR: strconv.Itoa(number)}, nil
 }

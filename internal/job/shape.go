@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // The strict decoder walks the bytes of a spec against the Go types of
@@ -117,26 +119,12 @@ func (w *walker) stop(field, msg string) error {
 // syntax stops the walk at a malformed byte (or the end of input), located
 // by line and column, which is what a person fixing a spec by hand needs.
 func (w *walker) syntax(context string) error {
-	line, col := LineColumn(w.data, w.pos)
+	line, col := errcode.LineColumn(w.data, w.pos)
 	if w.pos >= len(w.data) {
 		return w.stop("", fmt.Sprintf("malformed JSON: unexpected end of input (line %d, column %d)", line, col))
 	}
 	r, _ := utf8.DecodeRune(w.data[w.pos:])
 	return w.stop("", fmt.Sprintf("malformed JSON: invalid character %s %s (line %d, column %d)", strconv.QuoteRune(r), context, line, col))
-}
-
-// LineColumn locates the byte at offset in data as an editor shows it:
-// lines and columns count from 1, a column in bytes.
-func LineColumn(data []byte, offset int) (line, col int) {
-	line, col = 1, 1
-	for _, b := range data[:min(offset, len(data))] {
-		if b == '\n' {
-			line, col = line+1, 1
-			continue
-		}
-		col++
-	}
-	return line, col
 }
 
 // peek skips white space and returns the next byte without reading it.
