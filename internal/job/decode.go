@@ -78,7 +78,16 @@ func DecodeBody(data []byte, v any) error {
 	if t == nil || t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
 		return fmt.Errorf("job: DecodeBody wants a pointer to a struct, not %T", v)
 	}
-	if probs := walk(data, t.Elem()).problems(); probs != nil {
+	w := walk(data, t.Elem())
+	if w.fatal != nil {
+		// As the API answers a spec it cannot read: the message alone.
+		e := errcode.New(errcode.MalformedBody, w.fatal.Message)
+		if w.fatal.Field != "" {
+			e = e.WithField(w.fatal.Field)
+		}
+		return e
+	}
+	if probs := w.problems(); probs != nil {
 		return errcode.Invalid(errcode.MalformedBody, probs)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

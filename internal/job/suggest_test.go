@@ -123,10 +123,17 @@ func TestDecodeBody(t *testing.T) {
 			{Field: `values["x"]`, Message: "want an integer, got a string"},
 			{Field: "inner.evry", Message: `unknown field "evry"; did you mean "every"?`},
 		}},
-		{"malformed", "{\n  \"name\": \"a\",\n  \"values\": {\"x\": 1,}\n}", []FieldError{
-			{Message: `malformed JSON: invalid character '}' looking for beginning of object key string (line 3, column 21)`},
-		}},
-		{"truncated", `{"name": "a"`, []FieldError{{Message: "malformed JSON: unexpected end of input (line 1, column 13)"}}},
+	}
+	malformed := []struct{ name, body, want string }{
+		{"malformed", "{\n  \"name\": \"a\",\n  \"values\": {\"x\": 1,}\n}",
+			`malformed JSON: invalid character '}' looking for beginning of object key string (line 3, column 21)`},
+		{"truncated", `{"name": "a"`, "malformed JSON: unexpected end of input (line 1, column 13)"},
+	}
+	for _, tt := range malformed {
+		err := DecodeBody([]byte(tt.body), &body{})
+		if ce, ok := errcode.As(err); !ok || ce.Code != errcode.MalformedBody || ce.Message != tt.want || ce.Problems != nil {
+			t.Errorf("DecodeBody(%s) = %#v, want the malformed-body message %q alone", tt.name, err, tt.want)
+		}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
