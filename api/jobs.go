@@ -108,7 +108,7 @@ func decodeError(err error, limit int64) error {
 				return err
 			}
 		}
-		return errcode.Wrap(err, errcode.MalformedBody, ve.Error())
+		return errcode.Wrap(err, errcode.MalformedBody, ve.Message)
 	}
 	if errors.Is(err, job.ErrInvalid) {
 		return err

@@ -104,20 +104,22 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 // fetch needs only the host.
 func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
+	var why string // what the client reads after the URL
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "") {
-		err = errors.New("want an http or https URL with a host")
-	}
-	if err == nil {
-		if perr := s.urlChecker(c.Request().Context())(u); perr != nil {
-			err = errors.New(job.URLProblem(perr))
+	switch {
+	case errors.As(err, &ue):
+		why = ue.Err.Error() // net/url's words, without the URL they repeat
+	case err != nil:
+		why = "not a URL"
+	case u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "":
+		why = "want an http or https URL with a host"
+	default:
+		if err = s.urlChecker(c.Request().Context())(u); err != nil {
+			why = job.URLProblem(err)
 		}
 	}
-	if err != nil {
-		return nil, errcode.Newf(errcode.InvalidTarget, "invalid target URL %q: %v", job.RedactURL(raw), err).WithField("url")
+	if why != "" {
+		return nil, errcode.Wrapf(err, errcode.InvalidTarget, "invalid target URL %q: %s", job.RedactURL(raw), why).WithField("url")
 	}
 	u.User = nil
 	return u, nil
