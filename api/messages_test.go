@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/errcode"
@@ -93,14 +96,16 @@ func TestNoProblemNamesAGoPackage(t *testing.T) {
 		}
 		specErrs = append(specErrs, decodeError(err, 1<<20))
 	}
-	var targetErrs []error
-	for _, raw := range []string{"http://lcalhost:1/", "http://10.0.0.1/", "http://[fe80::1%25eth0]/", "ftp://127.0.0.1/", "http:///x"} {
-		u, _ := url.Parse(raw)
-		targetErrs = append(targetErrs, checker(u))
+	env := newTestEnv(t, func(c *Config) { c.CheckURL = checker })
+	var targetErrs []error // as POST /v1/targets/verify checks its URL
+	for _, raw := range []string{"http://lcalhost:1/", "http://10.0.0.1/", "http://[fe80::1%25eth0]/", "ftp://127.0.0.1/", "http:///x", "http://a:b@127.0.0.1:8o/", "::"} {
+		c := echo.New().NewContext(httptest.NewRequest(http.MethodPost, "/v1/targets/verify", nil), httptest.NewRecorder())
+		_, err := env.srv.checkTargetURL(c, raw)
+		targetErrs = append(targetErrs, err)
 	}
 	hookErr := func(parse func(string, []byte) (cihook.Event, error), event, body string) error {
 		_, err := parse(event, []byte(body))
-		return err
+		return payloadProblem(err)
 	}
 	format := func(name string) error {
 		_, err := reportFormat(&http.Request{URL: &url.URL{RawQuery: "format=" + name}})

@@ -7,7 +7,6 @@ import (
 	"net/url"
 
 	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
@@ -57,11 +56,7 @@ func withAllowHint(check job.URLChecker) job.URLChecker {
 		if err == nil || !netguard.Allowlistable(err) {
 			return err
 		}
-		const hint = "; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)"
-		if ce, ok := errcode.As(err); ok {
-			return errcode.Wrap(err, ce.Code, ce.Message+hint)
-		}
-		return fmt.Errorf("%w%s", err, hint)
+		return netguard.Advise(err, "; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)")
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/benchq/benchq/internal/errcode"
 )
 
 // Kind is what an event asks for.
@@ -83,19 +81,24 @@ func decode(body []byte, v any) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		line, col := errcode.LineColumn(body, int(se.Offset)-1)
-		msg = fmt.Sprintf("the delivery's body is not valid JSON: %s (line %d, column %d)", se.Error(), line, col)
+		msg = fmt.Sprintf("the delivery's body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
 	case errors.As(err, &te):
 		msg = fmt.Sprintf("the delivery's %s is %s, want %s", te.Field, article(te.Value), te.Type)
 	}
-	return malformed(fmt.Errorf("%w: %w", ErrMalformed, err), msg)
+	return &PayloadError{Message: msg, cause: fmt.Errorf("%w: %w", ErrMalformed, err)}
 }
 
-// malformed is a delivery refused for its body: ErrMalformed (in cause)
-// for callers, msg for the client.
-func malformed(cause error, msg string) error {
-	return errcode.Wrap(cause, errcode.MalformedBody, msg)
+// PayloadError is a delivery refused for its body. Message is written
+// for the client, who configured the hook; ErrMalformed is in the chain.
+type PayloadError struct {
+	Message string
+	cause   error
 }
+
+func (e *PayloadError) Error() string { return e.cause.Error() }
+
+// Unwrap returns the cause.
+func (e *PayloadError) Unwrap() error { return e.cause }
 
 // article is a JSON kind as encoding/json names it ("string", "number"),
 // with its article.
@@ -205,7 +208,7 @@ func ParseGitLab(event string, body []byte) (Event, error) {
 
 func push(repo, ref, after string, deleted bool) (Event, error) {
 	if repo == "" {
-		return Event{}, malformed(fmt.Errorf("%w: no repository", ErrMalformed), "the delivery names no repository")
+		return Event{}, &PayloadError{Message: "the delivery names no repository", cause: fmt.Errorf("%w: no repository", ErrMalformed)}
 	}
 	branch := branchOf(ref)
 	switch {
@@ -220,7 +223,7 @@ func push(repo, ref, after string, deleted bool) (Event, error) {
 func request(repo, base, head, sha string, number int) (Event, error) {
 	if repo == "" || base == "" || head == "" || sha == "" || number <= 0 {
 		const why = "a pull request needs repository, base and head branch, head commit and number"
-		return Event{}, malformed(fmt.Errorf("%w: %s", ErrMalformed, why), "the delivery's "+why)
+		return Event{}, &PayloadError{Message: "the delivery's " + why, cause: fmt.Errorf("%w: %s", ErrMalformed, why)}
 	}
 	return Event{Kind: Run, Repository: repo, Branch: base, HeadBranch: head, Commit: sha, PR: strconv.Itoa(number)}, nil
 }

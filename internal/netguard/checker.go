@@ -28,8 +28,8 @@ type Checker struct {
 // host, or whose host is or resolves to any refused address. A host an
 // allowlist glob admits is not looked up. The error names the host and
 // wraps ErrRefused, or ErrUnresolved (and the resolver's error) when the
-// name does not resolve; either is an *errcode.Error whose message is
-// written for the client.
+// name does not resolve; either is an *Error whose message is written
+// for the client.
 func (c *Checker) CheckURL(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return refuse("scheme %q (only http and https)", u.Scheme)

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/benchq/benchq/internal/errcode"
 )
 
 // No test in this file opens a socket: resolvers are stubs and the inner
@@ -433,9 +431,9 @@ func TestCheckerTellsAMistypedHostFromARefusal(t *testing.T) {
 			if got := errors.Is(err, ErrUnresolved); got == tt.refused {
 				t.Errorf("CheckURL(%s) = %v: errors.Is(ErrUnresolved) = %v, want %v", tt.url, err, got, !tt.refused)
 			}
-			ce, ok := errcode.As(err)
-			if !ok || ce.Code != errcode.InvalidTarget {
-				t.Fatalf("CheckURL(%s) = %v, want an invalid-target *errcode.Error", tt.url, err)
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("CheckURL(%s) = %v, want an *Error", tt.url, err)
 			}
 			if ce.Message != tt.message {
 				t.Errorf("CheckURL(%s) message = %q, want %q", tt.url, ce.Message, tt.message)

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"github.com/benchq/benchq/internal/errcode"
 )
 
 // Resolver looks up a host's addresses; *net.Resolver satisfies it, and
@@ -133,7 +131,7 @@ func unresolved(host string, err error) error {
 	case errors.Is(err, errNoAddresses):
 		msg += ": it has no addresses"
 	}
-	return errcode.Wrap(fmt.Errorf("%w %q: %w", ErrUnresolved, host, err), errcode.InvalidTarget, msg)
+	return &Error{Message: msg, cause: fmt.Errorf("%w %q: %w", ErrUnresolved, host, err)}
 }
 
 // resolvesToRefused is the refusal of host for one of its addresses,
@@ -141,10 +139,11 @@ func unresolved(host string, err error) error {
 // and Allowlistable still see it.
 func resolvesToRefused(host string, refusal error) error {
 	reason := refusal.Error()
-	if ce, ok := errcode.As(refusal); ok {
-		reason = strings.TrimPrefix(ce.Message, refusedBy)
+	var e *Error
+	if errors.As(refusal, &e) {
+		reason = strings.TrimPrefix(e.Message, refusedBy)
 	}
-	return errcode.Wrapf(refusal, errcode.InvalidTarget, refusedBy+"host '%s' resolves to a refused address: %s", host, reason)
+	return &Error{Message: fmt.Sprintf(refusedBy+"host '%s' resolves to a refused address: %s", host, reason), cause: refusal}
 }
 
 // Control is a net.Dialer.Control hook for clients that dial by themselves

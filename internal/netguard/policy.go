@@ -7,19 +7,40 @@ import (
 	"net/url"
 	"path"
 	"strings"
-
-	"github.com/benchq/benchq/internal/errcode"
 )
 
 // ErrRefused is returned (wrapped, with the reason) for every address the
 // policy does not admit. Callers test it with errors.Is.
 var ErrRefused = errors.New("netguard: address refused")
 
-// refuse is a refusal: ErrRefused for callers to test, inside an
-// *errcode.Error whose message tells the client why in its own words
-// (the Go chain names this package; the message names the address).
+// Error is a URL the policy refuses or a host that cannot be resolved.
+// Message is written for the client: it names the host or the address
+// and why, never this package or the resolver. Error() adds the chain,
+// for logs; errors.Is finds ErrRefused or ErrUnresolved in it.
+type Error struct {
+	Message string
+	cause   error
+}
+
+func (e *Error) Error() string { return e.Message + " (" + e.cause.Error() + ")" }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Advise returns err with advice added to the message a client reads of
+// it, keeping err in the chain.
+func Advise(err error, advice string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%w%s", err, advice)
+	}
+	return &Error{Message: e.Message + advice, cause: err}
+}
+
+// refuse is a refusal: ErrRefused for callers to test, with a sentence
+// for the client.
 func refuse(format string, args ...any) error {
-	return errcode.Wrapf(ErrRefused, errcode.InvalidTarget, refusedBy+format, args...)
+	return &Error{Message: refusedBy + fmt.Sprintf(format, args...), cause: ErrRefused}
 }
 
 // refusedBy begins the message of every refusal.
