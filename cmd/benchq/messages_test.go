@@ -6,9 +6,12 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/redistest"
 )
 
 // nxResolver answers every name as a DNS server answers a mistyped one,
@@ -95,4 +98,37 @@ func TestMessagesForPeople(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMessagesThroughBenchqServe: the real `benchq serve` answers a
+// mistyped field next to an invalid value with both, and malformed JSON
+// by line and column. (A mistyped host needs the stub resolver of
+// TestMessagesForPeople: the process would ask the real DNS.)
+func TestMessagesThroughBenchqServe(t *testing.T) {
+	rs := redistest.Start(t)
+	bin := buildBenchq(t)
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
+	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
+
+	resp, b := call(t, http.MethodPost, base+"/v1/jobs",
+		[]byte(`{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurency":[2],"requests":[0]}}`))
+	var p struct {
+		Detail string `json:"detail"`
+		Errors []struct {
+			Field   string `json:"field"`
+			Message string `json:"message"`
+		} `json:"errors"`
+	}
+	if resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(b, &p) != nil || len(p.Errors) != 2 ||
+		p.Errors[0].Field != "sweep.concurency" || p.Errors[0].Message != `unknown field "concurency"; did you mean "concurrency"?` ||
+		p.Errors[1].Field != "sweep.requests[0]" {
+		t.Errorf("unknown field and an invalid value = %d %s, want a 422 listing both, with the field meant", resp.StatusCode, b)
+	}
+
+	resp, b = call(t, http.MethodPost, base+"/v1/jobs", []byte("{\n  \"targets\": [{\"url\": \"http://127.0.0.1:9/\"}],\n  \"name\": \"x\",\n}"))
+	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &p) != nil || !strings.Contains(p.Detail, "(line 4, column 1)") {
+		t.Errorf("malformed JSON = %d %s, want a 400 naming line 4, column 1", resp.StatusCode, b)
+	}
+	api.Stop(t)
 }
