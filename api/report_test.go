@@ -114,7 +114,7 @@ func checkJSON(t *testing.T, body []byte) {
 		t.Errorf("JSON report = job %q with %d runs, want job_report with 8", doc.Job.ID, len(doc.Runs))
 	}
 	if len(doc.Analysis.Points) != 4 {
-		t.Errorf("JSON analysis has %d points, want 4 (job.Analyze over the runs)", len(doc.Analysis.Points))
+		t.Errorf("JSON analysis has %d points, want 4 (analysis.Analyze over the runs)", len(doc.Analysis.Points))
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
+	"github.com/benchq/benchq/internal/metric"
 	"github.com/benchq/benchq/internal/report"
 	"github.com/benchq/benchq/internal/template"
 )
@@ -23,12 +25,14 @@ const (
 // TrendResponse is a metric's series across a template's finished jobs.
 type TrendResponse struct {
 	Template string `json:"template" example:"checkout-main"`
-	Metric   string `json:"metric" example:"p99_ms"`
-	Target   string `json:"target,omitempty"`
-	Branch   string `json:"branch,omitempty" example:"main"`
+	// Metric is the metric's full name: asked for as p99, it answers
+	// p99_ms.
+	Metric string `json:"metric" example:"p99_ms" enums:"rps,good_rps,time_per_request_ms,time_per_request_all_ms,transfer_rate_kbps,mean_ms,min_ms,max_ms,p50_ms,p66_ms,p75_ms,p80_ms,p90_ms,p95_ms,p98_ms,p99_ms,p99.9_ms,p99.99_ms,p100_ms,complete,failed,failed_ratio,non_2xx,non_2xx_ratio,error_ratio"`
+	Target string `json:"target,omitempty"`
+	Branch string `json:"branch,omitempty" example:"main"`
 	// Points are oldest first: per job, one per cell (target,
 	// concurrency, requests/duration/rate) where the metric was measured.
-	Points []job.TrendPoint `json:"points"`
+	Points []analysis.TrendPoint `json:"points"`
 }
 
 // handleGetTrend serves a metric's series across a template's jobs.
@@ -58,7 +62,7 @@ func (s *Server) handleGetTrend(c echo.Context) error {
 	if !template.ValidName(name) {
 		return queryError("template", "want a template name")
 	}
-	metric, ok := job.CanonicalMetric(q.Get("metric"))
+	metricName, ok := metric.Canonical(q.Get("metric"))
 	if !ok {
 		return queryError("metric", "unknown metric %q: want a threshold metric such as rps, p50_ms, p99_ms or mean_ms", q.Get("metric"))
 	}
@@ -87,18 +91,18 @@ func (s *Server) handleGetTrend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := TrendResponse{Template: name, Metric: metric, Target: q.Get("target"), Branch: q.Get("branch"),
-		Points: job.TrendSeries(metric, q.Get("target"), jobs)}
+	out := TrendResponse{Template: name, Metric: metricName, Target: q.Get("target"), Branch: q.Get("branch"),
+		Points: analysis.TrendSeries(metricName, q.Get("target"), jobs)}
 	if out.Points == nil {
-		out.Points = []job.TrendPoint{}
+		out.Points = []analysis.TrendPoint{}
 	}
 	if format == "svg" {
-		title := name + ": " + metric
+		title := name + ": " + metricName
 		if out.Branch != "" {
 			title += " of " + out.Branch
 		}
 		var buf bytes.Buffer
-		if err := report.WriteTrendSVG(&buf, title, metric, out.Points); err != nil {
+		if err := report.WriteTrendSVG(&buf, title, metricName, out.Points); err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, "image/svg+xml", buf.Bytes())

@@ -2266,6 +2266,48 @@ const docTemplate = `{
                 }
             }
         },
+        "analysis.TrendPoint": {
+            "type": "object",
+            "properties": {
+                "branch": {
+                    "type": "string"
+                },
+                "commit": {
+                    "type": "string"
+                },
+                "concurrency": {
+                    "type": "integer"
+                },
+                "created_at": {
+                    "type": "string"
+                },
+                "duration": {
+                    "type": "string"
+                },
+                "job_id": {
+                    "type": "string"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "stat": {
+                    "$ref": "#/definitions/job.Stat"
+                },
+                "target": {
+                    "type": "string"
+                },
+                "value": {
+                    "description": "Value is the mean of the metric over the cell's repeats; Stat has\nits spread.",
+                    "type": "number"
+                },
+                "verdict": {
+                    "type": "string"
+                }
+            }
+        },
         "api.AttemptResponse": {
             "type": "object",
             "properties": {
@@ -2954,14 +2996,42 @@ const docTemplate = `{
                     "example": "main"
                 },
                 "metric": {
+                    "description": "Metric is the metric's full name: asked for as p99, it answers\np99_ms.",
                     "type": "string",
+                    "enum": [
+                        "rps",
+                        "good_rps",
+                        "time_per_request_ms",
+                        "time_per_request_all_ms",
+                        "transfer_rate_kbps",
+                        "mean_ms",
+                        "min_ms",
+                        "max_ms",
+                        "p50_ms",
+                        "p66_ms",
+                        "p75_ms",
+                        "p80_ms",
+                        "p90_ms",
+                        "p95_ms",
+                        "p98_ms",
+                        "p99_ms",
+                        "p99.9_ms",
+                        "p99.99_ms",
+                        "p100_ms",
+                        "complete",
+                        "failed",
+                        "failed_ratio",
+                        "non_2xx",
+                        "non_2xx_ratio",
+                        "error_ratio"
+                    ],
                     "example": "p99_ms"
                 },
                 "points": {
                     "description": "Points are oldest first: per job, one per cell (target,\nconcurrency, requests/duration/rate) where the metric was measured.",
                     "type": "array",
                     "items": {
-                        "$ref": "#/definitions/job.TrendPoint"
+                        "$ref": "#/definitions/analysis.TrendPoint"
                     }
                 },
                 "target": {
@@ -2986,7 +3056,7 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "compare_to": {
-                    "description": "CompareTo compares every point with the compare_to job's, when the\nspec names one and AnalyzeAgainst was given it.",
+                    "description": "CompareTo compares every point with the compare_to job's, when the\nspec names one and analysis.AnalyzeAgainst was given it.",
                     "allOf": [
                         {
                             "$ref": "#/definitions/job.BaselineComparison"
@@ -3199,7 +3269,7 @@ const docTemplate = `{
                     "$ref": "#/definitions/job.Stat"
                 },
                 "noisy": {
-                    "description": "Noisy is set when the CV of req/s is above NoisyCV: rerun, or add\nrepeats, before trusting a difference between targets.",
+                    "description": "Noisy is set when the CV of req/s is above 0.10\n(analysis.NoisyCV): rerun, or add repeats, before trusting a\ndifference between targets.",
                     "type": "boolean"
                 },
                 "non_2xx_ratio": {
@@ -3435,7 +3505,7 @@ const docTemplate = `{
                     "type": "number"
                 },
                 "p_u": {
-                    "description": "PU is the Mann-Whitney U test's p-value (benchstat's test), given\nonce both sides have enough repeats for it to ever reach\nSignificanceAlpha: it assumes nothing of the values' distribution.",
+                    "description": "PU is the Mann-Whitney U test's p-value (benchstat's test), given\nonce both sides have enough repeats for it to ever reach 0.05\n(analysis.SignificanceAlpha): it assumes nothing of the values'\ndistribution.",
                     "type": "number"
                 },
                 "significant": {
@@ -3775,7 +3845,7 @@ const docTemplate = `{
                     "example": 10
                 },
                 "metric": {
-                    "description": "Metric is a threshold metric (Metrics); \"p99\" and \"mean\" stand for\n\"p99_ms\" and \"mean_ms\".",
+                    "description": "Metric is a threshold metric (internal/metric's table); \"p99\" and\n\"mean\" stand for \"p99_ms\" and \"mean_ms\".",
                     "type": "string",
                     "example": "p99_ms"
                 },
@@ -3792,48 +3862,6 @@ const docTemplate = `{
                     "description": "Window is how many earlier finished jobs the median is over\n(default 10, at most MaxTrendWindow).",
                     "type": "integer",
                     "example": 10
-                }
-            }
-        },
-        "job.TrendPoint": {
-            "type": "object",
-            "properties": {
-                "branch": {
-                    "type": "string"
-                },
-                "commit": {
-                    "type": "string"
-                },
-                "concurrency": {
-                    "type": "integer"
-                },
-                "created_at": {
-                    "type": "string"
-                },
-                "duration": {
-                    "type": "string"
-                },
-                "job_id": {
-                    "type": "string"
-                },
-                "rate": {
-                    "type": "number"
-                },
-                "requests": {
-                    "type": "integer"
-                },
-                "stat": {
-                    "$ref": "#/definitions/job.Stat"
-                },
-                "target": {
-                    "type": "string"
-                },
-                "value": {
-                    "description": "Value is the mean of the metric over the cell's repeats; Stat has\nits spread.",
-                    "type": "number"
-                },
-                "verdict": {
-                    "type": "string"
                 }
             }
         },

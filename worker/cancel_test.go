@@ -7,6 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 )
@@ -65,7 +66,7 @@ func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 	if r := runs[1]; r.Point != 1 || !r.Partial || !r.Result.Canceled || r.Result.CompleteRequests < 50 || r.Result.CompleteRequests >= 1_000_000 {
 		t.Errorf("second run = point %d partial %v canceled %v with %d requests; want point 1, partial, what it measured", r.Point, r.Partial, r.Result.Canceled, r.Result.CompleteRequests)
 	}
-	if a := job.Analyze(j.Spec, runs); a.Points[1].Runs != 0 || a.Points[0].Runs != 1 {
+	if a := analysis.Analyze(j.Spec, runs); a.Points[1].Runs != 0 || a.Points[0].Runs != 1 {
 		t.Errorf("analysis counts %d and %d runs, want 1 and 0: a partial run takes no part", a.Points[0].Runs, a.Points[1].Runs)
 	}
 	assertEventsEnd(t, e.st, j.ID, job.StatusCanceled, 2)

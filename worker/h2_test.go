@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -54,7 +55,7 @@ func TestJobMixesHTTP1AndHTTP2(t *testing.T) {
 	if p := srv.Protos(); p["HTTP/1.1"] != 1200 || p["HTTP/2.0"] != 1200 {
 		t.Errorf("server saw %v, want 1200 requests of each protocol", p)
 	}
-	a := job.Analyze(got.Spec, runs)
+	a := analysis.Analyze(got.Spec, runs)
 	var compared int
 	for _, ps := range a.Points {
 		if ps.Point.Target != "h2" {

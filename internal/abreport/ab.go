@@ -73,7 +73,7 @@ func writeABCounts(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "Complete requests:      %d\n", r.CompleteRequests)
 	fmt.Fprintf(w, "Failed requests:        %d\n", r.FailedRequests)
 	if r.FailedRequests > 0 {
-		f := r.Failed.abClasses()
+		f := abClasses(r.Failed)
 		fmt.Fprintf(w, "   (Connect: %d, Receive: %d, Length: %d, Exceptions: %d)\n",
 			f.Connect, f.Receive, f.Length, f.Exceptions)
 	}
@@ -100,7 +100,7 @@ func writeABCounts(w io.Writer, r *Report) {
 // that never arrived, and a body or header above its cap a response the
 // engine refused to read on (an exception: Length stays "differs from the
 // first response", which -l turns off, while a cut body fails even with -l).
-func (f Failures) abClasses() Failures {
+func abClasses(f Failures) Failures {
 	return Failures{
 		Connect:    f.Connect + f.PortExhaustion + f.TLSHandshake,
 		Receive:    f.Receive + f.Timeout + f.StreamReset + f.GoAway + f.FlowControl,

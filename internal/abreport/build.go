@@ -31,7 +31,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		TimeTakenS:            seconds(m.Elapsed),
 		CompleteRequests:      m.Complete,
 		FailedRequests:        m.Failed,
-		Failed:                Failures(m.Failures),
+		Failed:                m.Failures,
 		WriteErrors:           m.WriteErrors,
 		Non2xxResponses:       m.Non2xx,
 		KeepAlive:             m.KeepAlive,

@@ -1,6 +1,10 @@
 package abreport
 
-import "time"
+import (
+	"time"
+
+	"github.com/benchq/benchq/internal/measure"
+)
 
 // Report is one run's result in ApacheBench's terms: one JSON field per line
 // of ab's report, same meaning, units in the field names.
@@ -141,32 +145,14 @@ type TLSFailures struct {
 	Other             int64 `json:"other,omitempty"`
 }
 
-// Failures splits failed_requests by class. Connect, Receive, Length and
-// Exceptions are ab's four; Timeout, PortExhaustion, TLSHandshake,
-// BodyTooLarge and HeaderTooLarge are benchq's own (ab aborts on the first,
-// counts the second as Connect and gives up on the third; it has no body
-// cap, and stalls on a header above its 8 KB buffer until its timeout).
-// BodyTooLarge is a response whose body went past the run's body size cap
-// (--max-body, request.max_body) and was cut, HeaderTooLarge one whose
-// header did not fit 8 KiB.
-type Failures struct {
-	Connect        int64 `json:"connect"`
-	Receive        int64 `json:"receive"`
-	Length         int64 `json:"length"`
-	Exceptions     int64 `json:"exceptions"`
-	Timeout        int64 `json:"timeout"`
-	PortExhaustion int64 `json:"port_exhaustion"`
-	TLSHandshake   int64 `json:"tls_handshake"`
-	BodyTooLarge   int64 `json:"body_too_large"`
-	HeaderTooLarge int64 `json:"header_too_large"`
-	// HTTP/2's classes: a stream the server reset (RST_STREAM), one its
-	// GOAWAY left unprocessed, a request body stalled on a zero
-	// flow-control window, an HTTP/2 protocol error.
-	StreamReset int64 `json:"stream_reset,omitempty"`
-	GoAway      int64 `json:"goaway,omitempty"`
-	FlowControl int64 `json:"flow_control,omitempty"`
-	Protocol    int64 `json:"protocol,omitempty"`
-}
+// Failures splits failed_requests by class; it is the engine's own
+// measure.Failures (see there for each class), so a report carries the
+// measurement's counts as they are, under the same JSON names. ab has
+// Connect, Receive, Length and Exceptions; the other classes are benchq's
+// (ab aborts on a timeout, counts a port exhaustion as Connect and gives
+// up on a TLS handshake; it has no body cap, and stalls on a header above
+// its 8 KB buffer until its timeout).
+type Failures = measure.Failures
 
 // ConnectionTimes is ab's "Connection Times (ms)" table, one row per phase.
 type ConnectionTimes struct {

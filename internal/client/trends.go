@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/analysis"
 )
 
 // TemplateSummary is what the client reads of a template.
@@ -44,11 +44,11 @@ func (q TrendQuery) Values() url.Values {
 
 // Trend is a metric's series across a template's jobs, oldest first.
 type Trend struct {
-	Template string           `json:"template"`
-	Metric   string           `json:"metric"`
-	Target   string           `json:"target,omitempty"`
-	Branch   string           `json:"branch,omitempty"`
-	Points   []job.TrendPoint `json:"points"`
+	Template string                `json:"template"`
+	Metric   string                `json:"metric"`
+	Target   string                `json:"target,omitempty"`
+	Branch   string                `json:"branch,omitempty"`
+	Points   []analysis.TrendPoint `json:"points"`
 }
 
 // Trend GETs /v1/trends for q.

@@ -10,5 +10,5 @@
 // API's, decided in one place. The package api authenticates the browser
 // session and hands each request here with the caller's credentials
 // (WithCaller); the report views come from internal/report and the
-// comparison from job.AnalyzeAgainst.
+// comparison from analysis.AnalyzeAgainst.
 package dashboard

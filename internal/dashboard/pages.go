@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/report"
@@ -231,7 +232,7 @@ func (h *Handler) comparePage(w http.ResponseWriter, r *http.Request) {
 		h.apiError(w, r, err)
 		return
 	}
-	an := job.AnalyzeAgainst(a.Job.Spec, a.Runs, &job.Baseline{JobID: b.Job.ID, Spec: b.Job.Spec, Runs: b.Runs})
+	an := analysis.AnalyzeAgainst(a.Job.Spec, a.Runs, &analysis.Baseline{JobID: b.Job.ID, Spec: b.Job.Spec, Runs: b.Runs})
 	v, err := report.NewView(a.Job, a.Runs, an)
 	if err != nil {
 		h.cfg.Log.Error("dashboard: compare view", "a", aID, "b", bID, "err", err)
@@ -257,7 +258,7 @@ func (h *Handler) compareChart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var chart bytes.Buffer
-	if err := report.WriteCompareSVG(&chart, a.Job, b.Job, job.Analyze(a.Job.Spec, a.Runs), job.Analyze(b.Job.Spec, b.Runs)); err != nil {
+	if err := report.WriteCompareSVG(&chart, a.Job, b.Job, analysis.Analyze(a.Job.Spec, a.Runs), analysis.Analyze(b.Job.Spec, b.Runs)); err != nil {
 		h.cfg.Log.Error("dashboard: compare chart", "a", a.Job.ID, "b", b.Job.ID, "err", err)
 		http.Error(w, "the comparison could not be drawn", http.StatusInternalServerError)
 		return

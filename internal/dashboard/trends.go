@@ -3,21 +3,21 @@ package dashboard
 import (
 	"net/http"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/metric"
 )
-
-// trendMetrics are the metrics the trend page offers first; any threshold
-// metric can be asked for in the URL.
-var trendMetrics = []string{"rps", "p50_ms", "p90_ms", "p99_ms", "p99.9_ms", "mean_ms", "failed_ratio"}
 
 type trendsData struct {
 	base
 	Query     client.TrendQuery
 	Templates []client.TemplateSummary
-	Metrics   []string
-	Trend     *client.Trend
-	ChartURL  string
+	// Metrics are the ones the page offers first (metric.TrendOffered);
+	// any metric can be asked for in the URL.
+	Metrics  []string
+	Trend    *client.Trend
+	ChartURL string
 }
 
 // trendsPage draws a metric's series across a template's finished jobs,
@@ -36,7 +36,7 @@ func (h *Handler) trendsPage(w http.ResponseWriter, r *http.Request) {
 	if tq.Template == "" && len(templates) > 0 {
 		tq.Template = templates[0].Name
 	}
-	d := trendsData{base: h.base(r, "Trends", "trends"), Query: tq, Templates: templates, Metrics: trendMetrics}
+	d := trendsData{base: h.base(r, "Trends", "trends"), Query: tq, Templates: templates, Metrics: metric.TrendOffered()}
 	if tq.Template != "" {
 		t, err := c.Trend(r.Context(), tq)
 		if err != nil {
@@ -63,6 +63,6 @@ func trendQuery(r *http.Request) client.TrendQuery {
 }
 
 // trendPointLabel names a trend point's cell as the job page names points.
-func trendPointLabel(p job.TrendPoint) string {
+func trendPointLabel(p analysis.TrendPoint) string {
 	return pointLabel(job.Point{Target: p.Target, Concurrency: p.Concurrency, Requests: p.Requests, Duration: p.Duration, Rate: p.Rate})
 }

@@ -1,9 +1,11 @@
 // Package job holds benchq's business rules for a benchmark job: the spec a
 // client submits, its strict decoding, defaults and validation, the
 // expansion of a sweep into points and runs, the translation of a point
-// into a load plan, IDs and the lifecycle of a job, and Analyze: repeat
-// statistics, baseline comparison, saturation and the threshold verdict.
-// It knows nothing of HTTP handlers, Redis or asynq.
+// into a load plan, IDs and the lifecycle of a job, and the types of the
+// Analysis a finished job keeps. Computing that analysis (repeat
+// statistics, comparisons, saturation, significance, the verdict, trends)
+// is internal/analysis's, which imports this package and never the other
+// way round. It knows nothing of HTTP handlers, Redis or asynq.
 //
 // The API does, in this order: Decode (shape: JSON syntax, unknown fields,
 // types, the number of entries of each list and map, each problem named by
@@ -12,7 +14,7 @@
 // schemes, the address policy, limits, ab's rules), then stores the
 // defaulted spec and enqueues the job with its Estimate. The worker walks
 // Schedule, and for each run turns its Point into a measure.Plan with Plan;
-// when the job ends it stores Analyze's verdict. What is shown of a job
+// when the job ends it stores analysis.Analyze's verdict. What is shown of a job
 // (API answers, reports) is its spec's Redacted copy: the stored spec keeps
 // the credentials the worker must send.
 //

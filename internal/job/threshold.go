@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/metric"
 )
 
 // Threshold is one parsed entry of spec.thresholds: "p95_ms < 200", or
@@ -62,31 +62,6 @@ func formatNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64)
 // RefersToBaseline reports whether t compares against the compare_to job.
 func (t Threshold) RefersToBaseline() bool { return t.Baseline != "" }
 
-// Bound is the value t compares against, given the baseline job's mean of
-// t.Baseline in the matching cell (ignored for an absolute threshold).
-func (t Threshold) Bound(baseline float64) float64 {
-	if t.Baseline == "" {
-		return t.Value
-	}
-	return t.Factor*baseline + t.Offset
-}
-
-// Metrics lists the metric names a threshold may use, each a field of a
-// run's ab-compatible result or derived from it.
-// The tail percentiles past ab's (p99.9_ms, p99.99_ms) come from the
-// stored histogram.
-func Metrics() []string {
-	m := []string{
-		"rps", "good_rps", "time_per_request_ms", "time_per_request_all_ms", "transfer_rate_kbps",
-		"mean_ms", "min_ms", "max_ms",
-		"p50_ms", "p66_ms", "p75_ms", "p80_ms", "p90_ms", "p95_ms", "p98_ms", "p99_ms",
-	}
-	for _, pc := range abreport.TailPercents() {
-		m = append(m, "p"+pc+"_ms")
-	}
-	return append(m, "p100_ms", "complete", "failed", "failed_ratio", "non_2xx", "non_2xx_ratio", "error_ratio")
-}
-
 var (
 	errNoOperator = errors.New("want \"metric op number\" with op one of <, <=, >, >=, ==, !=")
 	errBadBound   = errors.New("want a number, or [factor *] baseline.<metric> [+ or - number] (e.g. 0.95 * baseline.rps)")
@@ -136,8 +111,8 @@ func parseThreshold(s string) (Threshold, error) {
 	if t.Op == "=" || t.Op == "!" {
 		return Threshold{}, errNoOperator
 	}
-	if !knownMetric(t.Metric) {
-		return Threshold{}, fmt.Errorf("unknown metric %q: want one of %s", t.Metric, strings.Join(Metrics(), ", "))
+	if !metric.Known(t.Metric) {
+		return Threshold{}, fmt.Errorf("unknown metric %q: want one of %s", t.Metric, strings.Join(metric.Names(), ", "))
 	}
 	rhs := strings.TrimSpace(expr[at+len(t.Op):])
 	if !strings.Contains(rhs, baselineRef) {
@@ -177,8 +152,8 @@ func (t *Threshold) parseRelative(rhs string) error {
 		return errBadBound
 	}
 	t.Baseline = strings.TrimPrefix(toks[i], baselineRef)
-	if !knownMetric(t.Baseline) {
-		return fmt.Errorf("unknown metric %q after %q: want one of %s", t.Baseline, baselineRef, strings.Join(Metrics(), ", "))
+	if !metric.Known(t.Baseline) {
+		return fmt.Errorf("unknown metric %q after %q: want one of %s", t.Baseline, baselineRef, strings.Join(metric.Names(), ", "))
 	}
 	i++
 	if i < len(toks) && toks[i] == "*" && !factored {
@@ -244,13 +219,4 @@ func parseFinite(num string) (float64, error) {
 		return 0, fmt.Errorf("%q is not a finite number", num)
 	}
 	return v, nil
-}
-
-func knownMetric(name string) bool {
-	for _, m := range Metrics() {
-		if m == name {
-			return true
-		}
-	}
-	return false
 }

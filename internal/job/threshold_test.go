@@ -2,7 +2,11 @@ package job
 
 import (
 	"errors"
+	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/metric"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -31,6 +35,35 @@ func TestParseThreshold(t *testing.T) {
 	for _, bad := range []string{"", "rps", "rps = 5", "rps => 5", "rsp > 5", "rps > fast", "rps > NaN", ": rps > 1", "rps > 1e999", "p99.5_ms < 3"} {
 		if _, err := ParseThreshold(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("ParseThreshold(%q) = %v, want ErrInvalid", bad, err)
+		}
+	}
+}
+
+// An unknown metric never reaches Analyze: submission refuses it.
+func TestValidateRefusesUnknownMetric(t *testing.T) {
+	for _, th := range []string{"p97_ms < 5", "latency < 5", "a: rsp >= 1"} {
+		s := validSpec()
+		s.Thresholds = []string{"rps >= 1", th}
+		err := s.Validate(DefaultLimits(), loopbackOnly)
+		var ve *errcode.Error
+		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
+			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {
+			t.Errorf("Validate(thresholds %q) = %v, want ErrInvalid at thresholds[1] naming the unknown metric", th, err)
+		}
+	}
+}
+
+// Every metric of the table is one a threshold and a trend may name.
+func TestEveryMetricIsAThresholdMetric(t *testing.T) {
+	for _, name := range metric.Names() {
+		if _, err := ParseThreshold(name + " <= 1.05 * baseline." + name); err != nil {
+			t.Errorf("ParseThreshold(%s relative) = %v, want nil", name, err)
+		}
+		s := validSpec()
+		s.Labels = map[string]string{LabelTemplate: "checkout"}
+		s.Trend = &Trend{Metric: name, MaxIncreasePct: pct(10)}
+		if err := s.Validate(Limits{}, nil); err != nil {
+			t.Errorf("Validate(trend on %s) = %v, want nil", name, err)
 		}
 	}
 }

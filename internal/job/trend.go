@@ -2,9 +2,9 @@ package job
 
 import (
 	"fmt"
-	"slices"
 	"strings"
-	"time"
+
+	"github.com/benchq/benchq/internal/metric"
 )
 
 // LabelTemplate, LabelBranch and LabelCommit are the labels a job created
@@ -25,8 +25,8 @@ const (
 // so that a template carries it into every job it creates and each job
 // says what it was held to.
 type Trend struct {
-	// Metric is a threshold metric (Metrics); "p99" and "mean" stand for
-	// "p99_ms" and "mean_ms".
+	// Metric is a threshold metric (internal/metric's table); "p99" and
+	// "mean" stand for "p99_ms" and "mean_ms".
 	Metric string `json:"metric" example:"p99_ms"`
 	// Target limits the trend to the target of this name; empty judges
 	// every target.
@@ -55,27 +55,17 @@ const (
 	MaxTrendWindow      = 100
 )
 
-// CanonicalMetric returns the threshold metric name meant by name:
-// name itself, or name + "_ms" for the latency short forms ("p99",
-// "mean"); ok is false for a name that is neither.
-func CanonicalMetric(name string) (string, bool) {
-	if knownMetric(name) {
-		return name, true
-	}
-	if knownMetric(name + "_ms") {
-		return name + "_ms", true
-	}
-	return "", false
-}
-
-func (t Trend) withDefaults() Trend {
+// WithDefaults fills Window and MinRuns left at 0 and spells Metric out
+// ("p99" as "p99_ms"). A spec keeps its trend as submitted; the analysis
+// judges the defaulted one.
+func (t Trend) WithDefaults() Trend {
 	if t.Window == 0 {
 		t.Window = DefaultTrendWindow
 	}
 	if t.MinRuns == 0 {
 		t.MinRuns = min(DefaultTrendMinRuns, t.Window)
 	}
-	if m, ok := CanonicalMetric(t.Metric); ok {
+	if m, ok := metric.Canonical(t.Metric); ok {
 		t.Metric = m
 	}
 	return t
@@ -119,7 +109,7 @@ func (s Spec) HistoryWindow() int {
 	if s.Trend == nil {
 		return 0
 	}
-	return s.Trend.withDefaults().Window
+	return s.Trend.WithDefaults().Window
 }
 
 func (v *validator) trend(s Spec) {
@@ -127,8 +117,8 @@ func (v *validator) trend(s Spec) {
 	if t == nil {
 		return
 	}
-	if _, ok := CanonicalMetric(t.Metric); !ok {
-		v.add("trend.metric", "unknown metric %q: want one of %s", t.Metric, strings.Join(Metrics(), ", "))
+	if _, ok := metric.Canonical(t.Metric); !ok {
+		v.add("trend.metric", "unknown metric %q: want one of %s", t.Metric, strings.Join(metric.Names(), ", "))
 	}
 	if t.Target != "" && !s.hasTarget(t.Target) {
 		v.add("trend.target", "%q names no target", t.Target)
@@ -144,7 +134,7 @@ func (v *validator) trend(s Spec) {
 	if t.Window < 0 || t.Window > MaxTrendWindow {
 		v.add("trend.window", "want 1 to %d earlier jobs", MaxTrendWindow)
 	}
-	if w := t.withDefaults().Window; t.MinRuns < 0 || t.MinRuns > w {
+	if w := t.WithDefaults().Window; t.MinRuns < 0 || t.MinRuns > w {
 		v.add("trend.min_runs", "want 1 to the window (%d)", w)
 	}
 	if len(t.Branch) > maxLabelVal || hasControl(t.Branch) {
@@ -153,151 +143,4 @@ func (v *validator) trend(s Spec) {
 	if s.Labels[LabelTemplate] == "" {
 		v.add("trend", "a trend compares with earlier jobs of the same template: the job needs the label %q (jobs created from a template carry it)", LabelTemplate)
 	}
-}
-
-// History is the earlier jobs a trend is judged against, newest first.
-type History []Baseline
-
-// judgeTrend lists the cells of cells that break s's trend against
-// history.
-func judgeTrend(t Trend, cells []pointRuns, history History) []ThresholdFailure {
-	t = t.withDefaults()
-	raw := t.String()
-	byJob := make([]*baselineCells, 0, min(len(history), t.Window))
-	for i := range history[:min(len(history), t.Window)] {
-		byJob = append(byJob, indexBaseline(&history[i]))
-	}
-	var out []ThresholdFailure
-	for _, c := range cells {
-		if len(c.reports) == 0 || (t.Target != "" && t.Target != c.point.Target) {
-			continue
-		}
-		var past []float64
-		var jobs []string
-		for _, b := range byJob {
-			if bc, ok := b.cells[keyOfCell(c.point)]; ok {
-				if st := metricStat(bc.reports, t.Metric); st.N > 0 {
-					past = append(past, st.Mean)
-					jobs = append(jobs, b.jobID)
-				}
-			}
-		}
-		if len(past) < t.MinRuns {
-			continue
-		}
-		st := metricStat(c.reports, t.Metric)
-		f := failureAt(raw, c.point)
-		f.TrendJobs = jobs
-		if st.N == 0 {
-			f.Reason = "no request completed, so there is no " + t.Metric
-			out = append(out, f)
-			continue
-		}
-		med := median(past)
-		f.Value, f.Baseline = st.Mean, &med
-		if reason, bound, failed := t.breaks(st.Mean, med, len(past)); failed {
-			f.Bound, f.Reason = &bound, reason
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// breaks says whether v breaks t against median med of n jobs, with the
-// bound it broke and a sentence saying so.
-func (t Trend) breaks(v, med float64, n int) (string, float64, bool) {
-	of := ""
-	if t.Branch != "" {
-		of = " of " + t.Branch
-	}
-	pct := 0.0
-	if med != 0 {
-		pct = (v - med) / med * 100
-	}
-	if p := t.MaxIncreasePct; p != nil {
-		if bound := med * (1 + *p/100); v > bound {
-			return fmt.Sprintf("%s %s is %.1f %% above %s, the median of the last %d finished runs%s (limit %s %%)",
-				t.Metric, formatNumber(round3(v)), pct, formatNumber(round3(med)), n, of, formatNumber(*p)), bound, true
-		}
-	}
-	if p := t.MaxDecreasePct; p != nil {
-		if bound := med * (1 - *p/100); v < bound {
-			return fmt.Sprintf("%s %s is %.1f %% below %s, the median of the last %d finished runs%s (limit %s %%)",
-				t.Metric, formatNumber(round3(v)), -pct, formatNumber(round3(med)), n, of, formatNumber(*p)), bound, true
-		}
-	}
-	return "", 0, false
-}
-
-func round3(v float64) float64 {
-	return float64(int64(v*1000+0.5)) / 1000
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// TrendPoint is one job's value of a metric in one cell.
-type TrendPoint struct {
-	JobID       string    `json:"job_id"`
-	CreatedAt   time.Time `json:"created_at"`
-	Target      string    `json:"target"`
-	Concurrency int       `json:"concurrency"`
-	Requests    int       `json:"requests,omitempty"`
-	Duration    Duration  `json:"duration,omitempty"`
-	Rate        float64   `json:"rate,omitempty"`
-	// Value is the mean of the metric over the cell's repeats; Stat has
-	// its spread.
-	Value   float64 `json:"value"`
-	Stat    Stat    `json:"stat"`
-	Verdict string  `json:"verdict,omitempty"`
-	Commit  string  `json:"commit,omitempty"`
-	Branch  string  `json:"branch,omitempty"`
-}
-
-// TrendSeries is metric's value in every cell of jobs (oldest first, as a
-// chart reads) whose target is target (its name, or its URL, or any when
-// empty). Cells where the metric was not measured are left out.
-func TrendSeries(metric, target string, jobs []TrendJob) []TrendPoint {
-	var out []TrendPoint
-	for _, tj := range jobs {
-		for _, c := range groupRuns(tj.Spec.Points(), tj.Runs) {
-			p := c.point
-			if target != "" && p.Target != target && targetURL(tj.Spec, p) != target {
-				continue
-			}
-			st := metricStat(c.reports, metric)
-			if st.N == 0 {
-				continue
-			}
-			out = append(out, TrendPoint{
-				JobID: tj.JobID, CreatedAt: tj.CreatedAt, Target: p.Target, Concurrency: p.Concurrency,
-				Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Value: st.Mean, Stat: st,
-				Verdict: tj.Verdict, Commit: tj.Spec.Labels[LabelCommit], Branch: tj.Spec.Labels[LabelBranch],
-			})
-		}
-	}
-	slices.SortStableFunc(out, func(a, b TrendPoint) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	return out
-}
-
-// TrendJob is one finished job of a trend series.
-type TrendJob struct {
-	Baseline
-	CreatedAt time.Time
-	Verdict   string
-}
-
-// targetURL is the URL of p's target, "" for a target of several URLs.
-func targetURL(s Spec, p Point) string {
-	if p.TargetIndex < 0 || p.TargetIndex >= len(s.Targets) {
-		return ""
-	}
-	return s.Targets[p.TargetIndex].URL
 }

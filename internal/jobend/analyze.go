@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -18,7 +19,7 @@ type BaselineSource interface {
 	ListJobs(ctx context.Context, f store.ListFilter) ([]*job.Job, string, error)
 }
 
-// Analyze is job.AnalyzeWithHistory of j's runs with the job its
+// Analyze is analysis.AnalyzeWithHistory of j's runs with the job its
 // compare_to was resolved to at submission and its trend's history, both
 // loaded from st.
 func Analyze(ctx context.Context, st BaselineSource, j *job.Job, runs []job.Run) (job.Analysis, error) {
@@ -30,7 +31,7 @@ func Analyze(ctx context.Context, st BaselineSource, j *job.Job, runs []job.Run)
 	if err != nil {
 		return job.Analysis{}, err
 	}
-	return job.AnalyzeWithHistory(j.Spec, runs, base, history), nil
+	return analysis.AnalyzeWithHistory(j.Spec, runs, base, history), nil
 }
 
 // LoadHistory loads the jobs j's trend is judged against: the newest
@@ -38,7 +39,7 @@ func Analyze(ctx context.Context, st BaselineSource, j *job.Job, runs []job.Run)
 // labels of j's HistorySelector, with their runs. A job that expires
 // between the listing and the read of its runs is left out. nil when the
 // spec has no trend.
-func LoadHistory(ctx context.Context, st BaselineSource, j *job.Job) (job.History, error) {
+func LoadHistory(ctx context.Context, st BaselineSource, j *job.Job) (analysis.History, error) {
 	n := j.Spec.HistoryWindow()
 	if n == 0 {
 		return nil, nil
@@ -47,7 +48,7 @@ func LoadHistory(ctx context.Context, st BaselineSource, j *job.Job) (job.Histor
 	if err != nil {
 		return nil, err
 	}
-	out := make(job.History, 0, len(jobs))
+	out := make(analysis.History, 0, len(jobs))
 	for _, tj := range jobs {
 		out = append(out, tj.Baseline)
 	}
@@ -58,9 +59,9 @@ func LoadHistory(ctx context.Context, st BaselineSource, j *job.Job) (job.Histor
 // created before before (any time when zero), newest first and without
 // the job skip, each with its runs: a trend's history and the trends
 // API's series.
-func History(ctx context.Context, st BaselineSource, owner string, labels map[string]string, before time.Time, n int, skip string) ([]job.TrendJob, error) {
+func History(ctx context.Context, st BaselineSource, owner string, labels map[string]string, before time.Time, n int, skip string) ([]analysis.TrendJob, error) {
 	f := store.ListFilter{Owner: owner, Status: job.StatusSucceeded, Labels: labels, Limit: n + 1}
-	var out []job.TrendJob
+	var out []analysis.TrendJob
 	for len(out) < n {
 		jobs, next, err := st.ListJobs(ctx, f)
 		if err != nil {
@@ -77,8 +78,8 @@ func History(ctx context.Context, st BaselineSource, owner string, labels map[st
 			if err != nil {
 				return nil, fmt.Errorf("jobend: trend history: job %s runs: %w", h.ID, err)
 			}
-			out = append(out, job.TrendJob{
-				Baseline:  job.Baseline{JobID: h.ID, Spec: h.Spec, Runs: runs},
+			out = append(out, analysis.TrendJob{
+				Baseline:  analysis.Baseline{JobID: h.ID, Spec: h.Spec, Runs: runs},
 				CreatedAt: h.CreatedAt, Verdict: h.Verdict,
 			})
 		}
@@ -93,14 +94,14 @@ func History(ctx context.Context, st BaselineSource, owner string, labels map[st
 // LoadBaseline loads the job spec's compare_to was resolved to, with its
 // runs; nil when the spec has none. A baseline job that expired is not an
 // error to retry: the verdict fails, naming it.
-func LoadBaseline(ctx context.Context, st BaselineSource, spec job.Spec) (*job.Baseline, error) {
+func LoadBaseline(ctx context.Context, st BaselineSource, spec job.Spec) (*analysis.Baseline, error) {
 	ct := spec.CompareTo
 	if ct == nil || ct.JobID == "" {
 		return nil, nil
 	}
 	b, err := st.GetJob(ctx, ct.JobID)
 	if errors.Is(err, store.ErrNotFound) {
-		return job.MissingBaseline(ct.JobID), nil
+		return analysis.MissingBaseline(ct.JobID), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jobend: baseline job %s: %w", ct.JobID, err)
@@ -109,5 +110,5 @@ func LoadBaseline(ctx context.Context, st BaselineSource, spec job.Spec) (*job.B
 	if err != nil {
 		return nil, fmt.Errorf("jobend: baseline job %s runs: %w", b.ID, err)
 	}
-	return &job.Baseline{JobID: b.ID, Spec: b.Spec, Runs: runs}, nil
+	return &analysis.Baseline{JobID: b.ID, Spec: b.Spec, Runs: runs}, nil
 }

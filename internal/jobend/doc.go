@@ -1,7 +1,7 @@
 // Package jobend is the one place a job ends, for the worker (a sweep's
 // end, a job given up on) and the API (a queued job canceled) alike: End
 // loads the job's runs and its compare_to job once, analyzes them once
-// (job.AnalyzeAgainst), stores that analysis with the terminal status in
+// (analysis.AnalyzeAgainst), stores that analysis with the terminal status in
 // one store transaction (fenced by the attempt, when one ends it), then
 // gives up the job's target leases (so the next job waiting for one of
 // its hosts starts), appends job.finished, logs the end and notifies with

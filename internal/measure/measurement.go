@@ -136,10 +136,13 @@ type Failures struct {
 	TLSHandshake   int64 `json:"tls_handshake"`
 	BodyTooLarge   int64 `json:"body_too_large"`
 	HeaderTooLarge int64 `json:"header_too_large"`
-	StreamReset    int64 `json:"stream_reset,omitempty"`
-	GoAway         int64 `json:"goaway,omitempty"`
-	FlowControl    int64 `json:"flow_control,omitempty"`
-	Protocol       int64 `json:"protocol,omitempty"`
+	// HTTP/2's classes: a stream the server reset (RST_STREAM), one its
+	// GOAWAY left unprocessed, a request body stalled on a zero
+	// flow-control window, an HTTP/2 protocol error.
+	StreamReset int64 `json:"stream_reset,omitempty"`
+	GoAway      int64 `json:"goaway,omitempty"`
+	FlowControl int64 `json:"flow_control,omitempty"`
+	Protocol    int64 `json:"protocol,omitempty"`
 }
 
 // Phase summarises one timing row of ab's "Connection Times" table.

@@ -105,7 +105,7 @@ func fixtureReport(p job.Point, repeat int, start time.Time) *abreport.Report {
 	}
 }
 
-// fixtureAnalysis aggregates the runs the way job.Analyze is specified to
+// fixtureAnalysis aggregates the runs the way analysis.Analyze is specified to
 // (mean, sample sd, min, max per point; comparison to the baseline point),
 // written out by hand so this package's tests do not depend on it.
 func fixtureAnalysis(j *job.Job, runs []job.Run) job.Analysis {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -204,7 +205,7 @@ func comparisonRows(g grid, s slice, pairs []job.ComparisonPair) [][]string {
 }
 
 // noiseNote explains the "~" and p-values of a comparison under its table.
-var noiseNote = fmt.Sprintf("Differences are the change of the mean over the repeats with its %.0f %% confidence interval and p-value (a t test on the logarithms of the repeats' values: pooled when both sides have as many repeats, Welch's otherwise; it needs %d repeats per side). \"~\" marks an interval that holds 0, or a difference that is not significant once the false discovery rate over all of a job's comparisons is held at %.0f %% (Benjamini-Hochberg). With 4 or more repeats per side the JSON also gives the Mann-Whitney U test's p (p_u), which assumes nothing of the distribution.", (1-job.SignificanceAlpha)*100, job.MinRepeatsForSignificance(), job.SignificanceAlpha*100)
+var noiseNote = fmt.Sprintf("Differences are the change of the mean over the repeats with its %.0f %% confidence interval and p-value (a t test on the logarithms of the repeats' values: pooled when both sides have as many repeats, Welch's otherwise; it needs %d repeats per side). \"~\" marks an interval that holds 0, or a difference that is not significant once the false discovery rate over all of a job's comparisons is held at %.0f %% (Benjamini-Hochberg). With 4 or more repeats per side the JSON also gives the Mann-Whitney U test's p (p_u), which assumes nothing of the distribution.", (1-analysis.SignificanceAlpha)*100, analysis.MinRepeatsForSignificance(), analysis.SignificanceAlpha*100)
 
 func hasTarget(g grid, name string) bool {
 	for _, t := range g.Targets {
@@ -244,7 +245,7 @@ func rpsCell(ps *job.PointSummary) string {
 // noSuccess reports whether no request of the point's runs succeeded.
 func noSuccess(ps *job.PointSummary) bool { return ps.GoodRPS.N > 0 && ps.GoodRPS.Max == 0 }
 
-// noisyMark follows a cell whose req/s varied by more than job.NoisyCV over
+// noisyMark follows a cell whose req/s varied by more than analysis.NoisyCV over
 // its repeats; the legend under the table says so.
 const noisyMark = "‡"
 
@@ -282,7 +283,7 @@ func cellNotes(cells []*job.PointSummary) []string {
 		notes = append(notes, clientMark+" the load generator was short of CPU in at least one repeat: that req/s measures the client, not the server.")
 	}
 	if noise {
-		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% (coefficient of variation) over the repeats; rerun, or add repeats, before trusting a difference.", noisyMark, job.NoisyCV*100))
+		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% (coefficient of variation) over the repeats; rerun, or add repeats, before trusting a difference.", noisyMark, analysis.NoisyCV*100))
 	}
 	return notes
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -17,7 +18,7 @@ func TestWriteRedactsSecrets(t *testing.T) {
 	j.Spec.Request.Headers = map[string]string{"Authorization": "Bearer s3cr3t-job"}
 	j.Spec.Targets[0].Request = &job.Request{Headers: map[string]string{"X-Api-Key": "s3cr3t-target"}}
 	j.Spec.Targets[1].URL = "http://u:s3cr3t-url@127.0.0.1:8082/test.jpg"
-	a := job.Analyze(j.Spec, runs)
+	a := analysis.Analyze(j.Spec, runs)
 	for _, f := range Formats() {
 		var buf bytes.Buffer
 		if err := Write(&buf, f, j, runs, a); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -153,7 +154,7 @@ func TestJSONLeavesOutStoredMeasurements(t *testing.T) {
 		runs[i].Measurement = json.RawMessage(`{"v":1,"complete":100}`)
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, FormatJSON, j, runs, job.Analyze(j.Spec, runs)); err != nil {
+	if err := Write(&buf, FormatJSON, j, runs, analysis.Analyze(j.Spec, runs)); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {

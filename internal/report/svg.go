@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -166,7 +167,7 @@ func drawChart(dc draw.Canvas, j *job.Job, g grid) error {
 		notes = append(notes, clientMark+" load generator short of CPU: that req/s measures the client, not the server.")
 	}
 	if marked.noisy {
-		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% over the repeats.", noisyMark, job.NoisyCV*100))
+		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% over the repeats.", noisyMark, analysis.NoisyCV*100))
 	}
 	// The caption, then one line per mark, from the top of the caption
 	// band down.

@@ -269,7 +269,7 @@ func TestCompareSVG(t *testing.T) {
 }
 
 // TestSVGMarksNoisyCells marks a bar whose req/s varied by more than
-// job.NoisyCV over its repeats, with the legend under the chart.
+// analysis.NoisyCV over its repeats, with the legend under the chart.
 func TestSVGMarksNoisyCells(t *testing.T) {
 	j := fixtureJob()
 	runs := fixtureRuns(j)

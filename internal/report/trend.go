@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -26,12 +27,12 @@ const (
 // failColor marks the jobs whose verdict failed.
 func failColor() color.RGBA { return color.RGBA{0xD5, 0x5E, 0x00, 0xff} }
 
-// WriteTrendSVG draws a trend series (job.TrendSeries: oldest first) as
+// WriteTrendSVG draws a trend series (analysis.TrendSeries: oldest first) as
 // SVG in the job charts' style: one line per target and cell over the
 // jobs in creation order, each point the cell's mean with ± 1 sd over
 // its repeats, a job whose verdict failed ringed, and the commit (else
 // the creation time) of each job under the axis.
-func WriteTrendSVG(w io.Writer, title, metric string, points []job.TrendPoint) error {
+func WriteTrendSVG(w io.Writer, title, metric string, points []analysis.TrendPoint) error {
 	canvas := vgsvg.New(chartWidth, trendHeight)
 	dc := draw.New(canvas)
 	dc.FillText(textStyle(titleSize, -0.5, -1), vg.Point{X: chartWidth / 2, Y: dc.Max.Y - 8}, title)
@@ -55,7 +56,7 @@ type trendLine struct {
 	fail plotter.XYs
 }
 
-func drawTrend(dc draw.Canvas, metric string, points []job.TrendPoint) error {
+func drawTrend(dc draw.Canvas, metric string, points []analysis.TrendPoint) error {
 	jobs, labels := trendJobs(points)
 	var lines []*trendLine
 	byName := map[string]*trendLine{}
@@ -131,7 +132,7 @@ func drawTrend(dc draw.Canvas, metric string, points []job.TrendPoint) error {
 
 // trendJobs numbers the jobs of points in order, with their axis labels;
 // at most trendMaxLabels of them are written, evenly spaced.
-func trendJobs(points []job.TrendPoint) (map[string]int, []string) {
+func trendJobs(points []analysis.TrendPoint) (map[string]int, []string) {
 	idx := map[string]int{}
 	var labels []string
 	for _, p := range points {
@@ -157,7 +158,7 @@ func trendJobs(points []job.TrendPoint) (map[string]int, []string) {
 
 // cellName names a series: its target, and the concurrency and
 // requests/duration/rate of its cell.
-func cellName(p job.TrendPoint) string {
+func cellName(p analysis.TrendPoint) string {
 	parts := []string{p.Target, concLabel(p.Concurrency)}
 	switch {
 	case p.Requests > 0:

@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 )
 
 // trendFixture is 11 jobs of two targets at c = 4, the last one 20 %
 // slower on target a and failed.
-func trendFixture() []job.TrendPoint {
+func trendFixture() []analysis.TrendPoint {
 	t0 := time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)
-	var out []job.TrendPoint
+	var out []analysis.TrendPoint
 	for i := range 11 {
 		v, verdict := 20+float64(i%3)/4, job.VerdictPass
 		if i == 10 {
@@ -24,7 +25,7 @@ func trendFixture() []job.TrendPoint {
 		}
 		id, at, commit := fmt.Sprintf("job%02d", i), t0.Add(time.Duration(i)*24*time.Hour), fmt.Sprintf("%07x0abcdef", i*0x1111)
 		for k, target := range []string{"a", "b"} {
-			out = append(out, job.TrendPoint{JobID: id, CreatedAt: at, Target: target, Concurrency: 4, Requests: 1000,
+			out = append(out, analysis.TrendPoint{JobID: id, CreatedAt: at, Target: target, Concurrency: 4, Requests: 1000,
 				Value: v + float64(k)*5, Stat: job.Stat{N: 3, Mean: v + float64(k)*5, SD: 0.4}, Verdict: verdict, Commit: commit, Branch: "main"})
 		}
 	}

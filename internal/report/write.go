@@ -10,7 +10,7 @@ import (
 )
 
 // Write renders a job's report in format f. runs are the job's stored runs
-// in any order; a is the job's analysis (job.Analyze), from which the
+// in any order; a is the job's analysis (analysis.Analyze), from which the
 // tables, charts and comparisons are drawn. A job still running renders
 // what is stored so far. Every format renders the job's redacted spec
 // (job.Spec.Redacted): a report is an artifact, kept and passed around

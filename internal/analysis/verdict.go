@@ -1,6 +1,10 @@
-package job
+package analysis
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/benchq/benchq/internal/job"
+)
 
 // verdict evaluates every threshold of the spec against the mean of its
 // metric over each run point (of its target, when it names one), and,
@@ -16,16 +20,16 @@ import "fmt"
 // submission, so only a stored spec from an older version) fails on its
 // own rather than pass silently. The spec's trend, if any, is judged
 // against history (see Trend) after the thresholds.
-func verdict(s Spec, cells []pointRuns, base *baselineCells, history History) VerdictResult {
-	var failures []ThresholdFailure
+func verdict(s job.Spec, cells []pointRuns, base *baselineCells, history History) job.VerdictResult {
+	var failures []job.ThresholdFailure
 	for _, raw := range s.Thresholds {
-		th, err := ParseThreshold(raw)
+		th, err := job.ParseThreshold(raw)
 		if err != nil {
-			failures = append(failures, ThresholdFailure{Threshold: raw, Point: -1, Reason: err.Error()})
+			failures = append(failures, job.ThresholdFailure{Threshold: raw, Point: -1, Reason: err.Error()})
 			continue
 		}
 		if th.RefersToBaseline() && !base.usable() {
-			failures = append(failures, ThresholdFailure{Threshold: raw, Point: -1, BaselineJob: base.id(), Reason: base.whyUnusable()})
+			failures = append(failures, job.ThresholdFailure{Threshold: raw, Point: -1, BaselineJob: base.id(), Reason: base.whyUnusable()})
 			continue
 		}
 		failures = append(failures, judge(raw, th, cells, base)...)
@@ -38,16 +42,16 @@ func verdict(s Spec, cells []pointRuns, base *baselineCells, history History) Ve
 	}
 	switch {
 	case len(failures) > 0:
-		return VerdictResult{Result: VerdictFail, Failures: failures}
+		return job.VerdictResult{Result: job.VerdictFail, Failures: failures}
 	case len(s.Thresholds) == 0 && s.Trend == nil:
-		return VerdictResult{Result: VerdictNone}
+		return job.VerdictResult{Result: job.VerdictNone}
 	}
-	return VerdictResult{Result: VerdictPass}
+	return job.VerdictResult{Result: job.VerdictPass}
 }
 
 // judge lists the cells that break one threshold.
-func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []ThresholdFailure {
-	var out []ThresholdFailure
+func judge(raw string, th job.Threshold, cells []pointRuns, base *baselineCells) []job.ThresholdFailure {
+	var out []job.ThresholdFailure
 	for _, c := range cells {
 		p := c.point
 		if len(c.reports) == 0 || (th.Target != "" && th.Target != p.Target) {
@@ -62,7 +66,7 @@ func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []T
 		}
 		f.Value = st.Mean
 		if !th.RefersToBaseline() {
-			if !th.Holds(st.Mean) {
+			if !holds(th, st.Mean) {
 				out = append(out, f)
 			}
 			continue
@@ -86,7 +90,7 @@ func judge(raw string, th Threshold, cells []pointRuns, base *baselineCells) []T
 // does not explain. With too few repeats for the test to conclude
 // anything, the mean alone decides, as a gate that could never fail would
 // be worse than a noisy one.
-func judgeRelative(f *ThresholdFailure, th Threshold, c pointRuns, base *baselineCells) bool {
+func judgeRelative(f *job.ThresholdFailure, th job.Threshold, c pointRuns, base *baselineCells) bool {
 	f.BaselineJob = base.jobID
 	bc, ok := base.cells[keyOfCell(c.point)]
 	if !ok || len(bc.reports) == 0 {
@@ -98,14 +102,14 @@ func judgeRelative(f *ThresholdFailure, th Threshold, c pointRuns, base *baselin
 		f.Reason = fmt.Sprintf("baseline job %s has no %s for this cell: no request completed there", base.jobID, th.Baseline)
 		return true
 	}
-	bound := th.Bound(bs.Mean)
+	bound := boundOf(th, bs.Mean)
 	f.Baseline, f.Bound = &bs.Mean, &bound
 	if compareOp(th.Op, f.Value, bound) {
 		return false
 	}
 	bounds := metricSamples(bc.reports, th.Baseline)
 	for i, v := range bounds {
-		bounds[i] = th.Bound(v)
+		bounds[i] = boundOf(th, v)
 	}
 	pct, ok := 0.0, bound != 0
 	if ok {
@@ -116,17 +120,17 @@ func judgeRelative(f *ThresholdFailure, th Threshold, c pointRuns, base *baselin
 	return sig.Significant || !sig.Conclusive
 }
 
-func failureAt(raw string, p Point) ThresholdFailure {
-	return ThresholdFailure{
+func failureAt(raw string, p job.Point) job.ThresholdFailure {
+	return job.ThresholdFailure{
 		Threshold: raw, Target: p.Target, Point: p.Index, Concurrency: p.Concurrency,
 		Requests: p.Requests, Duration: p.Duration, Rate: p.Rate,
 	}
 }
 
-// Holds reports whether v satisfies t's absolute bound. == and != compare
+// holds reports whether v satisfies t's absolute bound. == and != compare
 // exactly, which suits the counters (complete, failed, non_2xx) they are
 // meant for.
-func (t Threshold) Holds(v float64) bool { return compareOp(t.Op, v, t.Value) }
+func holds(t job.Threshold, v float64) bool { return compareOp(t.Op, v, t.Value) }
 
 func compareOp(op string, v, bound float64) bool {
 	switch op {
@@ -144,4 +148,13 @@ func compareOp(op string, v, bound float64) bool {
 		return v != bound
 	}
 	return false
+}
+
+// boundOf is the value t compares against, given the baseline job's mean of
+// t.Baseline in the matching cell (ignored for an absolute threshold).
+func boundOf(t job.Threshold, baseline float64) float64 {
+	if t.Baseline == "" {
+		return t.Value
+	}
+	return t.Factor*baseline + t.Offset
 }

@@ -1,4 +1,4 @@
-package job
+package analysis
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 func TestSignificance(t *testing.T) {
@@ -95,14 +97,14 @@ func TestIntervalCoverage(t *testing.T) {
 func TestControlFalseDiscovery(t *testing.T) {
 	mk := func(p float64) difference {
 		lo, hi := 1.0, 5.0
-		s := &Significance{P: &p, CILowPct: &lo, CIHighPct: &hi, Conclusive: true, Significant: p < SignificanceAlpha}
-		s.Text = s.describe(3, 0)
+		s := &job.Significance{P: &p, CILowPct: &lo, CIHighPct: &hi, Conclusive: true, Significant: p < SignificanceAlpha}
+		s.Text = describe(*s, 3, 0)
 		return difference{s, 3}
 	}
 	// Benjamini-Hochberg at 0.05 over 5: sorted p 0.001, 0.012, 0.03,
 	// 0.035, 0.6 against 0.01, 0.02, 0.03, 0.04, 0.05: the largest k with
 	// p(k) <= k/5*0.05 is 4, so the first four stay significant.
-	sigs := []difference{mk(0.035), mk(0.001), mk(0.6), mk(0.03), mk(0.012), {&Significance{Text: "n/a"}, 0}}
+	sigs := []difference{mk(0.035), mk(0.001), mk(0.6), mk(0.03), mk(0.012), {&job.Significance{Text: "n/a"}, 0}}
 	controlFalseDiscovery(sigs)
 	for i, want := range []bool{true, true, false, true, true, false} {
 		if sigs[i].sig.Significant != want {

@@ -1,10 +1,12 @@
-package job
+package analysis
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/metric"
 )
 
 // NoSuccessRule stands in the threshold field of the verdict failure a
@@ -15,32 +17,16 @@ import (
 // off with allow_no_success, to measure a failure path on purpose.
 const NoSuccessRule = "no_success"
 
-// A request succeeded when it completed (a whole HTTP response arrived)
-// with a 2xx status and, unless variable lengths are accepted, the first
-// response's body length. ab's counters do not say which requests were
-// both a Length failure and non-2xx, so the successes of a run are known
-// only as at most Complete − max(Length, non-2xx); when that bound is 0 or
-// less no request succeeded, which is all the rule needs to know. Length
-// failures are the completed requests among the failed ones, so the
-// requests a run attempted are Complete + Failed − Length.
-func succeededAtMost(r *abreport.Report) int64 {
-	return r.CompleteRequests - max(r.Failed.Length, r.Non2xxResponses)
-}
-
-func attempted(r *abreport.Report) int64 {
-	return r.CompleteRequests + r.FailedRequests - r.Failed.Length
-}
-
 // noSuccess lists, one per point in point order, the points with a run in
 // which no request succeeded. A run the caller stopped (canceled) is not
 // judged: its counts are partial.
-func noSuccess(cells []pointRuns) []ThresholdFailure {
-	var out []ThresholdFailure
+func noSuccess(cells []pointRuns) []job.ThresholdFailure {
+	var out []job.ThresholdFailure
 	for _, c := range cells {
 		var first *abreport.Report
 		firstRepeat, none := 0, 0
 		for i, r := range c.reports {
-			if r.Canceled || succeededAtMost(r) > 0 {
+			if r.Canceled || metric.SucceededAtMost(r) > 0 {
 				continue
 			}
 			if none == 0 {
@@ -63,7 +49,7 @@ func noSuccess(cells []pointRuns) []ThresholdFailure {
 // runs of the point that happened.
 func noSuccessReason(r *abreport.Report, repeat, none, runs int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "0 of %d requests succeeded", attempted(r))
+	fmt.Fprintf(&b, "0 of %d requests succeeded", metric.Attempted(r))
 	if runs > 1 {
 		fmt.Fprintf(&b, " in repeat %d/%d", repeat, runs)
 		if none > 1 {

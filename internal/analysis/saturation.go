@@ -1,4 +1,4 @@
-package job
+package analysis
 
 import (
 	"cmp"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 // Saturation rules. Both tolerances are 5 %: repeats of the same point on a
@@ -25,13 +27,13 @@ const (
 // at least two concurrency values run, where req/s stops rising, where
 // latency grows faster than concurrency, and where failures begin. Series
 // come in the order of their first point in the spec.
-func saturation(points []PointSummary) []Saturation {
+func saturation(points []job.PointSummary) []job.Saturation {
 	type seriesKey struct {
 		target string
 		slice  sliceKey
 	}
 	var order []seriesKey
-	series := map[seriesKey][]PointSummary{}
+	series := map[seriesKey][]job.PointSummary{}
 	slicesPer := map[string]int{}
 	for _, p := range points {
 		if p.Runs == 0 {
@@ -44,13 +46,13 @@ func saturation(points []PointSummary) []Saturation {
 		}
 		series[k] = append(series[k], p)
 	}
-	var out []Saturation
+	var out []job.Saturation
 	for _, k := range order {
 		s := series[k]
 		if len(s) < 2 {
 			continue
 		}
-		slices.SortFunc(s, func(a, b PointSummary) int { return cmp.Compare(a.Point.Concurrency, b.Point.Concurrency) })
+		slices.SortFunc(s, func(a, b job.PointSummary) int { return cmp.Compare(a.Point.Concurrency, b.Point.Concurrency) })
 		out = append(out, saturate(s, slicesPer[k.target] > 1))
 	}
 	return out
@@ -58,16 +60,16 @@ func saturation(points []PointSummary) []Saturation {
 
 // saturate analyses one series sorted by concurrency; named adds the
 // requests/duration/rate value to the sentence, for targets with several.
-func saturate(s []PointSummary, named bool) Saturation {
+func saturate(s []job.PointSummary, named bool) job.Saturation {
 	p := s[0].Point
-	sat := Saturation{Target: p.Target, Requests: p.Requests, Duration: p.Duration, Rate: p.Rate}
+	sat := job.Saturation{Target: p.Target, Requests: p.Requests, Duration: p.Duration, Rate: p.Rate}
 	plateau, level := plateauOf(s)
 	sat.PlateauAt = plateau
 	sat.PeakAt, sat.FallPct = fallOf(s, plateau, level)
 	sat.LatencyKneeAt = kneeOf(s)
 	sat.FailuresFrom = failuresOf(s)
 	sat.ClientBoundFrom = clientBoundOf(s)
-	dead := !slices.ContainsFunc(s, func(p PointSummary) bool { return p.RPS.Mean > 0 })
+	dead := !slices.ContainsFunc(s, func(p job.PointSummary) bool { return p.RPS.Mean > 0 })
 	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, s[lastLive(s)].Point.Concurrency, level, dead, named)
 	return sat
 }
@@ -80,7 +82,7 @@ func saturate(s []PointSummary, named bool) Saturation {
 // only the next, means a dip followed by a further rise is no plateau. A
 // point with 0 req/s (nothing completed) cannot start one; falling to 0
 // after it does not end one.
-func plateauOf(s []PointSummary) (*int, float64) {
+func plateauOf(s []job.PointSummary) (*int, float64) {
 	for i := 0; i < len(s)-1; i++ {
 		if s[i].RPS.Mean <= 0 {
 			continue
@@ -109,7 +111,7 @@ const fallShare = 0.10
 // in percent, the last point with req/s falls below it, when that is more
 // than fallShare: a server that degrades under load is not on a plateau.
 // Points where nothing completed are left to the failures finding.
-func fallOf(s []PointSummary, plateau *int, level float64) (*int, float64) {
+func fallOf(s []job.PointSummary, plateau *int, level float64) (*int, float64) {
 	if plateau == nil || level <= 0 {
 		return nil, 0
 	}
@@ -128,7 +130,7 @@ func fallOf(s []PointSummary, plateau *int, level float64) (*int, float64) {
 }
 
 // lastLive is the index of the last point with req/s, or the last point.
-func lastLive(s []PointSummary) int {
+func lastLive(s []job.PointSummary) int {
 	for i := len(s) - 1; i >= 0; i-- {
 		if s[i].RPS.Mean > 0 {
 			return i
@@ -137,7 +139,7 @@ func lastLive(s []PointSummary) int {
 	return len(s) - 1
 }
 
-func gainPerDoubling(from, to PointSummary) float64 {
+func gainPerDoubling(from, to job.PointSummary) float64 {
 	doublings := math.Log2(float64(to.Point.Concurrency) / float64(from.Point.Concurrency))
 	return math.Pow(to.RPS.Mean/from.RPS.Mean, 1/doublings) - 1
 }
@@ -147,7 +149,7 @@ func gainPerDoubling(from, to PointSummary) float64 {
 // concurrency. ab's time per request is c / rps, so this is also where
 // req/s falls by more than about 5 %. Points where nothing completed have
 // no latency and are skipped (they show as failures).
-func kneeOf(s []PointSummary) *int {
+func kneeOf(s []job.PointSummary) *int {
 	prev := -1
 	for i, p := range s {
 		if p.TimePerRequestMs.N == 0 || p.TimePerRequestMs.Mean <= 0 {
@@ -170,7 +172,7 @@ func kneeOf(s []PointSummary) *int {
 // failuresOf returns the lowest concurrency with failed requests, or with
 // no req/s at all (a server that stops answering, as Apache at c = 512 in
 // seed 003).
-func failuresOf(s []PointSummary) *int {
+func failuresOf(s []job.PointSummary) *int {
 	for _, p := range s {
 		if p.FailedRatio.Mean > 0 || p.RPS.Mean <= 0 {
 			c := p.Point.Concurrency
@@ -182,7 +184,7 @@ func failuresOf(s []PointSummary) *int {
 
 // clientBoundOf returns the lowest concurrency whose load generator was
 // short of CPU in some repeat.
-func clientBoundOf(s []PointSummary) *int {
+func clientBoundOf(s []job.PointSummary) *int {
 	for _, p := range s {
 		if p.ClientSaturated {
 			c := p.Point.Concurrency
@@ -198,7 +200,7 @@ func clientBoundOf(s []PointSummary) *int {
 // was the limit. A series that falls more than fallShare past its peak
 // says so rather than calling it a plateau; dead, no request completed at
 // any concurrency.
-func sentence(sat Saturation, lastC, fallC int, level float64, dead, named bool) string {
+func sentence(sat job.Saturation, lastC, fallC int, level float64, dead, named bool) string {
 	var b strings.Builder
 	b.WriteString(sat.Target)
 	if named {
@@ -231,7 +233,7 @@ func sentence(sat Saturation, lastC, fallC int, level float64, dead, named bool)
 	return b.String()
 }
 
-func sliceLabel(sat Saturation) string {
+func sliceLabel(sat job.Saturation) string {
 	switch {
 	case sat.Rate > 0 && sat.Duration > 0:
 		return fmt.Sprintf("rate = %s/s, t = %s", roughly(sat.Rate), sat.Duration)

@@ -1,4 +1,4 @@
-package job
+package analysis
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
 )
 
 // Analyze turns a job's stored runs into what they mean: per point the
@@ -20,7 +21,7 @@ import (
 //
 // Thresholds relative to a compare_to job ("rps >= 0.95 * baseline.rps")
 // need that job's runs: Analyze has none, so they fail; use AnalyzeAgainst.
-func Analyze(s Spec, runs []Run) Analysis {
+func Analyze(s job.Spec, runs []job.Run) job.Analysis {
 	return AnalyzeAgainst(s, runs, nil)
 }
 
@@ -28,36 +29,40 @@ func Analyze(s Spec, runs []Run) Analysis {
 // resolved to (nil: none loaded): every point is compared with base's
 // point of the same target and sweep values, and relative thresholds are
 // judged cell by cell against it, a cell base lacks failing.
-func AnalyzeAgainst(s Spec, runs []Run, base *Baseline) Analysis {
+func AnalyzeAgainst(s job.Spec, runs []job.Run, base *Baseline) job.Analysis {
 	return AnalyzeWithHistory(s, runs, base, nil)
 }
 
 // AnalyzeWithHistory is AnalyzeAgainst with history, the earlier jobs of
 // the spec's template that its trend is judged against (newest first).
-func AnalyzeWithHistory(s Spec, runs []Run, base *Baseline, history History) Analysis {
+func AnalyzeWithHistory(s job.Spec, runs []job.Run, base *Baseline, history History) job.Analysis {
 	cells := groupRuns(s.Points(), runs)
-	a := Analysis{Points: make([]PointSummary, len(cells))}
+	sums := make([]summary, len(cells))
 	for i, c := range cells {
-		a.Points[i] = summarise(c.point, c.reports)
+		sums[i] = summarise(c.point, c.reports)
 	}
-	compareTargets(s, a.Points)
+	compareTargets(s, sums)
+	a := job.Analysis{Points: make([]job.PointSummary, len(sums))}
+	for i := range sums {
+		a.Points[i] = sums[i].PointSummary
+	}
 	a.Saturation = saturation(a.Points)
 	bc := indexBaseline(base)
-	a.CompareTo = compareWithBaseline(a.Points, bc)
-	controlFalseDiscovery(a.differences())
+	a.CompareTo = compareWithBaseline(sums, bc)
+	controlFalseDiscovery(differences(&a))
 	a.Verdict = verdict(s, cells, bc, history)
 	return a
 }
 
 // pointRuns is one point with the reports of its runs, in repeat order.
 type pointRuns struct {
-	point   Point
+	point   job.Point
 	reports []*abreport.Report
 }
 
-func groupRuns(points []Point, runs []Run) []pointRuns {
+func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
 	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b Run) int {
+	slices.SortStableFunc(sorted, func(a, b job.Run) int {
 		return cmp.Or(cmp.Compare(a.Point, b.Point), cmp.Compare(a.Repeat, b.Repeat))
 	})
 	cells := make([]pointRuns, len(points))
@@ -73,16 +78,25 @@ func groupRuns(points []Point, runs []Run) []pointRuns {
 	return cells
 }
 
+// summary is a point's summary with the per-repeat values behind RPS,
+// GoodRPS and PercentilesMs (keys "rps", "good_rps", "50", "99"...), which
+// the significance of a comparison needs and the stored summary does not
+// keep.
+type summary struct {
+	job.PointSummary
+	samples map[string][]float64
+}
+
 // summarise computes a point's statistics. Req/s and the ratios count
 // every run; latencies only the runs where something completed (see
-// metricOf), so their N may be below Runs.
-func summarise(p Point, reports []*abreport.Report) PointSummary {
-	ps := PointSummary{
+// metric.Metric.Read), so their N may be below Runs.
+func summarise(p job.Point, reports []*abreport.Report) summary {
+	ps := summary{samples: map[string][]float64{"rps": metricSamples(reports, "rps"), "good_rps": metricSamples(reports, "good_rps")}}
+	ps.PointSummary = job.PointSummary{
 		Point:            p,
 		Runs:             len(reports),
-		samples:          map[string][]float64{"rps": metricSamples(reports, "rps"), "good_rps": metricSamples(reports, "good_rps")},
 		TimePerRequestMs: metricStat(reports, "time_per_request_ms"),
-		PercentilesMs:    make(map[string]Stat, len(percentKeys())+len(abreport.TailPercents())),
+		PercentilesMs:    make(map[string]job.Stat, len(percentKeys())+len(abreport.TailPercents())),
 		FailedRatio:      metricStat(reports, "failed_ratio"),
 		Non2xxRatio:      metricStat(reports, "non_2xx_ratio"),
 		ErrorRatio:       metricStat(reports, "error_ratio"),
@@ -133,20 +147,20 @@ func addTLSFailures(dst, f *abreport.TLSFailures) {
 // target that share it form a concurrency series.
 type sliceKey struct {
 	requests int
-	duration Duration
+	duration job.Duration
 	rate     float64
 }
 
-func sliceOf(p Point) sliceKey {
+func sliceOf(p job.Point) sliceKey {
 	return sliceKey{requests: p.Requests, duration: p.Duration, rate: p.Rate}
 }
 
 // differences are every difference the analysis states, to the baseline
 // target and to the compare_to job: the family whose false discovery rate
 // is held.
-func (a *Analysis) differences() []difference {
+func differences(a *job.Analysis) []difference {
 	var diffs []difference
-	add := func(c *Comparison) {
+	add := func(c *job.Comparison) {
 		if c != nil {
 			diffs = append(diffs, difference{&c.RPSSignificance, c.RPSPct},
 				difference{&c.P50Significance, c.P50Pct}, difference{&c.P99Significance, c.P99Pct})
@@ -164,3 +178,7 @@ func (a *Analysis) differences() []difference {
 	}
 	return diffs
 }
+
+// NoisyCV is the coefficient of variation of req/s over repeats above which
+// a point is flagged noisy.
+const NoisyCV = 0.10

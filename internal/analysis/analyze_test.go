@@ -1,4 +1,4 @@
-package job
+package analysis
 
 import (
 	"encoding/json"
@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
 )
 
 // sweepSpec is targets × concurrency × one duration, one repeat.
-func sweepSpec(conc []int, targets ...string) Spec {
-	s := Spec{Sweep: Sweep{Concurrency: conc, Duration: []Duration{Duration(10 * time.Second)}, Repeats: 1}}
+func sweepSpec(conc []int, targets ...string) job.Spec {
+	s := job.Spec{Sweep: job.Sweep{Concurrency: conc, Duration: []job.Duration{job.Duration(10 * time.Second)}, Repeats: 1}}
 	for i, name := range targets {
-		s.Targets = append(s.Targets, Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/", 18080+i)})
+		s.Targets = append(s.Targets, job.Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/", 18080+i)})
 	}
 	return s
 }
@@ -35,13 +36,13 @@ func abRun(c int, rps float64) *abreport.Report {
 
 // runsFor places one report per repeat on the spec's point of target and
 // concurrency; it fails the test when no such point exists.
-func runsFor(t *testing.T, s Spec, target string, c int, reports ...*abreport.Report) []Run {
+func runsFor(t *testing.T, s job.Spec, target string, c int, reports ...*abreport.Report) []job.Run {
 	t.Helper()
 	for _, p := range s.Points() {
 		if p.Target == target && p.Concurrency == c {
-			runs := make([]Run, len(reports))
+			runs := make([]job.Run, len(reports))
 			for i, r := range reports {
-				runs[i] = Run{RunKey: RunKey{Point: p.Index, Repeat: i}, Target: target, Concurrency: c, Result: r}
+				runs[i] = job.Run{RunKey: job.RunKey{Point: p.Index, Repeat: i}, Target: target, Concurrency: c, Result: r}
 			}
 			return runs
 		}
@@ -51,9 +52,9 @@ func runsFor(t *testing.T, s Spec, target string, c int, reports ...*abreport.Re
 }
 
 // series runs target once per concurrency with the given req/s.
-func series(t *testing.T, s Spec, target string, rps ...float64) []Run {
+func series(t *testing.T, s job.Spec, target string, rps ...float64) []job.Run {
 	t.Helper()
-	var runs []Run
+	var runs []job.Run
 	for i, c := range s.Sweep.Concurrency {
 		runs = append(runs, runsFor(t, s, target, c, abRun(c, rps[i]))...)
 	}
@@ -94,7 +95,7 @@ func TestAnalyzePointStatistics(t *testing.T) {
 	if !pb.Noisy || !near(pb.RPS.CV, 70.71067811865476/100) {
 		t.Errorf("point b rps = %+v noisy %v, want cv 0.7071 and noisy", pb.RPS, pb.Noisy)
 	}
-	if a.Saturation != nil || a.Verdict.Result != VerdictNone || pa.Comparison != nil {
+	if a.Saturation != nil || a.Verdict.Result != job.VerdictNone || pa.Comparison != nil {
 		t.Errorf("Analyze = saturation %v, verdict %+v, comparison %v; want none of them", a.Saturation, a.Verdict, pa.Comparison)
 	}
 }
@@ -104,11 +105,11 @@ func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
 	s.Baseline, s.Thresholds = "a", []string{"rps > 150"}
 	runs := append(series(t, s, "a", 100, 190, 210), series(t, s, "b", 120, 200, 150)...)
 	want := Analyze(s, runs)
-	reversed := make([]Run, 0, len(runs)+2)
+	reversed := make([]job.Run, 0, len(runs)+2)
 	for i := len(runs) - 1; i >= 0; i-- {
 		reversed = append(reversed, runs[i])
 	}
-	reversed = append(reversed, Run{RunKey: RunKey{Point: 99}, Result: abRun(1, 5)}, Run{RunKey: RunKey{Point: 0, Repeat: 7}})
+	reversed = append(reversed, job.Run{RunKey: job.RunKey{Point: 99}, Result: abRun(1, 5)}, job.Run{RunKey: job.RunKey{Point: 0, Repeat: 7}})
 	got := Analyze(s, reversed)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Analyze(reversed runs + strays) differs from Analyze(runs):\n%+v\n%+v", got, want)
@@ -122,10 +123,10 @@ func TestAnalyzePointsNotRunYet(t *testing.T) {
 	s := sweepSpec([]int{1, 2}, "a", "b")
 	s.Baseline, s.Thresholds = "a", []string{"rps > 50"}
 	a := Analyze(s, runsFor(t, s, "a", 1, abRun(1, 100)))
-	if len(a.Points) != 4 || a.Points[0].Runs != 1 || a.Points[1].Runs != 0 || a.Points[1].RPS != (Stat{}) {
+	if len(a.Points) != 4 || a.Points[0].Runs != 1 || a.Points[1].Runs != 0 || a.Points[1].RPS != (job.Stat{}) {
 		t.Fatalf("Analyze(one run of four points) points = %+v, want 4 with only the first run", a.Points)
 	}
-	if a.Points[1].Comparison != nil || a.Saturation != nil || a.Verdict.Result != VerdictPass {
+	if a.Points[1].Comparison != nil || a.Saturation != nil || a.Verdict.Result != job.VerdictPass {
 		t.Errorf("Analyze(one run) = comparison %v, saturation %v, verdict %+v; want none, none, pass on what ran",
 			a.Points[1].Comparison, a.Saturation, a.Verdict)
 	}
@@ -136,10 +137,10 @@ func TestAnalyzePointsNotRunYet(t *testing.T) {
 func TestStatJSONNullWhenNothingMeasured(t *testing.T) {
 	tests := []struct {
 		name string
-		st   Stat
+		st   job.Stat
 		want string
 	}{
-		{"not run", Stat{}, `{"n":0,"mean":null,"sd":null,"min":null,"max":null,"cv":null}`},
+		{"not run", job.Stat{}, `{"n":0,"mean":null,"sd":null,"min":null,"max":null,"cv":null}`},
 		{"measured zero", newStat([]float64{0}), `{"n":1,"mean":0,"sd":0,"min":0,"max":0,"cv":0}`},
 		{"measured", newStat([]float64{1, 3}), `{"n":2,"mean":2,"sd":1.4142135623730951,"min":1,"max":3,"cv":0.7071067811865476}`},
 	}
@@ -149,7 +150,7 @@ func TestStatJSONNullWhenNothingMeasured(t *testing.T) {
 			if err != nil || string(b) != tt.want {
 				t.Errorf("Marshal = %s, %v; want %s", b, err, tt.want)
 			}
-			var back Stat
+			var back job.Stat
 			if err := json.Unmarshal(b, &back); err != nil || back != tt.st {
 				t.Errorf("Unmarshal(%s) = %+v, %v; want %+v", b, back, err, tt.st)
 			}

@@ -1,16 +1,14 @@
-package job
+package analysis
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/benchq/benchq/internal/abreport"
-	"github.com/benchq/benchq/internal/errcode"
 )
 
 func TestThresholdHoldsEveryOperator(t *testing.T) {
@@ -26,10 +24,10 @@ func TestThresholdHoldsEveryOperator(t *testing.T) {
 		{"!=", [3]bool{true, false, true}},
 	}
 	for _, tt := range tests {
-		th := Threshold{Metric: "rps", Op: tt.op, Value: 110}
+		th := job.Threshold{Metric: "rps", Op: tt.op, Value: 110}
 		for i, v := range []float64{109, 110, 111} {
-			if got := th.Holds(v); got != tt.want[i] {
-				t.Errorf("%q.Holds(%v) = %v, want %v", th.String(), v, got, tt.want[i])
+			if got := holds(th, v); got != tt.want[i] {
+				t.Errorf("holds(%q, %v) = %v, want %v", th.String(), v, got, tt.want[i])
 			}
 		}
 	}
@@ -37,11 +35,11 @@ func TestThresholdHoldsEveryOperator(t *testing.T) {
 
 // verdictRuns is targets a and b at c = 1, 4 with three repeats; a runs at
 // 100, 110, 120 req/s (mean 110), b at 300.
-func verdictRuns(t *testing.T, thresholds ...string) (Spec, []Run) {
+func verdictRuns(t *testing.T, thresholds ...string) (job.Spec, []job.Run) {
 	t.Helper()
 	s := sweepSpec([]int{1, 4}, "a", "b")
 	s.Sweep.Repeats, s.Thresholds = 3, thresholds
-	var runs []Run
+	var runs []job.Run
 	for _, c := range []int{1, 4} {
 		runs = append(runs, runsFor(t, s, "a", c, abRun(c, 100), abRun(c, 110), abRun(c, 120))...)
 		runs = append(runs, runsFor(t, s, "b", c, abRun(c, 300), abRun(c, 300), abRun(c, 300))...)
@@ -54,17 +52,17 @@ func TestVerdictOperatorsOnMeans(t *testing.T) {
 		threshold string
 		want      string
 	}{
-		{"a: rps < 110", VerdictFail}, {"a: rps < 110.5", VerdictPass},
-		{"a: rps <= 110", VerdictPass}, {"a: rps <= 109.9", VerdictFail},
-		{"a: rps > 110", VerdictFail}, {"a: rps > 109.9", VerdictPass},
-		{"a: rps >= 110", VerdictPass}, {"a: rps >= 110.1", VerdictFail},
-		{"a: rps == 110", VerdictPass}, {"a: rps == 100", VerdictFail},
-		{"a: rps != 110", VerdictFail}, {"a: rps != 100", VerdictPass},
-		{"complete == 3000", VerdictFail}, // a completes 1000, 1100, 1200; b 3000
-		{"b: complete == 3000", VerdictPass},
-		{"failed == 0", VerdictPass}, {"failed_ratio <= 0.01", VerdictPass}, {"non_2xx == 0", VerdictPass},
-		{"b: p99_ms < 27", VerdictPass}, // c·2000/300: 6.67 ms at c = 1 and 26.7 at c = 4
-		{"b: p99_ms < 20", VerdictFail},
+		{"a: rps < 110", job.VerdictFail}, {"a: rps < 110.5", job.VerdictPass},
+		{"a: rps <= 110", job.VerdictPass}, {"a: rps <= 109.9", job.VerdictFail},
+		{"a: rps > 110", job.VerdictFail}, {"a: rps > 109.9", job.VerdictPass},
+		{"a: rps >= 110", job.VerdictPass}, {"a: rps >= 110.1", job.VerdictFail},
+		{"a: rps == 110", job.VerdictPass}, {"a: rps == 100", job.VerdictFail},
+		{"a: rps != 110", job.VerdictFail}, {"a: rps != 100", job.VerdictPass},
+		{"complete == 3000", job.VerdictFail}, // a completes 1000, 1100, 1200; b 3000
+		{"b: complete == 3000", job.VerdictPass},
+		{"failed == 0", job.VerdictPass}, {"failed_ratio <= 0.01", job.VerdictPass}, {"non_2xx == 0", job.VerdictPass},
+		{"b: p99_ms < 27", job.VerdictPass}, // c·2000/300: 6.67 ms at c = 1 and 26.7 at c = 4
+		{"b: p99_ms < 20", job.VerdictFail},
 	}
 	for _, tt := range tests {
 		s, runs := verdictRuns(t, tt.threshold)
@@ -80,8 +78,8 @@ func TestVerdictListsEveryFailingCell(t *testing.T) {
 	// Points: 0 a@1, 1 b@1, 2 a@4, 3 b@4. p50 of a is c·500/rps: at c = 1 the
 	// mean of 5, 4.545…, 4.166… ms; at c = 4 four times that, 18.2 ms.
 	p50a4 := (4*500/100.0 + 4*500/110.0 + 4*500/120.0) / 3
-	d := Duration(10 * time.Second)
-	want := VerdictResult{Result: VerdictFail, Failures: []ThresholdFailure{
+	d := job.Duration(10 * time.Second)
+	want := job.VerdictResult{Result: job.VerdictFail, Failures: []job.ThresholdFailure{
 		{Threshold: "rps >= 200", Target: "a", Point: 0, Concurrency: 1, Duration: d, Value: 110},
 		{Threshold: "rps >= 200", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: 110},
 		{Threshold: "a: p50_ms < 10", Target: "a", Point: 2, Concurrency: 4, Duration: d, Value: p50a4},
@@ -93,11 +91,11 @@ func TestVerdictListsEveryFailingCell(t *testing.T) {
 
 func TestVerdictNoneAndPass(t *testing.T) {
 	s, runs := verdictRuns(t)
-	if got := Analyze(s, runs).Verdict; got.Result != VerdictNone || got.Failures != nil {
+	if got := Analyze(s, runs).Verdict; got.Result != job.VerdictNone || got.Failures != nil {
 		t.Errorf("verdict(no thresholds) = %+v, want none", got)
 	}
 	s, runs = verdictRuns(t, "rps >= 100", "b: rps > 299", "failed_ratio == 0")
-	if got := Analyze(s, runs).Verdict; got.Result != VerdictPass || got.Failures != nil {
+	if got := Analyze(s, runs).Verdict; got.Result != job.VerdictPass || got.Failures != nil {
 		t.Errorf("verdict(all hold) = %+v, want pass", got)
 	}
 }
@@ -109,7 +107,7 @@ func TestVerdictDeadTargetFailsLatencyThreshold(t *testing.T) {
 	s.Thresholds = []string{"p95_ms < 200", "rps > 0"}
 	dead := &abreport.Report{FailedRequests: 5, Failed: abreport.Failures{Connect: 5}}
 	got := Analyze(s, runsFor(t, s, "a", 1, dead)).Verdict
-	if got.Result != VerdictFail || len(got.Failures) != 3 || !strings.Contains(got.Failures[0].Reason, "no request completed") ||
+	if got.Result != job.VerdictFail || len(got.Failures) != 3 || !strings.Contains(got.Failures[0].Reason, "no request completed") ||
 		got.Failures[1].Threshold != "rps > 0" || got.Failures[1].Reason != "" || got.Failures[2].Threshold != NoSuccessRule {
 		t.Errorf("verdict(dead target) = %+v, want fail on both, the latency one with a reason, then no_success", got)
 	}
@@ -118,21 +116,7 @@ func TestVerdictDeadTargetFailsLatencyThreshold(t *testing.T) {
 func TestVerdictUnparsableStoredThresholdFails(t *testing.T) {
 	s, runs := verdictRuns(t, "p97_ms < 5")
 	got := Analyze(s, runs).Verdict
-	if got.Result != VerdictFail || len(got.Failures) != 1 || got.Failures[0].Point != -1 || !strings.Contains(got.Failures[0].Reason, "unknown metric") {
+	if got.Result != job.VerdictFail || len(got.Failures) != 1 || got.Failures[0].Point != -1 || !strings.Contains(got.Failures[0].Reason, "unknown metric") {
 		t.Errorf("verdict(unknown metric) = %+v, want fail naming it", got)
-	}
-}
-
-// An unknown metric never reaches Analyze: submission refuses it.
-func TestValidateRefusesUnknownMetric(t *testing.T) {
-	for _, th := range []string{"p97_ms < 5", "latency < 5", "a: rsp >= 1"} {
-		s := validSpec()
-		s.Thresholds = []string{"rps >= 1", th}
-		err := s.Validate(DefaultLimits(), loopbackOnly)
-		var ve *errcode.Error
-		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
-			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {
-			t.Errorf("Validate(thresholds %q) = %v, want ErrInvalid at thresholds[1] naming the unknown metric", th, err)
-		}
 	}
 }

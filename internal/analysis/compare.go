@@ -1,15 +1,17 @@
-package job
+package analysis
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 // compareTargets fills Comparisons on every point that has runs, one per
 // pair of s.ComparisonPairs naming its target, against the pair's
 // baseline's point with the same concurrency and requests/duration/rate
 // when that one has runs too; Comparison is the one against s.Baseline.
-func compareTargets(s Spec, points []PointSummary) {
+func compareTargets(s job.Spec, points []summary) {
 	pairs := s.ComparisonPairs()
 	if len(pairs) == 0 {
 		return
@@ -19,7 +21,7 @@ func compareTargets(s Spec, points []PointSummary) {
 		concurrency int
 		slice       sliceKey
 	}
-	byKey := map[key]*PointSummary{}
+	byKey := map[key]*summary{}
 	for i := range points {
 		if p := &points[i]; p.Runs > 0 {
 			byKey[key{p.Point.Target, p.Point.Concurrency, sliceOf(p.Point)}] = p
@@ -47,19 +49,8 @@ func compareTargets(s Spec, points []PointSummary) {
 	}
 }
 
-// ComparisonWith is the point's comparison with baseline's point, nil
-// when there is none.
-func (ps *PointSummary) ComparisonWith(baseline string) *Comparison {
-	for k := range ps.Comparisons {
-		if ps.Comparisons[k].Baseline == baseline {
-			return &ps.Comparisons[k]
-		}
-	}
-	return nil
-}
-
-func compare(baseline string, base, x PointSummary) *Comparison {
-	c := &Comparison{Baseline: baseline}
+func compare(baseline string, base, x summary) *job.Comparison {
+	c := &job.Comparison{Baseline: baseline}
 	// Throughput is compared on successes: a target that answers 500s
 	// fast must not read as faster.
 	c.RPSPct, c.RPS, c.RPSSignificance = compareMetric(base, x, "good_rps", base.GoodRPS, x.GoodRPS)
@@ -70,7 +61,7 @@ func compare(baseline string, base, x PointSummary) *Comparison {
 
 // compareMetric is one metric's difference and its significance over the
 // repeats the two points' Stats summarise.
-func compareMetric(base, x PointSummary, key string, bs, xs Stat) (float64, string, Significance) {
+func compareMetric(base, x summary, key string, bs, xs job.Stat) (float64, string, job.Significance) {
 	pct, text := PercentChange(bs, xs)
 	return pct, text, significance(base.samples[key], x.samples[key], pct, text != "n/a")
 }
@@ -79,7 +70,7 @@ func compareMetric(base, x PointSummary, key string, bs, xs Stat) (float64, stri
 // that number as the seeds write it ("+12.69 %"). When either has no value
 // (N = 0, e.g. no request completed) or base's mean is 0, there is no
 // meaningful percentage: it returns 0 and "n/a".
-func PercentChange(base, x Stat) (float64, string) {
+func PercentChange(base, x job.Stat) (float64, string) {
 	if base.N == 0 || x.N == 0 || base.Mean == 0 {
 		return 0, "n/a"
 	}

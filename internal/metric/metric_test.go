@@ -1,4 +1,4 @@
-package job
+package metric
 
 import (
 	"math"
@@ -10,33 +10,6 @@ import (
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9*math.Max(1, math.Abs(b)) }
-
-func TestNewStat(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []float64
-		want Stat
-	}{
-		{"empty", nil, Stat{}},
-		{"one repeat", []float64{42}, Stat{N: 1, Mean: 42, Min: 42, Max: 42}},
-		// sd = sqrt(((-10)² + 0² + 10²) / 2) = 10; cv = 10/110.
-		{"three repeats", []float64{100, 110, 120}, Stat{N: 3, Mean: 110, SD: 10, Min: 100, Max: 120, CV: 10.0 / 110}},
-		{"unordered", []float64{120, 100, 110}, Stat{N: 3, Mean: 110, SD: 10, Min: 100, Max: 120, CV: 10.0 / 110}},
-		// 2, 4, 4, 4, 5, 5, 7, 9: mean 5, squared deviations sum to 32, sd = sqrt(32/7).
-		{"eight", []float64{2, 4, 4, 4, 5, 5, 7, 9}, Stat{N: 8, Mean: 5, SD: math.Sqrt(32.0 / 7), Min: 2, Max: 9, CV: math.Sqrt(32.0/7) / 5}},
-		{"zero mean", []float64{0, 0}, Stat{N: 2}},
-	}
-	for _, tt := range tests {
-		got := newStat(tt.in)
-		if got.N != tt.want.N || !near(got.Mean, tt.want.Mean) || !near(got.SD, tt.want.SD) ||
-			got.Min != tt.want.Min || got.Max != tt.want.Max || !near(got.CV, tt.want.CV) {
-			t.Errorf("%s: newStat(%v) = %+v, want %+v", tt.name, tt.in, got, tt.want)
-		}
-	}
-	if cv := newStat([]float64{100, 110, 120}).CV; math.Abs(cv-0.0909) > 0.00005 {
-		t.Errorf("newStat(100, 110, 120).CV = %.5f, want 0.0909", cv)
-	}
-}
 
 // full is a report with every metric set to a distinct value; its
 // histogram holds 2000 requests of 1..2000 µs: by ab's rule p99.9 is the
@@ -70,34 +43,34 @@ func TestMetricOfEveryMetric(t *testing.T) {
 		// share of ab's req/s, and 60 of the 1010 attempts were errors.
 		"good_rps": 540.14 * 950 / 1000, "error_ratio": 60.0 / 1010,
 	}
-	for _, m := range Metrics() {
+	for _, m := range Names() {
 		w, ok := want[m]
 		if !ok {
 			t.Errorf("metric %q has no expected value in this test", m)
 			continue
 		}
-		if got, ok := metricOf(full(), m); !ok || !near(got, w) {
-			t.Errorf("metricOf(report, %q) = %v, %v; want %v, true", m, got, ok, w)
+		if got, ok := Read(full(), m); !ok || !near(got, w) {
+			t.Errorf("Read(report, %q) = %v, %v; want %v, true", m, got, ok, w)
 		}
 	}
-	if got, ok := metricOf(full(), "p97_ms"); ok {
-		t.Errorf("metricOf(report, p97_ms) = %v, true; want false (ab prints no 97 %%)", got)
+	if got, ok := Read(full(), "p97_ms"); ok {
+		t.Errorf("Read(report, p97_ms) = %v, true; want false (ab prints no 97 %%)", got)
 	}
 }
 
 func TestMetricOfDeadRun(t *testing.T) {
 	dead := &abreport.Report{FailedRequests: 11, Failed: abreport.Failures{Connect: 11}}
 	for _, m := range []string{"time_per_request_ms", "mean_ms", "min_ms", "max_ms", "p50_ms", "p99_ms"} {
-		if v, ok := metricOf(dead, m); ok {
-			t.Errorf("metricOf(nothing completed, %q) = %v, true; want undefined", m, v)
+		if v, ok := Read(dead, m); ok {
+			t.Errorf("Read(nothing completed, %q) = %v, true; want undefined", m, v)
 		}
 	}
 	for m, w := range map[string]float64{"rps": 0, "complete": 0, "failed": 11, "failed_ratio": 1, "non_2xx_ratio": 0} {
-		if v, ok := metricOf(dead, m); !ok || v != w {
-			t.Errorf("metricOf(nothing completed, %q) = %v, %v; want %v, true", m, v, ok, w)
+		if v, ok := Read(dead, m); !ok || v != w {
+			t.Errorf("Read(nothing completed, %q) = %v, %v; want %v, true", m, v, ok, w)
 		}
 	}
-	if v, _ := metricOf(&abreport.Report{}, "failed_ratio"); v != 0 {
-		t.Errorf("metricOf(nothing attempted, failed_ratio) = %v, want 0", v)
+	if v, _ := Read(&abreport.Report{}, "failed_ratio"); v != 0 {
+		t.Errorf("Read(nothing attempted, failed_ratio) = %v, want 0", v)
 	}
 }

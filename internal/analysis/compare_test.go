@@ -1,8 +1,10 @@
-package job
+package analysis
 
 import (
 	"strconv"
 	"testing"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 func TestPercentChangeSeedNumbers(t *testing.T) {
@@ -18,18 +20,18 @@ func TestPercentChangeSeedNumbers(t *testing.T) {
 		{1, 3, "+200.00 %"},
 	}
 	for _, tt := range tests {
-		_, got := PercentChange(Stat{N: 1, Mean: tt.base}, Stat{N: 1, Mean: tt.x})
+		_, got := PercentChange(job.Stat{N: 1, Mean: tt.base}, job.Stat{N: 1, Mean: tt.x})
 		if got != tt.want {
 			t.Errorf("PercentChange(%v -> %v) = %q, want %q", tt.base, tt.x, got, tt.want)
 		}
 	}
-	if pct, s := PercentChange(Stat{N: 1, Mean: 540.14}, Stat{N: 1, Mean: 608.71}); !near(pct, (608.71-540.14)/540.14*100) || s != "+12.69 %" {
+	if pct, s := PercentChange(job.Stat{N: 1, Mean: 540.14}, job.Stat{N: 1, Mean: 608.71}); !near(pct, (608.71-540.14)/540.14*100) || s != "+12.69 %" {
 		t.Errorf("PercentChange(540.14 -> 608.71) = %v, %q; want 12.6949…, +12.69 %%", pct, s)
 	}
-	for _, tt := range []struct{ base, x Stat }{
-		{Stat{N: 1, Mean: 0}, Stat{N: 1, Mean: 10}},
-		{Stat{}, Stat{N: 1, Mean: 10}},
-		{Stat{N: 1, Mean: 10}, Stat{}},
+	for _, tt := range []struct{ base, x job.Stat }{
+		{job.Stat{N: 1, Mean: 0}, job.Stat{N: 1, Mean: 10}},
+		{job.Stat{}, job.Stat{N: 1, Mean: 10}},
+		{job.Stat{N: 1, Mean: 10}, job.Stat{}},
 	} {
 		if pct, s := PercentChange(tt.base, tt.x); pct != 0 || s != "n/a" {
 			t.Errorf("PercentChange(%+v -> %+v) = %v, %q; want 0, n/a", tt.base, tt.x, pct, s)
@@ -40,12 +42,12 @@ func TestPercentChangeSeedNumbers(t *testing.T) {
 func TestAnalyzeBaselineComparison(t *testing.T) {
 	s := sweepSpec([]int{5, 50}, "apache", "lighttpd", "nginx")
 	s.Baseline = "apache"
-	var runs []Run
+	var runs []job.Run
 	runs = append(runs, series(t, s, "apache", 540.14, 1000)...)
 	runs = append(runs, series(t, s, "lighttpd", 608.71, 969)...)
 	runs = append(runs, runsFor(t, s, "nginx", 5, abRun(5, 0))...) // nothing completed; c = 50 not run
 	a := Analyze(s, runs)
-	byCell := map[string]*Comparison{}
+	byCell := map[string]*job.Comparison{}
 	for _, p := range a.Points {
 		byCell[p.Point.Target+"@"+strconv.Itoa(p.Point.Concurrency)] = p.Comparison
 	}

@@ -1,4 +1,4 @@
-package job
+package analysis
 
 import (
 	"cmp"
@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/benchq/benchq/internal/job"
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -14,51 +15,6 @@ import (
 // points' repeats counts as significant, and one minus the confidence of
 // the interval given with it.
 const SignificanceAlpha = 0.05
-
-// Significance is a difference between two points as a reader should take
-// it: the effect with its 95 % confidence interval and the p-value of the
-// test behind that interval, at any number of repeats from 2 a side.
-//
-// The interval is a t interval on the logarithms of the repeats' values,
-// so it is an interval for the ratio of the two sides (for their means
-// when both sides spread alike, as repeats of one setup do): the pooled
-// variance when both sides have as many repeats (exact for log-normal
-// repeats of equal spread, and robust to unequal spread at equal sizes),
-// Welch's otherwise. Values of zero or below (a count of failures) are
-// compared by their difference instead. A seeded Monte-Carlo test keeps
-// its coverage within 93-97 %.
-type Significance struct {
-	// P is the two-sided p-value of the t test whose interval CILowPct
-	// and CIHighPct give; null when a side has fewer than 2 values.
-	P *float64 `json:"p" extensions:"x-nullable"`
-	// PAdjusted is P after Benjamini-Hochberg control of the false
-	// discovery rate over every comparison of the job; Significant
-	// follows it.
-	PAdjusted *float64 `json:"p_adjusted,omitempty"`
-	// PU is the Mann-Whitney U test's p-value (benchstat's test), given
-	// once both sides have enough repeats for it to ever reach
-	// SignificanceAlpha: it assumes nothing of the values' distribution.
-	PU *float64 `json:"p_u,omitempty"`
-	// CILowPct and CIHighPct bound the difference in percent of the
-	// baseline with 95 % confidence.
-	CILowPct  *float64 `json:"ci_low_pct,omitempty"`
-	CIHighPct *float64 `json:"ci_high_pct,omitempty"`
-	// Significant is set when the interval excludes no difference, and
-	// stays set after false-discovery control.
-	Significant bool `json:"significant"`
-	// NBase and N are the repeats that had a value on the baseline's side
-	// and on this point's.
-	NBase int `json:"n_base"`
-	N     int `json:"n"`
-	// Conclusive is false when a side has fewer than 2 repeats: there is
-	// no spread to judge the difference by, and Text says so.
-	Conclusive bool `json:"conclusive"`
-	// Text is the difference as a person reads it:
-	// "+12.69 % [+9.8, +15.6] (p=0.008)", "~ +0.40 % [-2.1, +2.9]
-	// (p=0.71)", "~ -50.00 % (1 vs 3 repeats: …)", or "n/a" when there is
-	// no percentage to give.
-	Text string `json:"text"`
-}
 
 // minRepeatsForUTest is how many repeats per side the U test needs before
 // its smallest possible p-value falls below SignificanceAlpha.
@@ -87,8 +43,8 @@ func uTest(base, x []float64) benchmath.Comparison {
 // significance compares x's repeats with base's; pct is the difference of
 // their means in percent of base's, as PercentChange gives it (ok false:
 // no meaningful percentage).
-func significance(base, x []float64, pct float64, ok bool) Significance {
-	s := Significance{NBase: len(base), N: len(x)}
+func significance(base, x []float64, pct float64, ok bool) job.Significance {
+	s := job.Significance{NBase: len(base), N: len(x)}
 	if !ok || len(base) == 0 || len(x) == 0 {
 		s.Text = "n/a"
 		return s
@@ -102,14 +58,14 @@ func significance(base, x []float64, pct float64, ok bool) Significance {
 		s.Conclusive = true
 		s.Significant = iv.p < SignificanceAlpha
 	}
-	s.Text = s.describe(pct, 0)
+	s.Text = describe(s, pct, 0)
 	return s
 }
 
 // describe writes Text from the other fields and pct, the difference of
 // the means; family, when not 0, is how many comparisons false-discovery
 // control weighed this one among when it took its significance away.
-func (s Significance) describe(pct float64, family int) string {
+func describe(s job.Significance, pct float64, family int) string {
 	est := FormatPercent(pct)
 	switch {
 	case !s.Conclusive:
@@ -202,7 +158,7 @@ func meanVariance(vs []float64) (mean, variance float64) {
 // difference is one stated comparison: its significance and the
 // difference of the means it is about, in percent.
 type difference struct {
-	sig *Significance
+	sig *job.Significance
 	pct float64
 }
 
@@ -227,7 +183,7 @@ func controlFalseDiscovery(diffs []difference) {
 		s.PAdjusted = &q
 		if s.Significant && q > SignificanceAlpha {
 			s.Significant = false
-			s.Text = s.describe(tested[i].pct, m)
+			s.Text = describe(*s, tested[i].pct, m)
 		}
 	}
 }

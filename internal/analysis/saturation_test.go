@@ -1,8 +1,10 @@
-package job
+package analysis
 
 import (
 	"fmt"
 	"testing"
+
+	"github.com/benchq/benchq/internal/job"
 )
 
 func intp(n int) *int { return &n }
@@ -46,11 +48,11 @@ func seed003() map[string][]float64 {
 func TestSaturationSeed003(t *testing.T) {
 	names := []string{"apache-p4", "apache-athlon", "lighttpd-p4", "lighttpd-athlon"}
 	s := sweepSpec([]int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, names...)
-	var runs []Run
+	var runs []job.Run
 	for _, n := range names {
 		runs = append(runs, series(t, s, n, seed003()[n]...)...)
 	}
-	want := []Saturation{
+	want := []job.Saturation{
 		{Target: "apache-p4", PlateauAt: intp(4), FailuresFrom: intp(512),
 			Sentence: "apache-p4: req/s plateaus near 164 from c = 4; latency grows no faster than concurrency; failures from c = 512."},
 		{Target: "apache-athlon", PlateauAt: intp(2),
@@ -63,7 +65,7 @@ func TestSaturationSeed003(t *testing.T) {
 	checkSaturation(t, Analyze(s, runs).Saturation, want)
 }
 
-func checkSaturation(t *testing.T, got, want []Saturation) {
+func checkSaturation(t *testing.T, got, want []job.Saturation) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("saturation = %d series %+v, want %d", len(got), got, len(want))
@@ -86,39 +88,39 @@ func TestSaturationSyntheticKnees(t *testing.T) {
 		name string
 		conc []int
 		rps  []float64
-		want Saturation
+		want job.Saturation
 	}{
 		{"linear then flat", []int{1, 2, 4, 8, 16, 32}, []float64{100, 200, 400, 800, 820, 830},
 			// 800 → 820 is +2.5 %, 800 → 830 over two doublings +1.9 % each.
-			Saturation{PlateauAt: intp(8), Sentence: "t: req/s plateaus near 830 from c = 8; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{PlateauAt: intp(8), Sentence: "t: req/s plateaus near 830 from c = 8; latency grows no faster than concurrency; no failures."}},
 		{"still rising", []int{1, 2, 4}, []float64{100, 200, 400},
-			Saturation{Sentence: "t: req/s still rising at c = 4; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{Sentence: "t: req/s still rising at c = 4; latency grows no faster than concurrency; no failures."}},
 		{"collapse", []int{1, 2, 4, 8, 16}, []float64{100, 200, 400, 300, 150},
 			// latency ratio 8/4 steps: (8/300)/(4/400) = 2.67 > 2·1.05.
-			Saturation{PlateauAt: intp(4), PeakAt: intp(4), FallPct: 62.5, LatencyKneeAt: intp(8), Sentence: "t: req/s peaks near 400 at c = 4, then falls 62 % by c = 16; latency grows faster than concurrency from c = 8; no failures."}},
+			job.Saturation{PlateauAt: intp(4), PeakAt: intp(4), FallPct: 62.5, LatencyKneeAt: intp(8), Sentence: "t: req/s peaks near 400 at c = 4, then falls 62 % by c = 16; latency grows faster than concurrency from c = 8; no failures."}},
 		{"a 23 % fall is no plateau", []int{8, 16, 32, 64}, []float64{8000, 8140, 7000, 6268},
-			Saturation{PlateauAt: intp(8), PeakAt: intp(16), FallPct: 23, LatencyKneeAt: intp(32), Sentence: "t: req/s peaks near 8140 at c = 16, then falls 23 % by c = 64; latency grows faster than concurrency from c = 32; no failures."}},
+			job.Saturation{PlateauAt: intp(8), PeakAt: intp(16), FallPct: 23, LatencyKneeAt: intp(32), Sentence: "t: req/s peaks near 8140 at c = 16, then falls 23 % by c = 64; latency grows faster than concurrency from c = 32; no failures."}},
 		{"a 9 % fall stays a plateau", []int{8, 16, 32}, []float64{8000, 8100, 7371},
-			Saturation{PlateauAt: intp(8), LatencyKneeAt: intp(32), Sentence: "t: req/s plateaus near 8100 from c = 8; latency grows faster than concurrency from c = 32; no failures."}},
+			job.Saturation{PlateauAt: intp(8), LatencyKneeAt: intp(32), Sentence: "t: req/s plateaus near 8100 from c = 8; latency grows faster than concurrency from c = 32; no failures."}},
 		{"dip then rise is no plateau", []int{1, 2, 4, 8}, []float64{100, 102, 150, 155},
 			// 1→2 +2 %, but 1→4 is +22 % per doubling: the plateau starts at 4.
-			Saturation{PlateauAt: intp(4), Sentence: "t: req/s plateaus near 155 from c = 4; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{PlateauAt: intp(4), Sentence: "t: req/s plateaus near 155 from c = 4; latency grows no faster than concurrency; no failures."}},
 		{"steps of ×5 and ×2 normalised to a doubling", []int{10, 50, 100}, []float64{1000, 1100, 1140},
 			// +10 % over log2(5) = 2.32 doublings is +4.19 % per doubling; 10 → 100: +4.02 %.
-			Saturation{PlateauAt: intp(10), Sentence: "t: req/s plateaus near 1140 from c = 10; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{PlateauAt: intp(10), Sentence: "t: req/s plateaus near 1140 from c = 10; latency grows no faster than concurrency; no failures."}},
 		{"steep ×5 step", []int{10, 50, 100}, []float64{1000, 1300, 1340},
 			// +30 % over 2.32 doublings is +12 % per doubling; 50 → 100 +3.1 %.
-			Saturation{PlateauAt: intp(50), Sentence: "t: req/s plateaus near 1340 from c = 50; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{PlateauAt: intp(50), Sentence: "t: req/s plateaus near 1340 from c = 50; latency grows no faster than concurrency; no failures."}},
 		{"latency exactly 5 % faster is no knee", []int{1, 2}, []float64{105, 100},
-			Saturation{PlateauAt: intp(1), Sentence: "t: req/s plateaus near 105 from c = 1; latency grows no faster than concurrency; no failures."}},
+			job.Saturation{PlateauAt: intp(1), Sentence: "t: req/s plateaus near 105 from c = 1; latency grows no faster than concurrency; no failures."}},
 		{"dead from the start", []int{1, 2}, []float64{0, 0},
-			Saturation{FailuresFrom: intp(1), Sentence: "t: no request completed at any concurrency; latency grows no faster than concurrency; failures from c = 1."}},
+			job.Saturation{FailuresFrom: intp(1), Sentence: "t: no request completed at any concurrency; latency grows no faster than concurrency; failures from c = 1."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := sweepSpec(tt.conc, "t")
 			tt.want.Target = "t"
-			checkSaturation(t, Analyze(s, series(t, s, "t", tt.rps...)).Saturation, []Saturation{tt.want})
+			checkSaturation(t, Analyze(s, series(t, s, "t", tt.rps...)).Saturation, []job.Saturation{tt.want})
 		})
 	}
 }
@@ -127,9 +129,9 @@ func TestSaturationFailedRequests(t *testing.T) {
 	s := sweepSpec([]int{1, 2, 4}, "t")
 	runs := series(t, s, "t", 100, 150, 155)
 	runs[2].Result.FailedRequests, runs[2].Result.Failed.Timeout = 3, 3
-	want := Saturation{Target: "t", PlateauAt: intp(2), FailuresFrom: intp(4),
+	want := job.Saturation{Target: "t", PlateauAt: intp(2), FailuresFrom: intp(4),
 		Sentence: "t: req/s plateaus near 155 from c = 2; latency grows no faster than concurrency; failures from c = 4."}
-	checkSaturation(t, Analyze(s, runs).Saturation, []Saturation{want})
+	checkSaturation(t, Analyze(s, runs).Saturation, []job.Saturation{want})
 }
 
 // TestSaturationClientBound: a point is client-bound when any of its
@@ -149,9 +151,9 @@ func TestSaturationClientBound(t *testing.T) {
 			t.Errorf("c = %d: ClientSaturated = %v, want %v", p.Point.Concurrency, p.ClientSaturated, want)
 		}
 	}
-	want := Saturation{Target: "t", PlateauAt: intp(2), ClientBoundFrom: intp(2),
+	want := job.Saturation{Target: "t", PlateauAt: intp(2), ClientBoundFrom: intp(2),
 		Sentence: "t: req/s plateaus near 155 from c = 2; latency grows no faster than concurrency; no failures; the load generator was short of CPU from c = 2, so req/s there measures the client."}
-	checkSaturation(t, a.Saturation, []Saturation{want})
+	checkSaturation(t, a.Saturation, []job.Saturation{want})
 }
 
 func TestSaturationSlices(t *testing.T) {
@@ -159,11 +161,11 @@ func TestSaturationSlices(t *testing.T) {
 	if sat := Analyze(one, series(t, one, "t", 100)).Saturation; sat != nil {
 		t.Errorf("Analyze(one concurrency).Saturation = %+v, want none", sat)
 	}
-	s := Spec{Targets: []Target{{Name: "t", URL: "http://127.0.0.1:18080/"}},
-		Sweep: Sweep{Concurrency: []int{1, 2}, Requests: []int{100, 1000}, Repeats: 1}}
-	var runs []Run
+	s := job.Spec{Targets: []job.Target{{Name: "t", URL: "http://127.0.0.1:18080/"}},
+		Sweep: job.Sweep{Concurrency: []int{1, 2}, Requests: []int{100, 1000}, Repeats: 1}}
+	var runs []job.Run
 	for _, p := range s.Points() {
-		runs = append(runs, Run{RunKey: RunKey{Point: p.Index}, Target: "t", Result: abRun(p.Concurrency, float64(p.Concurrency*p.Requests))})
+		runs = append(runs, job.Run{RunKey: job.RunKey{Point: p.Index}, Target: "t", Result: abRun(p.Concurrency, float64(p.Concurrency*p.Requests))})
 	}
 	got := Analyze(s, runs).Saturation
 	if len(got) != 2 || got[0].Requests != 100 || got[1].Requests != 1000 ||
