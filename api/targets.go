@@ -69,7 +69,7 @@ func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
 //	@Success		200		{object}	TargetHostResponse	"the token, where to publish it, and whether the host serves it now"
 //	@Failure		400		{object}	Problem				"malformed JSON"
 //	@Failure		401		{object}	Problem				"no valid API key"
-//	@Failure		422		{object}	Problem				"not an http(s) URL, or refused by the address policy (field url)"
+//	@Failure		422		{object}	Problem				"not an http(s) URL, refused by the address policy, or its host does not resolve (field url)"
 //	@Failure		429		{object}	Problem				"over the key's submissions per minute, which verifications share with job submissions; Retry-After header"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
