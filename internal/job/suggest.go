@@ -30,6 +30,15 @@ func unknownFieldMessage(name string, valid []string) string {
 	return fmt.Sprintf("unknown field %q", name)
 }
 
+// Suggest is the name of valid that name is most likely a typo of, for
+// a message that says what the client meant ("did you mean ...?").
+func Suggest(name string, valid []string) (string, bool) {
+	if len(name) > maxSuggestable {
+		return "", false
+	}
+	return nearest(name, valid)
+}
+
 // nearest is the name of candidates closest to name, if it is close
 // enough to be a typo of it: the same but for case, or at most two edits
 // (an insertion, a deletion, a substitution or two letters swapped) and
