@@ -13,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/errcode"
 )
@@ -25,9 +26,6 @@ type KeyStore interface {
 	// key must not open the API again.
 	KeyCount(ctx context.Context) (int64, error)
 }
-
-// quotaKey is where authenticate leaves the caller's key quota.
-const quotaKey = "benchq.quota"
 
 // keyCountTTL bounds how stale the open mode's "no key exists" may be: a
 // key added with `benchq keys add` closes the open mode within it.
@@ -100,7 +98,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			if err := refuseCrossSite(c.Request()); err != nil {
 				return err // crosssite.go: no web page elsewhere acts as the keyless caller
 			}
-			c.Set(principalKey, principal{KeyID: anonymousOwner})
+			c.Set(principalKey, admit.Caller{KeyID: anonymousOwner})
 			return next(c)
 		}
 		scheme, token, _ := strings.Cut(header, " ")
@@ -117,8 +115,7 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case err != nil:
 			return fmt.Errorf("api: look up api key: %w", err)
 		}
-		c.Set(principalKey, principal{KeyID: k.ID, Admin: k.Admin, WebhookSecret: k.WebhookSecret})
-		c.Set(quotaKey, k.Quota)
+		c.Set(principalKey, admit.CallerOf(k))
 		return next(c)
 	}
 }

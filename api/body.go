@@ -24,7 +24,7 @@ func (s *Server) readSpec(c echo.Context) (job.Spec, error) {
 		return spec, nil
 	}
 	problems := unknown
-	if ve, ok := job.AsInvalid(spec.Validate(s.limitsFor(submitterOf(c)), nil)); ok {
+	if ve, ok := job.AsInvalid(spec.Validate(s.admit.Limits(principalOf(c)), nil)); ok {
 		problems = append(problems, ve.Problems...)
 	}
 	return job.Spec{}, job.Invalid(problems)

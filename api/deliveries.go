@@ -14,6 +14,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/undo"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -84,27 +85,6 @@ func newDeliveryResponse(d webhook.Delivery, attempts []webhook.Attempt) Deliver
 		})
 	}
 	return r
-}
-
-// webhookSecret stores the secret that will sign job j's webhooks and
-// returns it when the caller must be told (a generated one); a key with
-// its own secret uses that, and nothing is returned.
-func (s *Server) webhookSecret(ctx context.Context, p principal, j *job.Job) (string, error) {
-	if j.Spec.Webhook == nil {
-		return "", nil
-	}
-	if s.deliveries == nil {
-		return "", errcode.New(errcode.Unavailable, "webhooks are not configured on this server")
-	}
-	secret, shown := p.WebhookSecret, ""
-	if secret == "" {
-		secret = webhook.NewSecret()
-		shown = secret
-	}
-	if err := s.deliveries.SetWebhookSecret(ctx, j.ID, secret); err != nil {
-		return "", fmt.Errorf("api: create job: %w", err)
-	}
-	return shown, nil
 }
 
 // handleListDeliveries shows a job's webhook deliveries.
@@ -191,7 +171,7 @@ func (s *Server) handleRedeliver(c echo.Context) error {
 		// Pending with no task would refuse every later redelivery (409):
 		// put the delivery back as it was, if it still is as we left it.
 		redeliveries := d.Redeliveries
-		s.undo.run(fmt.Sprintf("redelivery %d of job %s", n, id), undoRetryFor, func(ctx context.Context) error {
+		s.undo.Run(fmt.Sprintf("redelivery %d of job %s", n, id), undo.RetryFor, func(ctx context.Context) error {
 			_, err := s.deliveries.UpdateDelivery(ctx, id, n, func(d *webhook.Delivery) error {
 				if d.Status == webhook.StatusPending && d.Redeliveries == redeliveries {
 					d.Status = before

@@ -1,7 +1,10 @@
 // Package api is benchq's HTTP interface: an echo v4 server that accepts
-// benchmark jobs, enqueues them, and serves their status, results and
-// progress events, plus health, readiness, Prometheus metrics and the
-// OpenAPI document with Swagger UI.
+// benchmark jobs, and serves their status, results and progress events,
+// plus health, readiness, Prometheus metrics and the OpenAPI document with
+// Swagger UI. It is the front door of job creation: it decodes the
+// request, authenticates the caller, hands the spec to internal/admit
+// (which validates, applies quotas, stores and enqueues) and renders
+// what admit refuses as a problem.
 //
 // Handlers depend on the small JobStore and Enqueuer interfaces declared
 // here, not on the Redis store or the asynq client, so they can be tested
@@ -9,7 +12,7 @@
 // table in problem.go maps domain errors to statuses and problem types, and
 // internal errors are logged with the request id, never echoed. A Redis
 // outage (store.ErrUnavailable) is a 503 with Retry-After on every route,
-// and a job creation it interrupts is undone (undo.go).
+// and a write it interrupts is undone (internal/undo).
 //
 // Event streams (events.go) hold no Redis connection while they wait: the
 // process's one notice subscription wakes the streams of a job that got

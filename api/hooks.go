@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/store"
@@ -260,13 +261,13 @@ func (s *Server) verifiedTemplates(ctx context.Context, st TemplateStore, hp hoo
 // provider and t), kept for store.DeliveryTTL.
 func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Template, ev cihook.Event, delivery, bodyHash string) (HookJob, error) {
 	ctx := c.Request().Context()
-	source := hp.name + " delivery " + delivery + " (request " + requestID(c) + ")"
+	source := admit.Source{Via: admit.ViaHook, RequestID: requestID(c), Provider: hp.name, Delivery: delivery}
 	values := map[string]string{template.Commit: ev.Commit, template.Branch: ev.HeadBranch, template.Repo: ev.Repository}
 	if ev.PR != "" {
 		values[template.PR] = ev.PR
 	}
 	runOnce := func() (HookJob, error) {
-		j, _, err := s.RunTemplate(ctx, t, TemplateRun{Values: values, Labels: ev.Labels(), Source: source})
+		j, _, err := s.admit.RunTemplate(ctx, t, admit.TemplateRun{Values: values, Labels: ev.Labels(), Source: source})
 		if err != nil {
 			return HookJob{}, err
 		}
@@ -290,7 +291,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 	}
 	hj, err := runOnce()
 	if err != nil {
-		s.undo.run("release delivery "+delivery, store.IdempotencyClaimTTL, func(ctx2 context.Context) error {
+		s.undo.Run("release delivery "+delivery, store.IdempotencyClaimTTL, func(ctx2 context.Context) error {
 			if err := s.idempotency.ReleaseIdempotencyKey(ctx2, rec); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				return err
 			}

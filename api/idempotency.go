@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
@@ -40,9 +40,9 @@ const (
 	// default WriteTimeout (30 s) so the answer can still be written.
 	idempotencyWait = idempotencyCreateTimeout + 5*time.Second
 	idempotencyPoll = 25 * time.Millisecond
-	// idempotencyClaimed marks a request whose key this server claimed,
-	// so handleCreateJob creates its job instead of coming back here.
-	idempotencyClaimed = "benchq.idempotency-claimed"
+	// persistTimeout is how long a creation may still store and enqueue
+	// its job past idempotencyCreateTimeout: that part runs detached.
+	persistTimeout = admit.PersistTimeout
 )
 
 // idempotencyTiming is how long a claimant may create its job and a
@@ -72,16 +72,9 @@ type IdempotencyStore interface {
 	WebhookSecret(ctx context.Context, id string) (string, error)
 }
 
-// wantsIdempotency reports whether a POST /v1/jobs carries the header
-// and has not been claimed yet.
-func wantsIdempotency(c echo.Context) bool {
-	_, ok := c.Request().Header[idempotencyHeader]
-	return ok && c.Get(idempotencyClaimed) == nil
-}
-
 // createIdempotent serves a POST /v1/jobs with an Idempotency-Key, scoped
 // to the caller's API key. The first request claims the key in Redis and
-// creates the job through handleCreateJob; a request with the key and the
+// creates the job (createClaimed); a request with the key and the
 // same body (SHA-256 of the raw bytes) gets that job with 200, waiting
 // for it if the first is still creating it; another body is a 409. A
 // first request that creates no job (invalid spec, quota, queue down)
@@ -163,25 +156,14 @@ func (s *Server) replay(c echo.Context, rec store.IdempotencyRecord, j *job.Job)
 // records it, or frees the key when no job was accepted. The timeout is
 // what keeps the claim from expiring under a slow creation.
 func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, body []byte, timeout time.Duration) error {
-	req := c.Request()
-	createCtx, cancel := context.WithTimeout(req.Context(), timeout)
-	defer cancel()
-	c.SetRequest(req.WithContext(createCtx))
-	c.Request().Body = io.NopCloser(bytes.NewReader(body))
-	c.Set(idempotencyClaimed, true)
-	err := s.handleCreateJob(c)
-	c.SetRequest(req)
-	if errors.Is(err, context.DeadlineExceeded) && errors.Is(createCtx.Err(), context.DeadlineExceeded) {
-		err = errcode.Wrapf(err, errcode.Unavailable, "creating the job took over %s; retry with the same %s", timeout, idempotencyHeader)
-	}
+	j, secret, err := s.createWithin(c, body, timeout)
 	// The claim must be settled even when the client hung up meanwhile.
-	ctx := context.WithoutCancel(req.Context())
-	id := createdJobID(c)
-	if err != nil || id == "" {
-		// Freed even when Redis is gone meanwhile (undo.go): a claim left
-		// pending would make every retry wait and get a 409 until it
+	ctx := context.WithoutCancel(c.Request().Context())
+	if err != nil {
+		// Freed even when Redis is gone meanwhile (internal/undo): a claim
+		// left pending would make every retry wait and get a 409 until it
 		// expires. Past its TTL it is free anyway.
-		s.undo.run("release idempotency key (request "+requestID(c)+")", store.IdempotencyClaimTTL, func(ctx context.Context) error {
+		s.undo.Run("release idempotency key (request "+requestID(c)+")", store.IdempotencyClaimTTL, func(ctx context.Context) error {
 			if err := s.idempotency.ReleaseIdempotencyKey(ctx, claim); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
 				return err
 			}
@@ -189,26 +171,29 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 		})
 		return err
 	}
-	// handleCreateJob showed a secret iff it generated one, which it does
-	// for a job with a webhook when the key has no secret of its own
-	// (deliveries.go); a job without one has no secret to read back.
-	secretIssued := principalOf(c).WebhookSecret == ""
-	if cerr := s.idempotency.CompleteIdempotencyKey(ctx, claim, id, secretIssued); cerr != nil {
-		// The job exists and was answered with 202; only a retry of this
+	// A replay shows the secret again only when this answer shows one: a
+	// secret generated for the job, not the key's own (admit.Create).
+	if cerr := s.idempotency.CompleteIdempotencyKey(ctx, claim, j.ID, secret != ""); cerr != nil {
+		// The job exists and is answered with 202; only a retry of this
 		// request could now create a second one.
-		s.log.Error("api: record idempotency key", "request_id", requestID(c), "job", id, "err", cerr)
+		s.log.Error("api: record idempotency key", "request_id", requestID(c), "job", j.ID, "err", cerr)
 	}
-	return nil
+	return created(c, j, secret)
 }
 
-// createdJobID is the job handleCreateJob accepted, read from its 202's
-// Location, or "" when it accepted none.
-func createdJobID(c echo.Context) string {
-	if c.Response().Status != http.StatusAccepted {
-		return ""
+// createWithin decodes body and creates its job within timeout.
+func (s *Server) createWithin(c echo.Context, body []byte, timeout time.Duration) (*job.Job, string, error) {
+	spec, err := job.Decode(bytes.NewReader(body))
+	if err != nil {
+		return nil, "", decodeError(err, s.cfg.MaxBody)
 	}
-	id, _ := strings.CutPrefix(c.Response().Header().Get(echo.HeaderLocation), jobPath(""))
-	return id
+	ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
+	defer cancel()
+	j, secret, err := s.admit.Create(ctx, principalOf(c), spec, sourceOf(c, admit.ViaIdempotentAPI))
+	if errors.Is(err, context.DeadlineExceeded) && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = errcode.Wrapf(err, errcode.Unavailable, "creating the job took over %s; retry with the same %s", timeout, idempotencyHeader)
+	}
+	return j, secret, err
 }
 
 // idempotencyKeyOf reads the one Idempotency-Key: 1 to 255 printable

@@ -1,27 +1,20 @@
 package api
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
-	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 )
-
-// persistTimeout bounds storing and enqueueing an accepted job, which runs
-// detached from the request so that a hang-up between the two does not
-// discard a job that was about to be accepted.
-const persistTimeout = 10 * time.Second
 
 // Page sizes of GET /v1/jobs.
 const (
@@ -52,47 +45,25 @@ const (
 //	@Security		BearerAuth
 //	@Router			/v1/jobs [post]
 func (s *Server) handleCreateJob(c echo.Context) error {
-	if wantsIdempotency(c) {
-		return s.createIdempotent(c) // idempotency.go: claims the key, then comes back here
+	if _, ok := c.Request().Header[idempotencyHeader]; ok {
+		return s.createIdempotent(c) // idempotency.go: claims the key, then creates the job
 	}
 	spec, err := s.readSpec(c) // body.go
 	if err != nil {
 		return err
 	}
-	j, secret, err := s.submit(c.Request().Context(), submitterOf(c), requestID(c), spec) // submit.go
+	j, secret, err := s.admit.Create(c.Request().Context(), principalOf(c), spec, sourceOf(c, admit.ViaAPI))
 	if err != nil {
 		return err
 	}
+	return created(c, j, secret)
+}
+
+// created answers a new job with 202, its Location and the webhook
+// secret generated for it.
+func created(c echo.Context, j *job.Job, secret string) error {
 	c.Response().Header().Set(echo.HeaderLocation, jobPath(j.ID))
 	return c.JSON(http.StatusAccepted, CreateJobResponse{JobResponse: newJobResponse(j), WebhookSecret: secret})
-}
-
-// enqueue hands a stored job to the workers.
-func (s *Server) enqueue(ctx context.Context, j *job.Job) error {
-	task, err := queue.NewJobRunTask(j.ID, j.Spec.Estimate())
-	if err == nil {
-		_, err = queue.Enqueue(ctx, s.queue, task)
-	}
-	if err != nil {
-		return fmt.Errorf("api: enqueue job %s: %w", j.ID, err)
-	}
-	return nil
-}
-
-// discardJob undoes a creation of j that was not accepted (undo.go);
-// rid names the request (or the run) in the log.
-func (s *Server) discardJob(rid string, j *job.Job) {
-	s.undo.run("discard job "+j.ID+" (request "+rid+")", undoRetryFor, func(ctx context.Context) error {
-		err := s.store.DiscardJob(ctx, j)
-		if errors.Is(err, store.ErrConflict) {
-			// The enqueue reported a failure but reached the queue, and
-			// a worker took the job: it runs, though the answer was an
-			// error.
-			s.log.Warn("api: job answered as not created was taken by a worker", "request_id", rid, "job", j.ID, "err", err)
-			return nil
-		}
-		return err
-	})
 }
 
 // decodeError sorts Decode's errors: an oversized body is a 413, a body

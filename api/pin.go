@@ -62,7 +62,7 @@ func (s *Server) pin(c echo.Context, pinned bool) error {
 	}
 	ctx := c.Request().Context()
 	// A pin counts against the job's owner, whoever pins it.
-	q, err := s.ownerQuota(ctx, submitterOf(c), j.Owner)
+	q, err := s.ownerQuota(ctx, principalOf(c), j.Owner)
 	if err != nil {
 		return fmt.Errorf("api: pin job: %w", err)
 	}

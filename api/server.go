@@ -15,9 +15,12 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/benchq/benchq/internal/admit"
+	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/dashboard"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
+	"github.com/benchq/benchq/internal/undo"
 )
 
 //	@title						benchq API
@@ -63,8 +66,9 @@ type Config struct {
 	MaxActiveJobs        int
 	SubmissionsPerMinute int
 	// MaxTemplates, MaxTemplateBytes, MaxSchedules and MaxPins bound what
-	// a caller whose key sets none may keep stored (quota.go); zero means
-	// 100 templates of 4 MiB together, 50 schedules and 100 pinned jobs.
+	// a caller whose key sets none may keep stored (the quotas are
+	// internal/admit's); zero means 100 templates of 4 MiB together, 50
+	// schedules and 100 pinned jobs.
 	MaxTemplates     int
 	MaxTemplateBytes int
 	MaxSchedules     int
@@ -162,13 +166,13 @@ type Deps struct {
 	Keys KeyStore
 	// Quotas enforces active jobs and submission rate; nil disables both
 	// (tests of other endpoints). Per-run quotas apply regardless.
-	Quotas QuotaStore
+	Quotas admit.QuotaStore
 	// Idempotency remembers Idempotency-Key claims; nil answers requests
 	// carrying the header with 503 rather than risk a duplicate job.
 	Idempotency IdempotencyStore
 	// Selector resolves compare_to selectors; nil answers jobs with one
 	// with 503.
-	Selector JobSelector
+	Selector admit.JobSelector
 	// Targets manages target verification tokens (targets.go); nil
 	// answers the /v1/targets endpoints with 503.
 	Targets TargetVerifier
@@ -202,14 +206,12 @@ type Server struct {
 	metrics *metrics
 	auth    *authState
 	hosts   *hostRule
-	quotas  QuotaStore
 
 	// deliveries: webhook secrets and delivery logs (deliveries.go).
 	deliveries DeliveryStore
 
-	// idempotency and selector: idempotency.go and compare.go.
+	// idempotency: idempotency.go.
 	idempotency IdempotencyStore
-	selector    JobSelector
 
 	// idempotencyTiming: zero means the defaults; tests shorten it.
 	idempotencyTiming idempotencyTiming
@@ -223,10 +225,13 @@ type Server struct {
 	schedules ScheduleStore
 	pinner    JobPinner
 
-	// ready caches the readiness probe (health.go); undo retries the
-	// undoing of half-done creations (undo.go).
+	// admit creates every job (internal/admit); undo retries the undoing
+	// of half-done writes while Redis is away, for admit and the API.
+	admit *admit.Admitter
+	undo  *undo.Undoer
+
+	// ready caches the readiness probe (health.go).
 	ready *readiness
-	undo  *undoer
 
 	// dashboard serves /ui (session.go); monitor /monitor (monitor.go).
 	dashboard *dashboard.Handler
@@ -255,18 +260,19 @@ func New(cfg Config, deps Deps) *Server {
 	// stays queued, finds the job over and sends its webhook.
 	s.ender = jobend.New(deps.Store, nil, cfg.Logger)
 	s.deliveries = deps.Deliveries
-	s.idempotency, s.selector = deps.Idempotency, deps.Selector
+	s.idempotency = deps.Idempotency
 	s.targets = deps.Targets
 	s.monitor = deps.Monitor
 	s.templates, s.schedules, s.pinner = deps.Templates, deps.Schedules, deps.Pinner
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
-	s.undo = newUndoer(s.closing, cfg.Logger)
+	s.undo = undo.New(s.closing, cfg.Logger)
+	s.admit = newAdmitter(cfg, deps, s.undo)
 	s.streams = newStreamHub(deps.Streams, deps.Store, cfg.MaxStreamsPerKey, cfg.MaxStreams, cfg.Logger)
 	go s.streams.run(s.closing)
 	s.metrics = newMetrics(deps.Store, deps.Inspector)
 	s.metrics.registry.MustRegister(s.streams.gauge())
-	s.auth, s.quotas = newAuthState(cfg.OpenUntilFirstKey, deps.Keys), deps.Quotas
+	s.auth = newAuthState(cfg.OpenUntilFirstKey, deps.Keys)
 	s.hosts = newHostRule(cfg)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
@@ -316,8 +322,37 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.http.Shutdown(ctx); err != nil {
 		return fmt.Errorf("api: shutdown: %w", err)
 	}
-	return s.undo.wait(ctx)
+	if err := s.undo.Wait(ctx); err != nil {
+		return fmt.Errorf("api: shutdown: %w", err)
+	}
+	return nil
 }
+
+// newAdmitter is the job admission of a server built from cfg and deps:
+// the same limits, quotas and address policy as the rest of the API.
+func newAdmitter(cfg Config, deps Deps, u *undo.Undoer) *admit.Admitter {
+	return admit.New(admit.Config{
+		Limits: cfg.Limits,
+		Quota: apikey.Quota{
+			MaxActiveJobs:        cfg.MaxActiveJobs,
+			SubmissionsPerMinute: cfg.SubmissionsPerMinute,
+			MaxTemplates:         cfg.MaxTemplates,
+			MaxTemplateBytes:     cfg.MaxTemplateBytes,
+			MaxSchedules:         cfg.MaxSchedules,
+			MaxPins:              cfg.MaxPins,
+		},
+		URLPolicy:     cfg.urlChecker,
+		VerifyTargets: cfg.VerifyTargets,
+		Log:           cfg.Logger,
+	}, admit.Deps{
+		Store: deps.Store, Queue: deps.Queue, Undo: u, Quotas: deps.Quotas, Secrets: deps.Deliveries,
+		Targets: deps.Targets, Selector: deps.Selector, Keys: deps.Templates,
+	})
+}
+
+// Admitter is how this server creates jobs, for the triggers beside it
+// (the scheduler) to create theirs the same way.
+func (s *Server) Admitter() *admit.Admitter { return s.admit }
 
 // requestLogger logs one line per request with its id, route and status.
 func (s *Server) requestLogger() echo.MiddlewareFunc {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/dashboard"
 	"github.com/benchq/benchq/internal/errcode"
@@ -63,8 +65,23 @@ func (s *Server) handleDashboard(c echo.Context) error {
 		}
 		r = dashboard.WithCaller(r, key, keyID, p.Admin)
 	}
-	s.dashboard.ServeHTTP(c.Response(), r)
+	s.dashboard.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), dashboardCall{}, true)))
 	return nil
+}
+
+// dashboardCall marks the context of a dashboard page's request. The
+// dashboard's calls to the API run in process with that context, so a
+// job its form creates is known to come from the dashboard (sourceOf);
+// no request from the network carries it.
+type dashboardCall struct{}
+
+// sourceOf is what started a creation a request carries: via, or the
+// dashboard when one of its pages sent the request in process.
+func sourceOf(c echo.Context, via admit.Via) admit.Source {
+	if from, _ := c.Request().Context().Value(dashboardCall{}).(bool); from {
+		via = admit.ViaDashboard
+	}
+	return admit.Source{Via: via, RequestID: requestID(c)}
 }
 
 // sessionUnder authenticates every dashboard request but the sign-in page
@@ -95,7 +112,7 @@ func (s *Server) sessionUnder(prefix string) echo.MiddlewareFunc {
 					return fmt.Errorf("api: count api keys: %w", err)
 				}
 				if open {
-					c.Set(principalKey, principal{KeyID: anonymousOwner})
+					c.Set(principalKey, admit.Caller{KeyID: anonymousOwner})
 					return next(c)
 				}
 				if uiOpen(r.URL.Path) {
@@ -112,8 +129,7 @@ func (s *Server) sessionUnder(prefix string) echo.MiddlewareFunc {
 			case err != nil:
 				return fmt.Errorf("api: look up api key: %w", err)
 			}
-			c.Set(principalKey, principal{KeyID: k.ID, Admin: k.Admin, WebhookSecret: k.WebhookSecret})
-			c.Set(quotaKey, k.Quota)
+			c.Set(principalKey, admit.CallerOf(k))
 			return next(c)
 		}
 	}

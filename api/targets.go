@@ -83,7 +83,7 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 	if err := readBody(c, maxVerifyBody, &req); err != nil { // body.go
 		return err
 	}
-	if err := s.chargeSubmission(c.Request().Context(), submitterOf(c)); err != nil { // quota.go: the check resolves and fetches; rate it first
+	if err := s.admit.ChargeSubmission(c.Request().Context(), principalOf(c)); err != nil { // the check resolves and fetches; rate it first, with job submissions
 		return err
 	}
 	u, err := s.checkTargetURL(c, req.URL)
@@ -114,7 +114,7 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 	case u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "":
 		why = "want an http or https URL with a host"
 	default:
-		if err = s.urlChecker(c.Request().Context())(u); err != nil {
+		if err = s.cfg.urlChecker(c.Request().Context())(u); err != nil {
 			why = job.URLProblem(err)
 		}
 	}
@@ -126,11 +126,11 @@ func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 }
 
 // urlChecker is the address policy for the URLs of one request.
-func (s *Server) urlChecker(ctx context.Context) job.URLChecker {
-	if s.cfg.CheckURLs != nil {
-		return s.cfg.CheckURLs(ctx)
+func (c Config) urlChecker(ctx context.Context) job.URLChecker {
+	if c.CheckURLs != nil {
+		return c.CheckURLs(ctx)
 	}
-	return s.cfg.CheckURL
+	return c.CheckURL
 }
 
 // handleListTargets lists the caller's hosts and their last check.
@@ -158,23 +158,4 @@ func (s *Server) handleListTargets(c echo.Context) error {
 		out.Targets = append(out.Targets, newTargetHostResponse(th))
 	}
 	return c.JSON(http.StatusOK, out)
-}
-
-// verifyTargets refuses a job whose target hosts do not serve the
-// caller's tokens, when verification is on: a 422 naming each target
-// field and the file to publish.
-func (s *Server) verifyTargets(ctx context.Context, owner string, spec job.Spec) error {
-	if !s.cfg.VerifyTargets {
-		return nil
-	}
-	if s.targets == nil {
-		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
-	}
-	if err := s.targets.CheckSpec(ctx, owner, spec.TargetURLs()); err != nil {
-		if errors.Is(err, targetverify.ErrUnverified) {
-			return err
-		}
-		return fmt.Errorf("api: verify targets: %w", err)
-	}
-	return nil
 }

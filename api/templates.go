@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
@@ -38,70 +38,6 @@ type TemplateStore interface {
 var (
 	errNoTemplates = errors.New("templates are not configured on this server")
 )
-
-// templateLabel is the label every job of a template carries, with the
-// template's name: trends, compare_to selectors and the retention's
-// latest-job exemption find a template's jobs by it.
-const templateLabel = job.LabelTemplate
-
-// TemplateRun is one run of a template: the values of its placeholders
-// and the labels of what started it (a trigger's repo, branch, commit, pr;
-// a schedule's own). Source names the run in logs and undo records
-// ("request <id>", "github delivery <id>", "schedule").
-type TemplateRun struct {
-	Values map[string]string
-	Labels map[string]string
-	Source string
-}
-
-// RunTemplate creates one job from t: the one way a template becomes a
-// job, for POST /v1/templates/{name}/run, the CI hooks and the scheduler.
-// The job belongs to t's owner, with that key's rights, quotas and
-// webhook secret, and goes through the same submit as POST /v1/jobs
-// (defaults, validation, address policy, target verification, quotas).
-// It carries t's labels, then run.Labels, then template=<t.Name>. It
-// returns the job and the webhook secret generated for it, if any. A
-// revoked owner runs nothing (store.ErrNotFound).
-func (s *Server) RunTemplate(ctx context.Context, t *template.Template, run TemplateRun) (*job.Job, string, error) {
-	who, err := s.ownerOf(ctx, t.Owner)
-	if err != nil {
-		return nil, "", err
-	}
-	spec, err := t.Render(run.Values)
-	if err != nil {
-		return nil, "", err
-	}
-	labels := maps.Clone(spec.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	maps.Copy(labels, run.Labels)
-	labels[templateLabel] = t.Name
-	spec.Labels = labels
-	if spec.Name == "" {
-		spec.Name = t.Name
-	}
-	return s.submit(ctx, who, run.Source, spec)
-}
-
-// ownerOf is the submitter a template's owner is: its API key, or the
-// open mode's anonymous caller.
-func (s *Server) ownerOf(ctx context.Context, owner string) (submitter, error) {
-	if owner == anonymousOwner {
-		return submitter{p: principal{KeyID: anonymousOwner}}, nil
-	}
-	if s.templates == nil {
-		return submitter{}, errcode.Wrap(errNoTemplates, errcode.Unavailable, errNoTemplates.Error())
-	}
-	k, err := s.templates.KeyByID(ctx, owner)
-	if err != nil {
-		return submitter{}, fmt.Errorf("api: owner of template: %w", err)
-	}
-	if k.Revoked() {
-		return submitter{}, fmt.Errorf("api: owner %s of template was revoked: %w", owner, store.ErrNotFound)
-	}
-	return submitterFor(k), nil
-}
 
 // TemplateBody is a template as a client writes it.
 type TemplateBody struct {
@@ -264,7 +200,7 @@ func (s *Server) handleCreateTemplate(c echo.Context) error {
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("api: create template: %w", err)
 	}
-	lim, err := s.templateLimits(ctx, submitterOf(c), t.Owner)
+	lim, err := s.templateLimits(ctx, principalOf(c), t.Owner)
 	if err != nil {
 		return fmt.Errorf("api: create template: %w", err)
 	}
@@ -317,7 +253,7 @@ func (s *Server) handlePutTemplate(c echo.Context) error {
 	if err := validateTemplate(&t); err != nil { // schedules.go: and its schedule
 		return err
 	}
-	lim, err := s.templateLimits(ctx, submitterOf(c), owner)
+	lim, err := s.templateLimits(ctx, principalOf(c), owner)
 	if err != nil {
 		return fmt.Errorf("api: put template: %w", err)
 	}
@@ -486,7 +422,7 @@ func (s *Server) handleRunTemplate(c echo.Context) error {
 			return err
 		}
 	}
-	j, secret, err := s.RunTemplate(c.Request().Context(), t, TemplateRun{Values: req.Values, Source: "request " + requestID(c)})
+	j, secret, err := s.admit.RunTemplate(c.Request().Context(), t, admit.TemplateRun{Values: req.Values, Source: sourceOf(c, admit.ViaTemplateRun)})
 	if err != nil {
 		return err
 	}

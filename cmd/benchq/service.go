@@ -18,7 +18,6 @@ import (
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/schedule"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/template"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -190,24 +189,12 @@ func (m *Main) startBackfill(st *store.Store) {
 func (m *Main) startScheduler(st *store.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.stopScheduler = cancel
-	sc := schedule.New(st, scheduledRuns{m.api}, schedule.Config{Log: m.Logger})
+	sc := schedule.New(st, m.api.Admitter(), schedule.Config{Log: m.Logger})
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		_ = sc.Run(ctx)
 	}()
-}
-
-// scheduledRuns creates a tick's job as a run of the template without
-// values, labelled trigger=schedule.
-type scheduledRuns struct{ api *api.Server }
-
-func (r scheduledRuns) RunScheduled(ctx context.Context, t *template.Template, tick time.Time) (*job.Job, error) {
-	j, _, err := r.api.RunTemplate(ctx, t, api.TemplateRun{
-		Labels: map[string]string{"trigger": "schedule"},
-		Source: "schedule tick " + tick.UTC().Format(time.RFC3339),
-	})
-	return j, err
 }
 
 func (m *Main) startWorker(st *store.Store) {

@@ -31,7 +31,8 @@ type Store interface {
 }
 
 // Runner creates the job of one tick of template t, for t's owner, as a
-// run of the template without values would.
+// run of the template without values would; *admit.Admitter implements
+// it.
 type Runner interface {
 	RunScheduled(ctx context.Context, t *template.Template, tick time.Time) (*job.Job, error)
 }

@@ -1,4 +1,4 @@
-package api
+package admit
 
 import (
 	"context"
@@ -20,19 +20,20 @@ type JobSelector interface {
 }
 
 // resolveCompareTo pins a spec's compare_to to one job: the job id it
-// names, if the caller may see it (an admin may name any job on purpose),
-// or the newest job its selector matches among the caller's own jobs only,
-// whatever the key's admin rights (a gate compares a pipeline with itself,
-// and a selector must not wander into another tenant's history). The id is recorded in the returned CompareTo,
-// so the verdict is reproducible. Another key's job reads as missing.
-func (s *Server) resolveCompareTo(ctx context.Context, p principal, ct *job.CompareTo) (*job.CompareTo, error) {
+// names, if who may see it (an admin may name any job on purpose), or
+// the newest job its selector matches among who's own jobs only, whatever
+// the key's admin rights (a gate compares a pipeline with itself, and a
+// selector must not wander into another tenant's history). The id is
+// recorded in the returned CompareTo, so the verdict is reproducible.
+// Another key's job reads as missing.
+func (a *Admitter) resolveCompareTo(ctx context.Context, who Caller, ct *job.CompareTo) (*job.CompareTo, error) {
 	if ct == nil {
 		return nil, nil
 	}
 	var j *job.Job
 	var err error
 	if ct.JobID != "" {
-		j, err = s.ownedJobCtx(ctx, p, ct.JobID)
+		j, err = a.ownedJob(ctx, who, ct.JobID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return nil, compareToProblem("no job %q to compare with", ct.JobID)
@@ -42,20 +43,33 @@ func (s *Server) resolveCompareTo(ctx context.Context, p principal, ct *job.Comp
 			return nil, compareToProblem("job %s (%s) does not match %s", j.ID, j.Status, describeSelector(ct))
 		}
 	} else {
-		if s.selector == nil {
+		if a.deps.Selector == nil {
 			return nil, errcode.New(errcode.Unavailable, "no job selector")
 		}
-		j, err = s.selector.LatestJob(ctx, p.KeyID, ct.Status, ct.Labels)
+		j, err = a.deps.Selector.LatestJob(ctx, who.KeyID, ct.Status, ct.Labels)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, compareToProblem("none of your jobs matches %s", describeSelector(ct))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("api: resolve compare_to: %w", err)
+			return nil, fmt.Errorf("admit: resolve compare_to: %w", err)
 		}
 	}
 	resolved := *ct
 	resolved.JobID = j.ID
 	return &resolved, nil
+}
+
+// ownedJob loads a job who may see; another key's job is reported
+// exactly as a missing one, so ids cannot be probed across tenants.
+func (a *Admitter) ownedJob(ctx context.Context, who Caller, id string) (*job.Job, error) {
+	j, err := a.deps.Store.GetJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("admit: get job: %w", err)
+	}
+	if !who.Owns(j) {
+		return nil, fmt.Errorf("admit: get job %s: %w", id, store.ErrNotFound)
+	}
+	return j, nil
 }
 
 func compareToProblem(format string, args ...any) error {

@@ -1,4 +1,4 @@
-package api
+package undo
 
 import (
 	"context"
@@ -35,9 +35,9 @@ func TestUndoer(t *testing.T) {
 			var logs logbuf.Buffer
 			closing, stop := context.WithCancel(context.Background())
 			defer stop()
-			u := newUndoer(closing, slog.New(slog.NewTextHandler(&logs, nil)))
+			u := New(closing, slog.New(slog.NewTextHandler(&logs, nil)))
 			var calls atomic.Int32
-			u.run("thing", tc.within, func(context.Context) error {
+			u.Run("thing", tc.within, func(context.Context) error {
 				n := int(calls.Add(1))
 				switch {
 				case tc.other != nil:
@@ -53,7 +53,7 @@ func TestUndoer(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if err := u.wait(ctx); err != nil {
+			if err := u.Wait(ctx); err != nil {
 				t.Fatalf("wait = %v", err)
 			}
 			if n := int(calls.Load()); !tc.calls(n) {
