@@ -355,12 +355,19 @@ func newAdmitter(cfg Config, deps Deps, u *undo.Undoer) *admit.Admitter {
 func (s *Server) Admitter() *admit.Admitter { return s.admit }
 
 // requestLogger logs one line per request with its id, route and status.
+// Probes and scrapes that succeed are logged at DEBUG: a load balancer
+// and Prometheus call them every few seconds for ever, and at INFO their
+// lines drowned every other one.
 func (s *Server) requestLogger() echo.MiddlewareFunc {
 	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
 		LogMethod: true, LogURIPath: true, LogStatus: true, LogLatency: true,
 		LogRequestID: true, LogRoutePath: true, HandleError: true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "http request",
+			level := slog.LevelInfo
+			if isProbe(v.RoutePath) && v.Status < http.StatusBadRequest {
+				level = slog.LevelDebug
+			}
+			s.log.LogAttrs(c.Request().Context(), level, "http request",
 				slog.String("request_id", v.RequestID),
 				slog.String("method", v.Method),
 				slog.String("path", v.URIPath),

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/clicmd"
 )
 
 // TestGetAndCancel runs `benchq get` and `benchq cancel` against the
@@ -32,14 +34,14 @@ func TestGetAndCancel(t *testing.T) {
 		want   int
 		stdout *regexp.Regexp
 	}{
-		{"get", append([]string{"get", long.ID}, srv...), exitOK, regexp.MustCompile(`^` + long.ID + `  (queued|running)  0/1 runs`)},
-		{"get --json", append([]string{"get", long.ID, "--json"}, srv...), exitOK, regexp.MustCompile(`"id":\s*"` + long.ID + `"`)},
-		{"cancel", append([]string{"cancel", long.ID}, srv...), exitOK, regexp.MustCompile(`^` + long.ID + `  (canceled|(queued|running)  .*cancel requested)`)},
-		{"get unknown", append([]string{"get", "job_missing"}, srv...), exitError, nil},
-		{"get no id", append([]string{"get"}, srv...), exitError, nil},
-		{"get unreachable", []string{"get", long.ID, "--server", closed}, exitError, nil},
-		{"cancel unknown", append([]string{"cancel", "job_missing"}, srv...), exitError, nil},
-		{"cancel two ids", append([]string{"cancel", "a", "b"}, srv...), exitError, nil},
+		{"get", append([]string{"get", long.ID}, srv...), clicmd.ExitOK, regexp.MustCompile(`^` + long.ID + `  (queued|running)  0/1 runs`)},
+		{"get --json", append([]string{"get", long.ID, "--json"}, srv...), clicmd.ExitOK, regexp.MustCompile(`"id":\s*"` + long.ID + `"`)},
+		{"cancel", append([]string{"cancel", long.ID}, srv...), clicmd.ExitOK, regexp.MustCompile(`^` + long.ID + `  (canceled|(queued|running)  .*cancel requested)`)},
+		{"get unknown", append([]string{"get", "job_missing"}, srv...), clicmd.ExitError, nil},
+		{"get no id", append([]string{"get"}, srv...), clicmd.ExitError, nil},
+		{"get unreachable", []string{"get", long.ID, "--server", closed}, clicmd.ExitError, nil},
+		{"cancel unknown", append([]string{"cancel", "job_missing"}, srv...), clicmd.ExitError, nil},
+		{"cancel two ids", append([]string{"cancel", "a", "b"}, srv...), clicmd.ExitError, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,8 +74,8 @@ func TestGetAndCancel(t *testing.T) {
 		}
 		var stdout, stderr bytes.Buffer
 		args := append([]string{"cancel", long.ID}, srv...)
-		if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitJobEnded {
-			t.Errorf("benchq %q = exit %d, want %d", args, got, exitJobEnded)
+		if got := run(t.Context(), args, nil, &stdout, &stderr); got != clicmd.ExitJobEnded {
+			t.Errorf("benchq %q = exit %d, want %d", args, got, clicmd.ExitJobEnded)
 		}
 		if !strings.Contains(stderr.String(), "already finished") {
 			t.Errorf("stderr = %q, want it to say the job already finished", stderr.String())

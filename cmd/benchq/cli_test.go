@@ -5,18 +5,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 )
 
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"-version"}, {"version"}} {
 		var stdout, stderr bytes.Buffer
-		if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitOK {
+		if got := run(t.Context(), args, nil, &stdout, &stderr); got != clicmd.ExitOK {
 			t.Fatalf("benchq %q = exit %d, stderr %s", args, got, stderr.String())
 		}
 		// A test binary carries build info with the Go version at least.
@@ -25,42 +25,8 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if got := run(t.Context(), []string{"version", "extra"}, nil, &stdout, &stderr); got != exitError {
-		t.Errorf("benchq version extra = exit %d, want %d", got, exitError)
-	}
-}
-
-func TestVersionText(t *testing.T) {
-	tests := []struct {
-		name string
-		info *debug.BuildInfo
-		ok   bool
-		want []string
-		not  []string
-	}{
-		{"no info", nil, false, []string{"benchq (no build information)"}, []string{"go "}},
-		{"tagged clean", &debug.BuildInfo{GoVersion: "go1.25.1", Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "false"}}},
-			true, []string{"benchq v1.2.3\n", "revision abc123\n", "commit time 2026-01-02T03:04:05Z\n", "go go1.25.1\n"}, []string{"modified"}},
-		{"devel modified", &debug.BuildInfo{GoVersion: "go1.25.1", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "def456"}, {Key: "vcs.modified", Value: "true"}}},
-			true, []string{"benchq (devel)\n", "revision def456 (modified)\n"}, []string{"commit time"}},
-		{"no vcs", &debug.BuildInfo{GoVersion: "go1.25.1"}, true, []string{"benchq (devel)\n", "go go1.25.1\n"}, []string{"revision"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := versionText(tt.info, tt.ok)
-			for _, w := range tt.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("versionText = %q, want %q in it", got, w)
-				}
-			}
-			for _, n := range tt.not {
-				if strings.Contains(got, n) {
-					t.Errorf("versionText = %q, want no %q", got, n)
-				}
-			}
-		})
+	if got := run(t.Context(), []string{"version", "extra"}, nil, &stdout, &stderr); got != clicmd.ExitError {
+		t.Errorf("benchq version extra = exit %d, want %d", got, clicmd.ExitError)
 	}
 }
 
@@ -91,15 +57,15 @@ func TestList(t *testing.T) {
 		want     int
 		has, not []string
 	}{
-		{"all", []string{"list"}, exitOK, []string{"ID", "STATUS", a.ID + "  succeeded  1/1", "alpha", b.ID, "beta"}, nil},
-		{"by label", []string{"list", "--label", "env:ci"}, exitOK, []string{a.ID, "alpha"}, []string{b.ID}},
-		{"by name part", []string{"list", "--name", "ALPH"}, exitOK, []string{a.ID, "alpha"}, []string{b.ID}},
-		{"by status", []string{"list", "--status", "running"}, exitOK, nil, []string{a.ID, b.ID}},
-		{"one per page", []string{"list", "--limit", "1"}, exitOK, []string{b.ID}, []string{a.ID}},
-		{"json", []string{"list", "--json", "--label", "env:dev"}, exitOK, []string{`"next_cursor"`, b.ID}, []string{a.ID}},
-		{"bad status", []string{"list", "--status", "done"}, exitError, nil, nil},
-		{"bad label", []string{"list", "--label", "nocolon"}, exitError, nil, nil},
-		{"argument", []string{"list", "extra"}, exitError, nil, nil},
+		{"all", []string{"list"}, clicmd.ExitOK, []string{"ID", "STATUS", a.ID + "  succeeded  1/1", "alpha", b.ID, "beta"}, nil},
+		{"by label", []string{"list", "--label", "env:ci"}, clicmd.ExitOK, []string{a.ID, "alpha"}, []string{b.ID}},
+		{"by name part", []string{"list", "--name", "ALPH"}, clicmd.ExitOK, []string{a.ID, "alpha"}, []string{b.ID}},
+		{"by status", []string{"list", "--status", "running"}, clicmd.ExitOK, nil, []string{a.ID, b.ID}},
+		{"one per page", []string{"list", "--limit", "1"}, clicmd.ExitOK, []string{b.ID}, []string{a.ID}},
+		{"json", []string{"list", "--json", "--label", "env:dev"}, clicmd.ExitOK, []string{`"next_cursor"`, b.ID}, []string{a.ID}},
+		{"bad status", []string{"list", "--status", "done"}, clicmd.ExitError, nil, nil},
+		{"bad label", []string{"list", "--label", "nocolon"}, clicmd.ExitError, nil, nil},
+		{"argument", []string{"list", "extra"}, clicmd.ExitError, nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,7 +94,7 @@ func TestList(t *testing.T) {
 			t.Fatalf("benchq list --limit 1 of 2 jobs: stderr %q names no next cursor", stderr.String())
 		}
 		stdout.Reset()
-		if got := run(t.Context(), append([]string{"list", "--limit", "1", "--cursor", c[1], "--json"}, srv...), nil, &stdout, &stderr); got != exitOK {
+		if got := run(t.Context(), append([]string{"list", "--limit", "1", "--cursor", c[1], "--json"}, srv...), nil, &stdout, &stderr); got != clicmd.ExitOK {
 			t.Fatalf("second page = exit %d", got)
 		}
 		var page struct{ Jobs []apiJob }
@@ -163,11 +129,11 @@ func TestWait(t *testing.T) {
 		want   int
 		stderr *regexp.Regexp
 	}{
-		{"running job", []string{"wait", running.ID}, exitOK, regexp.MustCompile(`following job ` + running.ID + `(.|\n)*` + running.ID + `  succeeded  2/2 runs`)},
-		{"failing verdict", []string{"wait", failing.ID}, exitThresholdFailed, regexp.MustCompile(`verdict fail`)},
-		{"timeout leaves it running", []string{"wait", long.ID, "--timeout", "1s"}, exitError, regexp.MustCompile(`benchq wait: gave up waiting after 1s; job ` + long.ID + ` keeps running(.|\n)*benchq wait ` + long.ID)},
-		{"unknown job", []string{"wait", "job_missing"}, exitError, regexp.MustCompile(`404`)},
-		{"no id", []string{"wait"}, exitError, regexp.MustCompile(`want exactly one job id`)},
+		{"running job", []string{"wait", running.ID}, clicmd.ExitOK, regexp.MustCompile(`following job ` + running.ID + `(.|\n)*` + running.ID + `  succeeded  2/2 runs`)},
+		{"failing verdict", []string{"wait", failing.ID}, clicmd.ExitThresholdFailed, regexp.MustCompile(`verdict fail`)},
+		{"timeout leaves it running", []string{"wait", long.ID, "--timeout", "1s"}, clicmd.ExitError, regexp.MustCompile(`benchq wait: gave up waiting after 1s; job ` + long.ID + ` keeps running(.|\n)*benchq wait ` + long.ID)},
+		{"unknown job", []string{"wait", "job_missing"}, clicmd.ExitError, regexp.MustCompile(`404`)},
+		{"no id", []string{"wait"}, clicmd.ExitError, regexp.MustCompile(`want exactly one job id`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,7 +145,7 @@ func TestWait(t *testing.T) {
 			if !tt.stderr.MatchString(stderr.String()) {
 				t.Errorf("benchq %q stderr = %q, want a match for %s", args, stderr.String(), tt.stderr)
 			}
-			if tt.want == exitOK && !mdRow.MatchString(stdout.String()) {
+			if tt.want == clicmd.ExitOK && !mdRow.MatchString(stdout.String()) {
 				t.Errorf("benchq %q stdout lacks the Markdown summary:\n%s", args, stdout.String())
 			}
 		})
@@ -205,9 +171,9 @@ func TestSubmitRetryAfter(t *testing.T) {
 		want   int
 		stderr *regexp.Regexp
 	}{
-		{"no retry", []string{"--retry-wait", "0"}, exitError, regexp.MustCompile(`^benchq submit: POST /v1/jobs: 429 Too many active jobs[^\n]*\n$`)},
-		{"bound too short", []string{"--retry-wait", "5s"}, exitError, regexp.MustCompile(`429(.|\n)*gave up after waiting 0s; --retry-wait is 5s`)},
-		{"waits it out", []string{"--retry-wait", "1m", "--wait"}, exitOK, regexp.MustCompile(`benchq submit: server answered 429 Too many active jobs; retrying in 10s(.|\n)*submitted`)},
+		{"no retry", []string{"--retry-wait", "0"}, clicmd.ExitError, regexp.MustCompile(`^benchq submit: POST /v1/jobs: 429 Too many active jobs[^\n]*\n$`)},
+		{"bound too short", []string{"--retry-wait", "5s"}, clicmd.ExitError, regexp.MustCompile(`429(.|\n)*gave up after waiting 0s; --retry-wait is 5s`)},
+		{"waits it out", []string{"--retry-wait", "1m", "--wait"}, clicmd.ExitOK, regexp.MustCompile(`benchq submit: server answered 429 Too many active jobs; retrying in 10s(.|\n)*submitted`)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +198,7 @@ func TestSubmitABKeepAlive(t *testing.T) {
 	tg := startTarget(t, "x")
 	var stdout, stderr bytes.Buffer
 	args := []string{"submit", "--ab", "-k -n 20 -c 1 " + tg.URL, "--server", m.URL()}
-	if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitOK {
+	if got := run(t.Context(), args, nil, &stdout, &stderr); got != clicmd.ExitOK {
 		t.Fatalf("benchq %q = exit %d: %s", args, got, stderr.String())
 	}
 	id := strings.TrimSpace(stdout.String())
@@ -281,7 +247,7 @@ func TestKeysWithoutRedisURL(t *testing.T) {
 		return ""
 	}
 	var stdout, stderr bytes.Buffer
-	if got := keysMain(t.Context(), []string{"list"}, env, &stdout, &stderr); got == keysExitOK {
+	if got := clicmd.Keys(t.Context(), []string{"list"}, clicmd.Env{Getenv: env, Stdout: &stdout, Stderr: &stderr}); got == clicmd.KeysExitOK {
 		t.Fatalf("keys list without a Redis = exit %d", got)
 	}
 	if !strings.Contains(stderr.String(), "no all-in-one redis-server socket") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/redistest"
@@ -97,7 +98,7 @@ func keyedMainLogged(t *testing.T, rs *redistest.Server, logs *logbuf.Buffer) *M
 func addKey(t *testing.T, rs *redistest.Server, st *store.Store, args ...string) (key string, k apikey.Key) {
 	t.Helper()
 	code, out, errOut := keysCLI(t, rs.URL(), append([]string{"add"}, args...)...)
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add %v = %d %s", args, code, errOut)
 	}
 	key = strings.TrimSpace(out)
@@ -219,7 +220,7 @@ func TestDashboardAuth(t *testing.T) {
 
 	// Revoked: the next request goes back to the sign-in page, the cookie
 	// cleared.
-	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", k.ID); code != keysExitOK {
+	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", k.ID); code != clicmd.KeysExitOK {
 		t.Fatalf("keys revoke = %d %s", code, errOut)
 	}
 	resp, body = b.get("/ui/")

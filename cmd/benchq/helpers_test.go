@@ -15,6 +15,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 )
 
@@ -140,7 +141,7 @@ func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte
 func keyedBase(t *testing.T, redisURL, addr string) string {
 	t.Helper()
 	code, key, errOut := keysCLI(t, redisURL, "add", "test")
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 	return "http://" + strings.TrimSpace(key) + "@" + addr

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
@@ -28,7 +29,7 @@ func keysCLI(t *testing.T, redisURL string, args ...string) (code int, stdout, s
 		}
 		return ""
 	}
-	code = keysMain(t.Context(), args, env, &out, &errOut)
+	code = clicmd.Keys(t.Context(), args, clicmd.Env{Getenv: env, Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 
@@ -37,7 +38,7 @@ func TestKeysCommand(t *testing.T) {
 	code, plain, info := keysCLI(t, rs.URL(), "add", "ci", "--max-concurrency", "8", "--max-duration=2m",
 		"--submissions-per-minute", "5", "--webhook-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
 	plain = strings.TrimSpace(plain)
-	if code != keysExitOK || !strings.HasPrefix(plain, apikey.Prefix) || strings.Contains(plain, "\n") {
+	if code != clicmd.KeysExitOK || !strings.HasPrefix(plain, apikey.Prefix) || strings.Contains(plain, "\n") {
 		t.Fatalf("keys add = %d, stdout %q, stderr %q; want 0 and the key alone on stdout", code, plain, info)
 	}
 	st := store.New(rs.Client(t), store.Options{})
@@ -49,30 +50,30 @@ func TestKeysCommand(t *testing.T) {
 	if k.Name != "ci" || k.Admin || k.Quota != want || k.WebhookSecret == "" || !strings.Contains(info, k.ID) {
 		t.Errorf("stored key = %+v, stderr %q; want ci, not admin, quota %+v, the secret, and the id shown", k, info, want)
 	}
-	if code, _, _ := keysCLI(t, rs.URL(), "add", "--admin", "ops"); code != keysExitOK {
+	if code, _, _ := keysCLI(t, rs.URL(), "add", "--admin", "ops"); code != clicmd.KeysExitOK {
 		t.Fatalf("keys add --admin ops = %d", code)
 	}
 	code, stored, _ := keysCLI(t, rs.URL(), "add", "store", "--max-templates", "7", "--max-template-bytes", "65536",
 		"--max-schedules", "2", "--max-pins", "3")
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add with storage limits = %d", code)
 	}
 	sk, err := apikey.Authenticate(t.Context(), st, strings.TrimSpace(stored))
 	if want := (apikey.Quota{MaxTemplates: 7, MaxTemplateBytes: 65536, MaxSchedules: 2, MaxPins: 3}); err != nil || sk.Quota != want {
 		t.Errorf("key with storage limits = %+v (%v), want quota %+v", sk.Quota, err, want)
 	}
-	if code, _, errOut := keysCLI(t, rs.URL(), "add", "neg", "--max-pins", "-1"); code != keysExitUsage || !strings.Contains(errOut, "max-pins") {
-		t.Errorf("keys add --max-pins -1 = %d %q, want %d naming max-pins", code, errOut, keysExitUsage)
+	if code, _, errOut := keysCLI(t, rs.URL(), "add", "neg", "--max-pins", "-1"); code != clicmd.KeysExitUsage || !strings.Contains(errOut, "max-pins") {
+		t.Errorf("keys add --max-pins -1 = %d %q, want %d naming max-pins", code, errOut, clicmd.KeysExitUsage)
 	}
 
 	code, list, _ := keysCLI(t, rs.URL(), "list")
-	if code != keysExitOK || !strings.Contains(list, k.ID) || !strings.Contains(list, "concurrency=8 duration=2m0s submissions/min=5") ||
+	if code != clicmd.KeysExitOK || !strings.Contains(list, k.ID) || !strings.Contains(list, "concurrency=8 duration=2m0s submissions/min=5") ||
 		!strings.Contains(list, "templates=7 template-bytes=65536 schedules=2 pins=3") ||
 		!strings.Contains(list, "ops") || strings.Contains(list, k.Hash) || strings.Contains(list, plain) || strings.Contains(list, "whsec_") {
 		t.Errorf("keys list = %d:\n%s\nwant both keys with quotas and no hash, key or secret", code, list)
 	}
 
-	if code, out, _ := keysCLI(t, rs.URL(), "revoke", k.ID); code != keysExitOK || !strings.Contains(out, "Revoked "+k.ID) {
+	if code, out, _ := keysCLI(t, rs.URL(), "revoke", k.ID); code != clicmd.KeysExitOK || !strings.Contains(out, "Revoked "+k.ID) {
 		t.Errorf("keys revoke = %d %q", code, out)
 	}
 	if _, err := apikey.Authenticate(t.Context(), st, plain); err == nil {
@@ -81,8 +82,8 @@ func TestKeysCommand(t *testing.T) {
 	if _, list, _ := keysCLI(t, rs.URL(), "list"); !strings.Contains(lineOf(list, k.ID), "T") || strings.HasSuffix(lineOf(list, k.ID), "-") {
 		t.Errorf("keys list after revoke shows %q, want a revocation time", lineOf(list, k.ID))
 	}
-	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", "key_000000000000"); code != keysExitFailed || !strings.Contains(errOut, "no key") {
-		t.Errorf("revoke unknown = %d %q, want %d and no key", code, errOut, keysExitFailed)
+	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", "key_000000000000"); code != clicmd.KeysExitFailed || !strings.Contains(errOut, "no key") {
+		t.Errorf("revoke unknown = %d %q, want %d and no key", code, errOut, clicmd.KeysExitFailed)
 	}
 }
 
@@ -114,8 +115,8 @@ func TestKeysCommandUsage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, _, errOut := keysCLI(t, tt.url, tt.args...)
-			if code != keysExitUsage || !strings.Contains(errOut, tt.mention) {
-				t.Errorf("keys %q = %d %q, want %d mentioning %q", tt.args, code, errOut, keysExitUsage, tt.mention)
+			if code != clicmd.KeysExitUsage || !strings.Contains(errOut, tt.mention) {
+				t.Errorf("keys %q = %d %q, want %d mentioning %q", tt.args, code, errOut, clicmd.KeysExitUsage, tt.mention)
 			}
 		})
 	}
@@ -129,7 +130,7 @@ func TestSharedSubmissionRate(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	code, key, errOut := keysCLI(t, rs.URL(), "add", "ci", "--submissions-per-minute", "5")
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 	key = strings.TrimSpace(key)
@@ -232,14 +233,14 @@ func TestOpenModeOnlyAllInOne(t *testing.T) {
 		t.Errorf("all-in-one with no key ever created = %d, want 202", got)
 	}
 	code, _, errOut := keysCLI(t, rs.URL(), "add", "first")
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 	keys, err := store.New(rs.Client(t), store.Options{}).ListKeys(t.Context())
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("ListKeys = %v, %v, want the one key", keys, err)
 	}
-	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", keys[0].ID); code != keysExitOK {
+	if code, _, errOut := keysCLI(t, rs.URL(), "revoke", keys[0].ID); code != clicmd.KeysExitOK {
 		t.Fatalf("keys revoke = %d %s", code, errOut)
 	}
 	if got := status(all()); got != http.StatusUnauthorized {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
@@ -37,21 +38,21 @@ func TestNoSuccessFailsTheGate(t *testing.T) {
 		reason  string // part of the no_success failure's reason, after "0 of 20 requests succeeded: "
 	}{
 		// A reset may also reach the client while it connects.
-		{name: "every connection reset", url: reset, want: exitThresholdFailed,
+		{name: "every connection reset", url: reset, want: clicmd.ExitThresholdFailed,
 			reason: "were closed or reset before the response ended"},
 		{name: "garbage status line", url: testservers.StartHostile(t, testservers.GarbageStatus()).URL,
-			want: exitThresholdFailed, reason: "were not written or not answered with valid HTTP"},
+			want: clicmd.ExitThresholdFailed, reason: "were not written or not answered with valid HTTP"},
 		{name: "header overflow", url: testservers.StartHostile(t, testservers.HeaderFlood()).URL,
-			want: exitThresholdFailed, reason: "20 sent a header larger than 8 KiB"},
+			want: clicmd.ExitThresholdFailed, reason: "20 sent a header larger than 8 KiB"},
 		{name: "body past max_body", url: testservers.StartHostile(t, testservers.HugeBody(1<<20)).URL, request: map[string]any{"max_body": 4096},
-			want: exitThresholdFailed, reason: "20 sent a body past the body size cap (max_body)"},
+			want: clicmd.ExitThresholdFailed, reason: "20 sent a body past the body size cap (max_body)"},
 		{name: "short body", url: testservers.StartHostile(t, testservers.ShortBody(100, 5)).URL,
-			want: exitThresholdFailed, reason: "were closed or reset before the response ended"},
+			want: clicmd.ExitThresholdFailed, reason: "were closed or reset before the response ended"},
 		{name: "timeout", url: testservers.StartHostile(t, testservers.Silent()).URL, request: map[string]any{"timeout": "200ms"},
-			want: exitThresholdFailed, reason: "timed out"},
+			want: clicmd.ExitThresholdFailed, reason: "timed out"},
 		{name: "every response 503", url: testservers.StartHostile(t, testservers.Answer("503", []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"))).URL,
-			want: exitThresholdFailed, reason: "20 were answered with a non-2xx status"},
-		{name: "reset, allow_no_success", url: reset, allow: true, want: exitOK},
+			want: clicmd.ExitThresholdFailed, reason: "20 were answered with a non-2xx status"},
+		{name: "reset, allow_no_success", url: reset, allow: true, want: clicmd.ExitOK},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

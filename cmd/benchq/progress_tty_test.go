@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/creack/pty"
 )
 
@@ -53,8 +54,8 @@ func TestSubmitProgressBarInTerminal(t *testing.T) {
 		t.Fatal("terminal output not drained 5 s after exit")
 	}
 	var ee *exec.ExitError
-	if !errors.As(werr, &ee) || ee.ExitCode() != exitThresholdFailed {
-		t.Errorf("exit = %v, want status %d (threshold failed)", werr, exitThresholdFailed)
+	if !errors.As(werr, &ee) || ee.ExitCode() != clicmd.ExitThresholdFailed {
+		t.Errorf("exit = %v, want status %d (threshold failed)", werr, clicmd.ExitThresholdFailed)
 	}
 	s := out.String()
 	for _, re := range []string{`\r`, `\d+% \|`, `\([0-4]/4`, `█`, `4/4`, `## Verdict: fail`} {

@@ -15,10 +15,12 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/report"
+	"github.com/benchq/benchq/internal/secrettest"
 )
 
 // TestOutputsRedactSecrets runs the whole service in-process on a real
@@ -38,8 +40,8 @@ func TestOutputsRedactSecrets(t *testing.T) {
 	m := startMainLogged(t, func(c *config.Config) { c.RedisURL = rs.URL() }, nil, log)
 	base := m.URL()
 
-	jobToken, abToken, basicPass := randomSecret(t, "tok_"), randomSecret(t, "tok_"), randomSecret(t, "pw_")
-	targetKey, urlPass, hookPass := randomSecret(t, "key_"), randomSecret(t, "pw_"), randomSecret(t, "pw_")
+	jobToken, abToken, basicPass := secrettest.Random(t, "tok_"), secrettest.Random(t, "tok_"), secrettest.Random(t, "pw_")
+	targetKey, urlPass, hookPass := secrettest.Random(t, "key_"), secrettest.Random(t, "pw_"), secrettest.Random(t, "pw_")
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+basicPass))
 	urlBasic := "Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+urlPass))
 
@@ -118,7 +120,7 @@ func TestOutputsRedactSecrets(t *testing.T) {
 	shown["webhook body"] = hooks.body(j.ID)
 	for _, args := range [][]string{{"get", j.ID, "--json"}, {"report", j.ID, "--format", "json"}, {"report", j.ID}} {
 		var out, errOut bytes.Buffer
-		if code := run(t.Context(), append(args, "--server", base), nil, &out, &errOut); code != exitOK {
+		if code := run(t.Context(), append(args, "--server", base), nil, &out, &errOut); code != clicmd.ExitOK {
 			t.Fatalf("benchq %v = exit %d: %s", args, code, errOut.String())
 		}
 		shown["benchq "+strings.Join(args, " ")] = append(out.Bytes(), errOut.Bytes()...)
@@ -130,7 +132,7 @@ func TestOutputsRedactSecrets(t *testing.T) {
 		if len(b) == 0 {
 			t.Errorf("%s: nothing to check", what)
 		}
-		if leaked := leaks(string(b), secrets...); len(leaked) > 0 {
+		if leaked := secrettest.Leaks(string(b), secrets...); len(leaked) > 0 {
 			t.Errorf("%s shows %d of the %d secrets", what, len(leaked), len(secrets))
 		}
 	}

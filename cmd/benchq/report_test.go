@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/clicmd"
 )
 
 // TestReportEndToEnd runs a real 2-target concurrency sweep with a baseline
@@ -50,8 +52,8 @@ func TestReportEndToEnd(t *testing.T) {
 	for format, check := range checks {
 		t.Run(format, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := reportMain(t.Context(), []string{j.ID, "--format", format}, env, &stdout, &stderr)
-			if code != reportExitOK {
+			code := clicmd.Report(t.Context(), []string{j.ID, "--format", format}, clicmd.Env{Getenv: env, Stdout: &stdout, Stderr: &stderr})
+			if code != clicmd.ReportExitOK {
 				t.Fatalf("benchq report %s --format %s = exit %d (%s), want 0", j.ID, format, code, stderr.String())
 			}
 			check(t, stdout.Bytes())
@@ -164,16 +166,16 @@ func TestReportCommandErrors(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"no job id", []string{"--server", m.URL()}, reportExitUsage},
-		{"two job ids", []string{"a", "b", "--server", m.URL()}, reportExitUsage},
-		{"bad format", []string{"job_x", "--format", "pdf", "--server", m.URL()}, reportExitUsage},
-		{"unreachable server", []string{"job_x", "--server", closed}, reportExitUsage},
-		{"unknown job", []string{"--server", m.URL(), "job_missing"}, reportExitNotFound},
+		{"no job id", []string{"--server", m.URL()}, clicmd.ReportExitUsage},
+		{"two job ids", []string{"a", "b", "--server", m.URL()}, clicmd.ReportExitUsage},
+		{"bad format", []string{"job_x", "--format", "pdf", "--server", m.URL()}, clicmd.ReportExitUsage},
+		{"unreachable server", []string{"job_x", "--server", closed}, clicmd.ReportExitUsage},
+		{"unknown job", []string{"--server", m.URL(), "job_missing"}, clicmd.ReportExitNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			if got := reportMain(t.Context(), tt.args, noEnv, &stdout, &stderr); got != tt.want {
+			if got := clicmd.Report(t.Context(), tt.args, clicmd.Env{Getenv: noEnv, Stdout: &stdout, Stderr: &stderr}); got != tt.want {
 				t.Errorf("benchq report %q = exit %d (%s), want %d", tt.args, got, stderr.String(), tt.want)
 			}
 			if stdout.Len() != 0 {

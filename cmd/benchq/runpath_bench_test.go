@@ -14,6 +14,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/internal/abcli"
 	benchqclient "github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
@@ -58,7 +59,7 @@ func benchCLIRun(b *testing.B, target string, keepAlive bool) {
 	}
 	args = append(args, target)
 	measureRun(b, n, func() {
-		if code := runAB(b.Context(), args, io.Discard, io.Discard); code != 0 {
+		if code := abcli.Run(b.Context(), args, processEnv(nil, io.Discard, io.Discard)); code != 0 {
 			b.Fatalf("benchq ab exited %d", code)
 		}
 	})

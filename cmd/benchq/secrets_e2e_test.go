@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/secrettest"
 )
 
 // TestSecretsStayOutOfLogs runs the whole service in-process on a real
@@ -40,7 +42,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	}
 	code, key, errOut := keysCLI(t, rs.URL(), "add", "ci", "--webhook-secret-file", secretFile)
 	key = strings.TrimSpace(key)
-	if code != keysExitOK {
+	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)
 	}
 
@@ -49,7 +51,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	m := startMainLogged(t, func(c *config.Config) { c.RedisURL = rs.URL() }, nil, log)
 	base := "http://" + key + "@" + m.Addr()
 
-	urlToken, abToken := randomSecret(t, "tok_"), randomSecret(t, "tok_")
+	urlToken, abToken := secrettest.Random(t, "tok_"), secrettest.Random(t, "tok_")
 	var mu sync.Mutex
 	sent := map[string]bool{}
 	tg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +74,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	}
 	cli := newLineWatcher()
 	args := []string{"submit", writeSpec(t, spec), "--wait", "--server", m.URL()}
-	if got := run(t.Context(), args, nil, cli, cli); got != exitOK {
+	if got := run(t.Context(), args, nil, cli, cli); got != clicmd.ExitOK {
 		t.Fatalf("benchq submit --wait = exit %d, want 0:\n%s", got, cli.String())
 	}
 	id := regexp.MustCompile(`job (\S+) submitted`).FindStringSubmatch(cli.String())
@@ -105,7 +107,7 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 		}
 		answers = append(answers, string(b))
 	}
-	wrongKey := randomSecret(t, "bq_")
+	wrongKey := secrettest.Random(t, "bq_")
 	if resp, b := call(t, http.MethodGet, "http://"+wrongKey+"@"+m.Addr()+"/v1/jobs", nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("GET with a wrong key = %d %s, want 401", resp.StatusCode, b)
 	}
@@ -114,11 +116,11 @@ func TestSecretsStayOutOfLogs(t *testing.T) {
 	if !strings.Contains(logs.String(), "worker: job finished") {
 		t.Fatalf("the log lacks the job's end; is it captured?\n%s", logs.String())
 	}
-	if shown := leaks(logs.String(), secrets...); len(shown) > 0 {
+	if shown := secrettest.Leaks(logs.String(), secrets...); len(shown) > 0 {
 		t.Errorf("the service's log shows %d secret(s)", len(shown))
 	}
 	for _, a := range answers {
-		if shown := leaks(a, secrets...); len(shown) > 0 {
+		if shown := secrettest.Leaks(a, secrets...); len(shown) > 0 {
 			t.Errorf("an answer shows %d secret(s):\n%s", len(shown), a)
 		}
 	}

@@ -2,49 +2,21 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/secrettest"
 )
-
-// randomSecret is prefix and 32 random hex digits.
-func randomSecret(t *testing.T, prefix string) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + hex.EncodeToString(b)
-}
-
-// leaks reports which of secrets text shows, in whole or any 8 characters
-// of it in a row.
-func leaks(text string, secrets ...string) []string {
-	var shown []string
-	for _, s := range secrets {
-		for i := 0; i+8 <= len(s); i++ {
-			if strings.Contains(text, s[i:i+8]) {
-				shown = append(shown, s)
-				break
-			}
-		}
-	}
-	return shown
-}
 
 // TestNoSecretInHelpOrUsageErrors: with an API key and a Redis URL with a
 // password in the environment, -h, --help and an unknown flag of every
 // command print neither: each command of the dispatch table (and each
 // `benchq keys` subcommand), and the service's commands.
 func TestNoSecretInHelpOrUsageErrors(t *testing.T) {
-	key := randomSecret(t, "bq_")
-	redisPassword := randomSecret(t, "")
+	key := secrettest.Random(t, "bq_")
+	redisPassword := secrettest.Random(t, "")
 	t.Setenv("BENCHQ_API_KEY", key)
 	t.Setenv("BENCHQ_REDIS_URL", "redis://:"+redisPassword+"@127.0.0.1:1/0")
 
@@ -59,7 +31,7 @@ func TestNoSecretInHelpOrUsageErrors(t *testing.T) {
 	for _, name := range names {
 		lines = append(lines, []string{name})
 	}
-	for sub := range keysSubcommands() {
+	for sub := range clicmd.KeysSubcommands() {
 		lines = append(lines, []string{"keys", sub})
 	}
 	lines = append(lines, nil) // the all-in-one
@@ -78,69 +50,9 @@ func TestNoSecretInHelpOrUsageErrors(t *testing.T) {
 			if out == "" {
 				t.Errorf("benchq %q printed nothing, want its usage", args)
 			}
-			if shown := leaks(out, key, redisPassword); len(shown) > 0 {
+			if shown := secrettest.Leaks(out, key, redisPassword); len(shown) > 0 {
 				t.Errorf("benchq %q shows a secret (%d of them):\n%s", args, len(shown), out)
 			}
 		}
-	}
-}
-
-// TestKeyFile: the key comes from --key-file, BENCHQ_API_KEY or --key, in
-// that order of preference the help states; a file that cannot be read or
-// is empty is a usage error quoting neither its name nor its content.
-func TestKeyFile(t *testing.T) {
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "key")
-	if err := os.WriteFile(keyFile, []byte("  bq_fromfile\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pasted := randomSecret(t, "bq_") // a key given where the path belongs
-	tests := []struct {
-		name    string
-		env     string
-		args    []string
-		want    string // the key sent
-		wantErr string
-	}{
-		{name: "environment", env: "bq_fromenv", want: "bq_fromenv"},
-		{name: "file over environment", env: "bq_fromenv", args: []string{"--key-file", keyFile}, want: "bq_fromfile"},
-		{name: "flag over environment", env: "bq_fromenv", args: []string{"--key", "bq_fromflag"}, want: "bq_fromflag"},
-		{name: "none", want: ""},
-		{name: "flag and file", args: []string{"--key", "x", "--key-file", keyFile}, wantErr: "not both"},
-		{name: "missing file", args: []string{"--key-file", pasted}, wantErr: "--key-file: cannot open the file: no such file or directory"},
-		{name: "empty file", args: []string{"--key-file", empty}, wantErr: "--key-file: the file is empty"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			getenv := func(name string) string {
-				if name == "BENCHQ_API_KEY" {
-					return tt.env
-				}
-				return ""
-			}
-			a, err := parseSubmitArgs(append([]string{"--ab", "-n 1 http://127.0.0.1:1/"}, tt.args...), cliEnv{getenv: getenv, stderr: &stderr})
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := a.api.client()
-			switch {
-			case tt.wantErr != "":
-				if err == nil || err.Error() != tt.wantErr && !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("client() error = %v, want %q", err, tt.wantErr)
-				}
-				if err != nil && len(leaks(err.Error(), pasted, dir)) > 0 {
-					t.Errorf("client() error %q quotes the file's name", err)
-				}
-			case err != nil:
-				t.Errorf("client() = %v", err)
-			case c.Key != tt.want:
-				t.Errorf("key sent = %q, want %q", c.Key, tt.want)
-			}
-		})
 	}
 }

@@ -144,7 +144,11 @@ func (m *Main) startAPI(st *store.Store) error {
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
 		Monitor: queueMonitor(m.rdb), Streams: st})
-	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command))
+	// The listener is bound: these URLs answer from now on, and the
+	// dashboard's is what a person starting benchq looks for.
+	base := browseBase(l.Addr(), c.PublicURL)
+	m.Logger.Info("benchq: API listening", "addr", l.Addr().String(), "command", string(c.Command),
+		"dashboard", base+"/ui/", "api", base+"/v1/", "api_docs", base+"/docs")
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -291,4 +295,21 @@ func crashRetries(n int) int {
 		return -1
 	}
 	return n
+}
+
+// browseBase is the base URL to print for a person: the public URL when
+// one is configured, else the listen address, with localhost for an
+// unspecified one (0.0.0.0, ::), which no browser should be sent to.
+func browseBase(addr net.Addr, publicURL string) string {
+	if publicURL != "" {
+		return publicURL
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }

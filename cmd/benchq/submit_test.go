@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/clicmd"
 )
 
 // writeSpec writes a job spec to a file and returns its path.
@@ -53,12 +55,12 @@ func TestSubmitWaitExitCodes(t *testing.T) {
 		want    int
 		verdict string
 	}{
-		{"passing threshold", []string{writeSpec(t, smallSpec(tg, "failed_ratio <= 0.01"))}, exitOK, "## Verdict: pass"},
-		{"failing threshold", []string{writeSpec(t, smallSpec(tg, "rps >= 1e12"))}, exitThresholdFailed, "## Verdict: fail"},
-		{"no thresholds", []string{writeSpec(t, smallSpec(tg))}, exitOK, "## Verdict: none"},
-		{"--ab without a file", []string{"--ab", "-n 200 -c 2 " + tg.URL}, exitOK, "## Verdict: none"},
+		{"passing threshold", []string{writeSpec(t, smallSpec(tg, "failed_ratio <= 0.01"))}, clicmd.ExitOK, "## Verdict: pass"},
+		{"failing threshold", []string{writeSpec(t, smallSpec(tg, "rps >= 1e12"))}, clicmd.ExitThresholdFailed, "## Verdict: fail"},
+		{"no thresholds", []string{writeSpec(t, smallSpec(tg))}, clicmd.ExitOK, "## Verdict: none"},
+		{"--ab without a file", []string{"--ab", "-n 200 -c 2 " + tg.URL}, clicmd.ExitOK, "## Verdict: none"},
 		{"--out files", []string{writeSpec(t, smallSpec(tg, "failed_ratio <= 0.01")),
-			"--out", filepath.Join(dir, "r.md"), "--out", filepath.Join(dir, "r.json"), "--out", filepath.Join(dir, "r.svg")}, exitOK, "## Verdict: pass"},
+			"--out", filepath.Join(dir, "r.md"), "--out", filepath.Join(dir, "r.json"), "--out", filepath.Join(dir, "r.svg")}, clicmd.ExitOK, "## Verdict: pass"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,8 +128,8 @@ func TestSubmitWaitCanceled(t *testing.T) {
 	}
 	select {
 	case got := <-code:
-		if got != exitJobEnded {
-			t.Errorf("submit --wait of a canceled job = exit %d, want %d\nstderr:\n%s", got, exitJobEnded, stderr.String())
+		if got != clicmd.ExitJobEnded {
+			t.Errorf("submit --wait of a canceled job = exit %d, want %d\nstderr:\n%s", got, clicmd.ExitJobEnded, stderr.String())
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("submit --wait still waiting 20 s after the cancel\nstderr:\n%s", stderr.String())
@@ -174,8 +176,8 @@ func TestSubmitErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			args := append([]string{"submit"}, tt.args...)
-			if got := run(t.Context(), args, nil, &stdout, &stderr); got != exitError {
-				t.Errorf("benchq %q = exit %d, want %d\nstderr:\n%s", args, got, exitError, stderr.String())
+			if got := run(t.Context(), args, nil, &stdout, &stderr); got != clicmd.ExitError {
+				t.Errorf("benchq %q = exit %d, want %d\nstderr:\n%s", args, got, clicmd.ExitError, stderr.String())
 			}
 			if !strings.Contains(stderr.String(), tt.stderr) || stdout.Len() != 0 {
 				t.Errorf("benchq %q: stderr %q lacks %q, or stdout %q is not empty", args, stderr.String(), tt.stderr, stdout.String())
@@ -191,7 +193,7 @@ func TestSubmitNoWait(t *testing.T) {
 	b, _ := json.Marshal(smallSpec(tg))
 	var stdout, stderr bytes.Buffer
 	args := []string{"submit", "-", "--server", m.URL(), "--idempotency-key", "ci-run-1"}
-	if got := run(t.Context(), args, bytes.NewReader(b), &stdout, &stderr); got != exitOK {
+	if got := run(t.Context(), args, bytes.NewReader(b), &stdout, &stderr); got != clicmd.ExitOK {
 		t.Fatalf("benchq %q = exit %d (%s), want 0", args, got, stderr.String())
 	}
 	id := strings.TrimSpace(stdout.String())
@@ -225,7 +227,7 @@ func TestClientCommandsHelp(t *testing.T) {
 	}
 	for cmd, want := range flags {
 		var stdout, stderr bytes.Buffer
-		if got := run(t.Context(), []string{cmd, "-h"}, nil, &stdout, &stderr); got != exitOK {
+		if got := run(t.Context(), []string{cmd, "-h"}, nil, &stdout, &stderr); got != clicmd.ExitOK {
 			t.Errorf("benchq %s -h = exit %d, want 0", cmd, got)
 		}
 		for _, f := range want {
@@ -319,8 +321,8 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 		t.Helper()
 		var out, errOut bytes.Buffer
 		args := append([]string{path, "--server", m.URL()}, extra...)
-		env := cliEnv{getenv: noEnv, stdout: &out, stderr: &errOut, tty: tty}
-		if got := submitMain(t.Context(), args, env); got != want {
+		env := clicmd.Env{Getenv: noEnv, Stdout: &out, Stderr: &errOut, TTY: tty}
+		if got := clicmd.Submit(t.Context(), args, env); got != want {
 			t.Fatalf("benchq submit %q (tty %v) = exit %d (%s), want %d", args, tty, got, errOut.String(), want)
 		}
 		if secretRe.MatchString(out.String()) {
@@ -350,14 +352,14 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 			if quiet {
 				extra = append(extra, "--quiet")
 			}
-			_, stderr := submitWith(t, false, exitOK, extra...)
+			_, stderr := submitWith(t, false, clicmd.ExitOK, extra...)
 			if secretRe.MatchString(stderr) || !strings.Contains(stderr, "issued a webhook secret") || !strings.Contains(stderr, "--webhook-secret-file") {
 				t.Errorf("quiet %v: stderr = %q, want a note on --webhook-secret-file and no secret", quiet, stderr)
 			}
 		}
 	})
 	t.Run("terminal", func(t *testing.T) {
-		_, stderr := submitWith(t, true, exitOK, "--quiet")
+		_, stderr := submitWith(t, true, clicmd.ExitOK, "--quiet")
 		if !regexp.MustCompile(`webhook secret of job \S+: whsec_\S+`).MatchString(stderr) || !strings.Contains(stderr, "GET never shows it again") {
 			t.Errorf("stderr = %q, want the webhook secret and that GET never shows it again", stderr)
 		}
@@ -365,7 +367,7 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 	t.Run("file and retry", func(t *testing.T) {
 		// Writing fails: the job exists, exit 3, and the retry gets it back.
 		bad := filepath.Join(dir, "missing", "secret")
-		_, stderr := submitWith(t, false, exitError, "--idempotency-key", "ci-42", "--webhook-secret-file", bad)
+		_, stderr := submitWith(t, false, clicmd.ExitError, "--idempotency-key", "ci-42", "--webhook-secret-file", bad)
 		if secretRe.MatchString(stderr) || !strings.Contains(stderr, "was submitted") || !strings.Contains(stderr, "same --idempotency-key") {
 			t.Errorf("stderr = %q, want the failure, the hint to retry, and no secret", stderr)
 		}
@@ -375,7 +377,7 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 		}
 		var ids, secrets []string
 		for _, file := range []string{first, filepath.Join(dir, "second")} {
-			id, stderr := submitWith(t, false, exitOK, "--idempotency-key", "ci-42", "--webhook-secret-file", file)
+			id, stderr := submitWith(t, false, clicmd.ExitOK, "--idempotency-key", "ci-42", "--webhook-secret-file", file)
 			if secretRe.MatchString(stderr) || !strings.Contains(stderr, "written to "+file) {
 				t.Errorf("stderr = %q, want where the secret went, not the secret", stderr)
 			}
@@ -392,7 +394,7 @@ func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 		file := filepath.Join(dir, "none")
 		var out, errOut bytes.Buffer
 		args := []string{writeSpec(t, smallSpec(tg)), "--server", m.URL(), "--webhook-secret-file", file}
-		if got := submitMain(t.Context(), args, cliEnv{getenv: noEnv, stdout: &out, stderr: &errOut}); got != exitOK {
+		if got := clicmd.Submit(t.Context(), args, clicmd.Env{Getenv: noEnv, Stdout: &out, Stderr: &errOut}); got != clicmd.ExitOK {
 			t.Fatalf("exit %d (%s), want 0", got, errOut.String())
 		}
 		if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) || !strings.Contains(errOut.String(), "no webhook secret was issued") {

@@ -16,8 +16,8 @@ import (
 // Sentinel errors callers test with errors.Is; an *APIError matches the
 // one its status means.
 var (
-	ErrNotFound = errors.New("client: not found")
-	ErrConflict = errors.New("client: conflict")
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
 )
 
 // Client calls one benchq server. The zero value of every optional field
@@ -50,10 +50,10 @@ type Client struct {
 func New(base, key string) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("client: server URL %q: %w", base, err)
+		return nil, fmt.Errorf("server URL %q: %w", base, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("client: server URL %q: want http://host:port or https://host:port", base)
+		return nil, fmt.Errorf("server URL %q: want http://host:port or https://host:port", base)
 	}
 	return &Client{BaseURL: strings.TrimRight(base, "/"), Key: key}, nil
 }
@@ -80,7 +80,7 @@ func (c *Client) request(ctx context.Context, method, path string, body []byte) 
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.BaseURL+path, r)
 	if err != nil {
-		return nil, fmt.Errorf("client: %s %s: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -96,7 +96,7 @@ func (c *Client) request(ctx context.Context, method, path string, body []byte) 
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("client: %s %s: %w", req.Method, req.URL.Path, err)
+		return nil, &UnreachableError{Server: c.BaseURL, Err: err}
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return resp, nil
@@ -125,10 +125,10 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, hea
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, fmt.Errorf("client: %s %s: read answer: %w", method, path, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("client: %s %s: decode answer: %w", method, path, err)
+		return resp.StatusCode, fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
 	}
 	if raw != nil {
 		*raw = b

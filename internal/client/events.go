@@ -16,7 +16,7 @@ import (
 // ErrStreamIdle is returned by EventStream.Next when nothing, not even a
 // heartbeat, arrived within the idle timeout: the connection is presumed
 // dead although TCP has not noticed.
-var ErrStreamIdle = errors.New("client: event stream idle")
+var ErrStreamIdle = errors.New("the event stream went silent")
 
 // maxEventLine bounds one line of the stream; the server's events are a
 // few hundred bytes.
@@ -65,7 +65,7 @@ func (c *Client) Events(ctx context.Context, id, lastID string) (*EventStream, e
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 		resp.Body.Close()
 		s.stop()
-		return nil, fmt.Errorf("client: GET %s: answer is %q, not an event stream", req.URL.Path, mt)
+		return nil, fmt.Errorf("GET %s: answer is %q, not an event stream", req.URL.Path, mt)
 	}
 	s.body = resp.Body
 	s.lines = bufio.NewScanner(resp.Body)
@@ -114,7 +114,7 @@ func (s *EventStream) Next() (Event, error) {
 		}
 	}
 	if err := s.lines.Err(); err != nil {
-		return Event{}, s.wrap(fmt.Errorf("client: read event stream: %w", err))
+		return Event{}, s.wrap(fmt.Errorf("reading the event stream: %w", err))
 	}
 	return Event{}, io.EOF // an event not ended by a blank line is dropped, as the SSE spec says
 }

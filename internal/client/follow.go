@@ -146,7 +146,7 @@ func (f *follower) failed(err error) error {
 	}
 	f.failures++
 	if f.failures >= f.c.maxFailures() {
-		return fmt.Errorf("client: follow job %s: %d calls in a row failed, the last: %w", f.id, f.failures, err)
+		return fmt.Errorf("%d calls in a row on job %s failed, the last: %w", f.failures, f.id, err)
 	}
 	return nil
 }

@@ -118,7 +118,7 @@ func (c *Client) Submit(ctx context.Context, s Submission) (Submitted, error) {
 		return out, err
 	}
 	if out.Job.ID == "" {
-		return out, fmt.Errorf("client: POST /v1/jobs: answer %d names no job", status)
+		return out, fmt.Errorf("POST /v1/jobs: answer %d names no job", status)
 	}
 	out.Replayed = status == http.StatusOK
 	return out, nil

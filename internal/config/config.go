@@ -36,7 +36,7 @@ const (
 var ErrHelp = flag.ErrHelp
 
 // ErrInvalid wraps every configuration problem Load reports.
-var ErrInvalid = errors.New("config: invalid")
+var ErrInvalid = errors.New("invalid configuration")
 
 // Config is everything a benchq service process needs to start.
 type Config struct {

@@ -2,9 +2,11 @@ package config
 
 import (
 	"encoding"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -89,7 +91,7 @@ func (fs *flagSet) define(cfg *Config) {
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")
 	fs.duration(&cfg.Retention, "retention", "BENCHQ_RETENTION", "how long finished jobs are kept")
 	fs.duration(&cfg.ShutdownTimeout, "shutdown-timeout", "BENCHQ_SHUTDOWN_TIMEOUT", "bound on graceful shutdown")
-	fs.text(&cfg.LogLevel, "log-level", "BENCHQ_LOG_LEVEL", "minimum log level: debug, info, warn, error")
+	fs.text(&logLevel{&cfg.LogLevel}, "log-level", "BENCHQ_LOG_LEVEL", "minimum log level: debug, info, warn, error")
 	fs.str(&cfg.LogFormat, "log-format", "BENCHQ_LOG_FORMAT", "log format: text or json")
 }
 
@@ -101,7 +103,7 @@ func (fs *flagSet) fromEnv(name, env string, parse func(string) error) {
 		return
 	}
 	if err := parse(v); err != nil {
-		fs.envErrs[name] = fmt.Sprintf("%s=%q: %v", env, v, err)
+		fs.envErrs[name] = fmt.Sprintf("%s=%q: %s", env, v, valueProblem(err))
 	}
 }
 
@@ -215,6 +217,32 @@ func (fs *flagSet) boolean(p *bool, name, env, usage string) {
 	fs.BoolVar(p, name, *p, usage)
 }
 
+// valueProblem is why a variable's value did not parse, in words rather
+// than as the parser's error ("strconv.Atoi: parsing ...").
+func valueProblem(err error) string {
+	var ne *strconv.NumError
+	switch {
+	case errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange):
+		return "out of range"
+	case errors.As(err, &ne) && ne.Func == "ParseBool":
+		return "want true or false"
+	case errors.As(err, &ne):
+		return "not a number"
+	}
+	return err.Error()
+}
+
+// logLevel is a slog.Level whose parse error names the levels rather than
+// quoting slog's.
+type logLevel struct{ *slog.Level }
+
+func (l logLevel) UnmarshalText(b []byte) error {
+	if err := l.Level.UnmarshalText(b); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	return nil
+}
+
 type textValue interface {
 	encoding.TextMarshaler
 	encoding.TextUnmarshaler
@@ -249,7 +277,7 @@ func (fs *flagSet) usage(w io.Writer, cmd Command) {
 	case CommandWorker:
 		fmt.Fprintln(w, "Usage: benchq worker [flags]\n\nRuns a worker only, against a shared Redis.")
 	default:
-		fmt.Fprintln(w, "Usage: benchq [serve|worker|ab] [flags]\n\nWith no subcommand: the API, one worker and, without a Redis URL, its own\nRedis: a redis-server child keeping its data in --data-dir when\nredis-server is on PATH, else (or with --ephemeral) an embedded in-memory\nRedis that keeps nothing. Flags override the environment variables.")
+		fmt.Fprintln(w, "Usage: benchq [all] [flags]\n\nWith no command, or all: the API, one worker and, without a Redis URL, its own\nRedis: a redis-server child keeping its data in --data-dir when\nredis-server is on PATH, else (or with --ephemeral) an embedded in-memory\nRedis that keeps nothing. Flags override the environment variables. benchq help lists the other commands.")
 	}
 	fmt.Fprintln(w, "\nFlags:")
 	fs.VisitAll(func(f *flag.Flag) {

@@ -195,9 +195,7 @@ func TestFrontDoorsAndAdmission(t *testing.T) {
 			refuse(pkg, module+"api")
 		}
 	}
-	if _, ok := m.floor["internal/admit"]; ok {
-		refuse("internal/admit", "github.com/labstack/echo", "github.com/valyala/fasthttp", module+"api")
-	}
+	refuse("internal/admit", "github.com/labstack/echo", "github.com/valyala/fasthttp", module+"api")
 	for _, trigger := range []string{"internal/schedule", "internal/cihook"} {
 		refuse(trigger, module+"api")
 	}

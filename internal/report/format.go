@@ -26,7 +26,7 @@ const (
 
 // ErrUnknownFormat is returned by ParseFormat and Write for a format name
 // they do not know.
-var ErrUnknownFormat = errors.New("report: unknown format")
+var ErrUnknownFormat = errors.New("unknown format")
 
 // Formats lists every format in the order the docs present them.
 func Formats() []Format {

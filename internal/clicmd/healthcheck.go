@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/benchq/benchq/internal/client"
 )
 
 const healthcheckSynopsis = `benchq healthcheck [--url URL] [--timeout D]
@@ -18,7 +20,7 @@ answers 200, 1 when it does not, 2 on a usage error.`
 // healthcheckFlags parses `benchq healthcheck`'s flags; the compose test
 // uses it to check the file's healthcheck command.
 func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Duration, err error) {
-	fs := newFlagSet("benchq healthcheck", healthcheckSynopsis, out)
+	fs := NewFlagSet("benchq healthcheck", healthcheckSynopsis, out)
 	fs.StringVar(&url, "url", "http://127.0.0.1:8080/healthz", "URL that must answer 200")
 	fs.DurationVar(&timeout, "timeout", 2*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
@@ -30,9 +32,10 @@ func healthcheckFlags(args []string, out io.Writer) (url string, timeout time.Du
 	return url, timeout, nil
 }
 
-// runHealthcheck is `benchq healthcheck`: a container probe for images with
+// Healthcheck is `benchq healthcheck`: a container probe for images with
 // no shell or curl (distroless). Exit 0 when the URL answers 200.
-func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Healthcheck(ctx context.Context, args []string, env Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	url, timeout, err := healthcheckFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -44,12 +47,12 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchq healthcheck: %v\n", err)
+		fmt.Fprintf(stderr, "benchq healthcheck: --url %q is not a URL\n", url)
 		return 2
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchq healthcheck: %v\n", err)
+		fmt.Fprintf(stderr, "benchq healthcheck: %s: %s\n", url, client.Reason(err))
 		return 1
 	}
 	defer resp.Body.Close()

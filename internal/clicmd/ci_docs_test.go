@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"io"
@@ -165,7 +165,7 @@ func checkBenchqArgs(t *testing.T, args []string) string {
 			t.Errorf("benchq %q refused: %v", args, err)
 		}
 	case "submit":
-		a, err := parseSubmitArgs(args[1:], cliEnv{getenv: noEnv, stderr: io.Discard})
+		a, err := parseSubmitArgs(args[1:], Env{Getenv: noEnv, Stderr: io.Discard})
 		if err != nil {
 			t.Fatalf("benchq %q refused: %v", args, err)
 		}

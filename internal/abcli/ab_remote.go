@@ -1,4 +1,4 @@
-package main
+package abcli
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abcmd"
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 )
@@ -44,7 +45,7 @@ func splitRemoteAB(args []string) (n int) {
 func runABRemote(ctx context.Context, lead, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("benchq ab", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	api := addAPIFlags(fs, getenv)
+	api := clicmd.AddAPIFlags(fs, getenv)
 	shards := fs.Int("shards", 1, "split the run over this many worker processes of the service")
 	if err := fs.Parse(lead); err != nil {
 		return abExitUsage
@@ -57,7 +58,7 @@ func runABRemote(ctx context.Context, lead, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return abParseFailed(err, stdout, stderr)
 	}
-	c, err := api.client()
+	c, err := api.Client()
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq ab: %v\n", err)
 		return abExitErr
@@ -76,10 +77,10 @@ func runABRemote(ctx context.Context, lead, args []string, stdout, stderr io.Wri
 		return abExitErr
 	}
 	id := sub.Job.ID
-	fmt.Fprintf(stderr, "benchq ab: job %s submitted to %s on %d worker process(es); waiting for it\n", id, api.server, *shards)
+	fmt.Fprintf(stderr, "benchq ab: job %s submitted to %s on %d worker process(es); waiting for it\n", id, api.Server(), *shards)
 	final, err := c.Follow(ctx, id, nil)
 	if err != nil {
-		fmt.Fprintf(stderr, "benchq ab: following job %s: %v (the job keeps running: benchq cancel %s --server %s)\n", id, err, id, api.server)
+		fmt.Fprintf(stderr, "benchq ab: following job %s: %v (the job keeps running: benchq cancel %s --server %s)\n", id, err, id, api.Server())
 		return abExitErr
 	}
 	if final.Status != job.StatusSucceeded {

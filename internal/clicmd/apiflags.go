@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"errors"
@@ -9,55 +9,44 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/term"
-
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 )
 
-// Exit statuses of `benchq submit`, `get` and `cancel`. CI gates a merge on
-// them, so their meaning never changes.
+// Exit statuses of `benchq submit`, `wait`, `get`, `list` and `cancel`. CI
+// gates a merge on them, so their meaning never changes.
 const (
-	exitOK              = 0 // succeeded with verdict pass or none; get/cancel done
-	exitThresholdFailed = 1 // succeeded with verdict fail: a threshold failed, or a run had no successful request
-	exitJobEnded        = 2 // the job failed or was canceled; cancel: it had already finished
-	exitError           = 3 // bad command line, unreachable server, or an API error
+	ExitOK              = 0 // succeeded with verdict pass or none; get/cancel done
+	ExitThresholdFailed = 1 // succeeded with verdict fail: a threshold failed, or a run had no successful request
+	ExitJobEnded        = 2 // the job failed or was canceled; cancel: it had already finished
+	ExitError           = 3 // bad command line, unreachable server, or an API error
 )
 
-// cliEnv is what a client command takes from its process: only cmd/ reads
-// os, and tests hand in their own.
-type cliEnv struct {
-	getenv func(string) string
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	// tty is true when stderr is a terminal: progress is drawn as a bar.
-	tty bool
+// Env is what a command takes from its process: the binary hands in the
+// process's own, tests theirs.
+type Env struct {
+	Getenv func(string) string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// TTY is true when Stderr is a terminal: progress is drawn as a bar.
+	TTY bool
 }
 
-func processEnv(stdin io.Reader, stdout, stderr io.Writer) cliEnv {
-	return cliEnv{getenv: os.Getenv, stdin: stdin, stdout: stdout, stderr: stderr, tty: isTerminal(stderr)}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// apiFlags are the flags every client command shares. The API key is no
+// APIFlags are the flags every client command shares. The API key is no
 // flag default: flag prints defaults in every usage message, and a typo in
 // a CI job would put the key in its log. It is read when the command runs,
 // from --key, else --key-file, else BENCHQ_API_KEY.
-type apiFlags struct {
+type APIFlags struct {
 	server  string
 	key     string // --key
 	keyFile string // --key-file
 	getenv  func(string) string
 }
 
-// addAPIFlags declares --server, --key and --key-file.
-func addAPIFlags(fs *flag.FlagSet, getenv func(string) string) *apiFlags {
-	a := &apiFlags{server: defaultServer, getenv: getenv}
+// AddAPIFlags declares --server, --key and --key-file.
+func AddAPIFlags(fs *flag.FlagSet, getenv func(string) string) *APIFlags {
+	a := &APIFlags{server: DefaultServer, getenv: getenv}
 	if s := getenv("BENCHQ_SERVER"); s != "" {
 		a.server = s
 	}
@@ -69,7 +58,7 @@ func addAPIFlags(fs *flag.FlagSet, getenv func(string) string) *apiFlags {
 
 // apiKey is the key to send, "" for none: --key, else the content of
 // --key-file, else BENCHQ_API_KEY.
-func (a *apiFlags) apiKey() (string, error) {
+func (a *APIFlags) apiKey() (string, error) {
 	switch {
 	case a.key != "" && a.keyFile != "":
 		return "", errors.New("give --key or --key-file, not both")
@@ -103,7 +92,11 @@ func readSecretFile(path string) (string, error) {
 	return secret, nil
 }
 
-func (a *apiFlags) client() (*client.Client, error) {
+// Server is the API base URL the flags name.
+func (a *APIFlags) Server() string { return a.server }
+
+// Client is a client of the API the flags name, with their key.
+func (a *APIFlags) Client() (*client.Client, error) {
 	key, err := a.apiKey()
 	if err != nil {
 		return nil, err
@@ -111,25 +104,46 @@ func (a *apiFlags) client() (*client.Client, error) {
 	return client.New(a.server, key)
 }
 
-// newFlagSet is a client command's flag set: errors and -h go to stderr
+// NewFlagSet is a command's flag set: errors and -h go to stderr
 // with the synopsis and the flags.
-func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+func NewFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		printFlags(stderr, fs)
 	}
 	return fs
 }
 
-// usageExit turns a parse error into an exit status: -h is a success.
-func usageExit(name string, err error, stderr io.Writer) int {
+// printFlags is flag's PrintDefaults with every flag written --name, the
+// one way the help and the docs write them (flag accepts -name too).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		if typ != "" {
+			line += " " + typ
+		}
+		line += "\n    \t" + strings.ReplaceAll(usage, "\n", "\n    \t")
+		switch def := f.DefValue; {
+		case def == "" || def == "0" || def == "false" || def == "0s":
+		case typ == "string":
+			line += fmt.Sprintf(" (default %q)", def)
+		default:
+			line += fmt.Sprintf(" (default %s)", def)
+		}
+		fmt.Fprintln(w, line)
+	})
+}
+
+// UsageExit turns a parse error into an exit status: -h is a success.
+func UsageExit(name string, err error, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+		return ExitOK
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
-	return exitError
+	return ExitError
 }
 
 // statusLine is one line on a job: id, status, runs, the current run's
@@ -154,28 +168,6 @@ func statusLine(j client.Job) string {
 		b.WriteString("  error: " + j.Error)
 	}
 	return b.String()
-}
-
-// commandsUsage lists the client commands under `benchq --help`.
-func commandsUsage(w io.Writer) {
-	fmt.Fprint(w, `
-Client commands (each takes --server URL, env BENCHQ_SERVER, default `+defaultServer+`,
-and the API key from env BENCHQ_API_KEY or --key-file FILE; -h lists the rest):
-  benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out report.md]...
-      submit a job; with --wait follow it and exit 0 pass, 1 verdict fail (a
-      threshold failed or a run had no successful request), 2 job failed or
-      canceled, 3 usage, connection or API error
-  benchq wait JOB_ID [--out FILE]...
-                                   re-attach to a job: follow it as submit --wait
-                                   does, with the same exit statuses
-  benchq get JOB_ID [--json]       show a job
-  benchq list [--status S] [--label k:v]... [--json]
-                                   list the key's jobs, newest first
-  benchq cancel JOB_ID             cancel a job (exit 2 if it already finished)
-  benchq report JOB_ID [--format F] [--out FILE]
-                                   fetch a job's report
-  benchq version                   the version, VCS revision and Go version (also --version)
-`)
 }
 
 // parseJobID parses a command line that names exactly one job.

@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -29,7 +29,7 @@ canceled, 3 = usage, connection or API error.`
 
 // submitArgs is `benchq submit`'s parsed command line.
 type submitArgs struct {
-	api            *apiFlags
+	api            *APIFlags
 	specPath       string // a file, "-" for stdin, "" with --ab
 	ab             string
 	wait           bool
@@ -44,7 +44,7 @@ type submitArgs struct {
 // addWaitFlags declares the flags of following a job, which submit --wait
 // and wait share.
 func addWaitFlags(fs *flag.FlagSet, a *submitArgs) {
-	fs.Var(&a.outs, "out", "with --wait: write the report to this file, format from the extension (.md .json .svg .csv .txt); repeatable")
+	fs.Var(&a.outs, "out", "with --wait: write the report to this `FILE`, format from the extension (.md .json .svg .csv .txt); repeatable")
 	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
 	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
 }
@@ -92,51 +92,47 @@ func formatOfPath(path string) (report.Format, error) {
 	return f, nil
 }
 
-// runSubmit is `benchq submit`.
-func runSubmit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return submitMain(ctx, args, processEnv(stdin, stdout, stderr))
-}
-
-func submitMain(ctx context.Context, args []string, env cliEnv) int {
+// Submit is `benchq submit`.
+func Submit(ctx context.Context, args []string, env Env) int {
 	a, err := parseSubmitArgs(args, env)
 	if err != nil {
-		return usageExit("benchq submit", err, env.stderr)
+		return UsageExit("benchq submit", err, env.Stderr)
 	}
-	c, err := a.api.client()
+	c, err := a.api.Client()
 	if err != nil {
-		return usageExit("benchq submit", err, env.stderr)
+		return UsageExit("benchq submit", err, env.Stderr)
 	}
-	spec, err := a.spec(env.stdin)
+	spec, err := a.spec(env.Stdin)
 	if err != nil {
-		return usageExit("benchq submit", err, env.stderr)
+		return UsageExit("benchq submit", err, env.Stderr)
 	}
-	sub, err := submitRetrying(ctx, c, client.Submission{Spec: spec, IdempotencyKey: a.idempotencyKey}, a.retryWait, env.stderr)
+	sub, err := submitRetrying(ctx, c, client.Submission{Spec: spec, IdempotencyKey: a.idempotencyKey}, a.retryWait, env.Stderr)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "benchq submit: %v\n", err)
-		return exitError
+		fmt.Fprintf(env.Stderr, "benchq submit: %v\n", err)
+		return ExitError
 	}
 	s := &submission{name: "benchq submit", args: a, env: env, c: c, job: sub.Job}
 	if err := s.keepSecret(); err != nil {
-		fmt.Fprintf(env.stderr, "benchq submit: job %s was submitted, but %v\n", sub.Job.ID, err)
+		fmt.Fprintf(env.Stderr, "benchq submit: job %s was submitted, but %v\n", sub.Job.ID, err)
 		if a.idempotencyKey != "" {
-			fmt.Fprintf(env.stderr, "benchq submit: run it again with the same --idempotency-key to get the secret again\n")
+			fmt.Fprintf(env.Stderr, "benchq submit: run it again with the same --idempotency-key to get the secret again\n")
 		}
-		return exitError
+		return ExitError
 	}
 	s.announce(sub.Replayed)
 	if !a.wait {
-		fmt.Fprintln(env.stdout, sub.Job.ID)
-		return exitOK
+		fmt.Fprintln(env.Stdout, sub.Job.ID)
+		return ExitOK
 	}
 	return s.wait(ctx)
 }
 
 // parseSubmitArgs reads the command line; the CI docs test uses it to check
 // the commands the examples run.
-func parseSubmitArgs(args []string, env cliEnv) (submitArgs, error) {
+func parseSubmitArgs(args []string, env Env) (submitArgs, error) {
 	var a submitArgs
-	fs := newFlagSet("benchq submit", submitSynopsis, env.stderr)
-	a.api = addAPIFlags(fs, env.getenv)
+	fs := NewFlagSet("benchq submit", submitSynopsis, env.Stderr)
+	a.api = AddAPIFlags(fs, env.Getenv)
 	fs.StringVar(&a.ab, "ab", "", `submit one target from an ab command line, e.g. "-n 1000 -c 10 http://127.0.0.1:8081/"`)
 	fs.BoolVar(&a.wait, "wait", false, "follow the job to its end, print the summary and exit with its outcome")
 	addWaitFlags(fs, &a)
@@ -194,7 +190,7 @@ func (a submitArgs) spec(stdin io.Reader) ([]byte, error) {
 type submission struct {
 	name string // the command, for its messages: submit or wait
 	args submitArgs
-	env  cliEnv
+	env  Env
 	c    *client.Client
 	job  client.Job
 }
@@ -209,7 +205,7 @@ func (s *submission) keepSecret() error {
 	switch {
 	case j.WebhookSecret == "" && path != "":
 		if !s.args.quiet {
-			fmt.Fprintf(s.env.stderr, "benchq: no webhook secret was issued for job %s (no webhook, or the API key signs with its own secret); %s not written\n", j.ID, path)
+			fmt.Fprintf(s.env.Stderr, "benchq: no webhook secret was issued for job %s (no webhook, or the API key signs with its own secret); %s not written\n", j.ID, path)
 		}
 	case j.WebhookSecret == "":
 	case path != "":
@@ -217,14 +213,14 @@ func (s *submission) keepSecret() error {
 			return err
 		}
 		if !s.args.quiet {
-			fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s written to %s\n", j.ID, path)
+			fmt.Fprintf(s.env.Stderr, "benchq: webhook secret of job %s written to %s\n", j.ID, path)
 		}
-	case s.env.tty:
-		fmt.Fprintf(s.env.stderr, "benchq: webhook secret of job %s: %s\n"+
+	case s.env.TTY:
+		fmt.Fprintf(s.env.Stderr, "benchq: webhook secret of job %s: %s\n"+
 			"benchq: GET never shows it again; store it where your receiver reads it\n", j.ID, j.WebhookSecret)
 	default:
 		// Even with --quiet: this is the one chance to learn it exists.
-		fmt.Fprintf(s.env.stderr, "benchq: job %s was issued a webhook secret; it is not printed because stderr is not a terminal (logs may be public).\n"+
+		fmt.Fprintf(s.env.Stderr, "benchq: job %s was issued a webhook secret; it is not printed because stderr is not a terminal (logs may be public).\n"+
 			"benchq: to get it, submit with --webhook-secret-file FILE (a retry with the same --idempotency-key returns it again)\n", j.ID)
 	}
 	return nil
@@ -260,7 +256,7 @@ func (s *submission) announce(replayed bool) {
 	if replayed {
 		what = "already submitted with this idempotency key"
 	}
-	fmt.Fprintf(s.env.stderr, "benchq: job %s %s, %d runs; following it (Ctrl-C stops waiting, not the job)\n",
+	fmt.Fprintf(s.env.Stderr, "benchq: job %s %s, %d runs; following it (Ctrl-C stops waiting, not the job)\n",
 		j.ID, what, j.Progress.RunsTotal)
 }
 
@@ -272,20 +268,20 @@ func (s *submission) wait(ctx context.Context) int {
 		waitCtx, cancel = context.WithTimeout(ctx, s.args.timeout)
 	}
 	defer cancel()
-	view := newProgressView(s.env.stderr, s.env.tty, s.args.quiet, s.job)
+	view := newProgressView(s.env.Stderr, s.env.TTY, s.args.quiet, s.job)
 	final, err := s.c.Follow(waitCtx, s.job.ID, view.update)
 	view.finish(final)
 	if err != nil {
 		return s.stoppedWaiting(ctx, err)
 	}
 	if !s.args.quiet {
-		fmt.Fprintf(s.env.stderr, "benchq: %s\n", statusLine(final))
+		fmt.Fprintf(s.env.Stderr, "benchq: %s\n", statusLine(final))
 	}
 	code := outcome(final)
 	if err := s.writeReports(ctx); err != nil {
-		fmt.Fprintf(s.env.stderr, "%s: %v\n", s.name, err)
-		if code == exitOK { // a passing gate must not hide a missing artifact
-			code = exitError
+		fmt.Fprintf(s.env.Stderr, "%s: %v\n", s.name, err)
+		if code == ExitOK { // a passing gate must not hide a missing artifact
+			code = ExitError
 		}
 	}
 	return code
@@ -297,39 +293,39 @@ func (s *submission) stoppedWaiting(ctx context.Context, err error) int {
 	id := s.job.ID
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(s.env.stderr, "%s: interrupted; stopped waiting for job %s, which keeps running\n", s.name, id)
+		fmt.Fprintf(s.env.Stderr, "%s: interrupted; stopped waiting for job %s, which keeps running\n", s.name, id)
 	case errors.Is(err, context.DeadlineExceeded):
-		fmt.Fprintf(s.env.stderr, "%s: gave up waiting after %s; job %s keeps running\n", s.name, s.args.timeout, id)
+		fmt.Fprintf(s.env.Stderr, "%s: gave up waiting after %s; job %s keeps running\n", s.name, s.args.timeout, id)
 	default:
-		fmt.Fprintf(s.env.stderr, "%s: following job %s: %v\n", s.name, id, err)
+		fmt.Fprintf(s.env.Stderr, "%s: following job %s: %v\n", s.name, id, err)
 	}
-	fmt.Fprintf(s.env.stderr, "%s: to re-attach: benchq wait %s --server %s; to cancel it: benchq cancel %s --server %s\n", s.name, id, s.args.api.server, id, s.args.api.server)
-	return exitError
+	fmt.Fprintf(s.env.Stderr, "%s: to re-attach: benchq wait %s --server %s; to cancel it: benchq cancel %s --server %s\n", s.name, id, s.args.api.server, id, s.args.api.server)
+	return ExitError
 }
 
 // outcome is the exit status a finished job gives.
 func outcome(j client.Job) int {
 	switch {
 	case j.Status == job.StatusSucceeded && j.Verdict == "fail":
-		return exitThresholdFailed
+		return ExitThresholdFailed
 	case j.Status == job.StatusSucceeded:
-		return exitOK
+		return ExitOK
 	}
-	return exitJobEnded
+	return ExitJobEnded
 }
 
 // writeReports prints the Markdown summary to stdout and writes every
 // --out file, reporting the first failure after trying them all.
 func (s *submission) writeReports(ctx context.Context) error {
 	var errs []error
-	if err := s.fetchReport(ctx, report.FormatMarkdown, "", s.env.stdout); err != nil {
+	if err := s.fetchReport(ctx, report.FormatMarkdown, "", s.env.Stdout); err != nil {
 		errs = append(errs, err)
 	}
 	for _, o := range s.args.outs {
 		if err := s.fetchReport(ctx, o.format, o.path, nil); err != nil {
 			errs = append(errs, err)
 		} else if !s.args.quiet {
-			fmt.Fprintf(s.env.stderr, "benchq: wrote %s\n", o.path)
+			fmt.Fprintf(s.env.Stderr, "benchq: wrote %s\n", o.path)
 		}
 	}
 	return errors.Join(errs...)

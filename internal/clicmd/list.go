@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -34,13 +34,14 @@ func (l *labelList) Set(v string) error {
 	return nil
 }
 
-func listMain(ctx context.Context, args []string, env cliEnv) int {
-	fs := newFlagSet("benchq list", listSynopsis, env.stderr)
-	api := addAPIFlags(fs, env.getenv)
+// List is `benchq list`.
+func List(ctx context.Context, args []string, env Env) int {
+	fs := NewFlagSet("benchq list", listSynopsis, env.Stderr)
+	api := AddAPIFlags(fs, env.Getenv)
 	var f client.ListFilter
 	var labels labelList
 	fs.StringVar(&f.Status, "status", "", "only jobs in this status")
-	fs.Var(&labels, "label", "only jobs with this key:value label; repeatable, all must match")
+	fs.Var(&labels, "label", "only jobs with this `key:value` label; repeatable, all must match")
 	fs.StringVar(&f.Name, "name", "", "only jobs whose name contains this, ignoring case")
 	fs.IntVar(&f.Limit, "limit", 0, "jobs per page, 1..100 (0: the server's default, 20)")
 	fs.StringVar(&f.Cursor, "cursor", "", "the page after the one that printed this cursor")
@@ -51,27 +52,27 @@ func listMain(ctx context.Context, args []string, env cliEnv) int {
 		err = fmt.Errorf("takes no arguments, got %q", pos)
 	}
 	if err != nil {
-		return usageExit("benchq list", err, env.stderr)
+		return UsageExit("benchq list", err, env.Stderr)
 	}
 	f.Labels = labels
-	c, err := api.client()
+	c, err := api.Client()
 	if err != nil {
-		return usageExit("benchq list", err, env.stderr)
+		return UsageExit("benchq list", err, env.Stderr)
 	}
 	page, err := c.List(ctx, f)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "benchq list: %v\n", err)
-		return exitError
+		fmt.Fprintf(env.Stderr, "benchq list: %v\n", err)
+		return ExitError
 	}
 	if *asJSON {
-		fmt.Fprintf(env.stdout, "%s\n", page.Raw)
-		return exitOK
+		fmt.Fprintf(env.Stdout, "%s\n", page.Raw)
+		return ExitOK
 	}
 	if len(page.Jobs) == 0 {
-		fmt.Fprintln(env.stderr, "benchq list: no jobs match")
-		return exitOK
+		fmt.Fprintln(env.Stderr, "benchq list: no jobs match")
+		return ExitOK
 	}
-	tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tRUNS\tVERDICT\tCREATED\tNAME")
 	for _, j := range page.Jobs {
 		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\n", j.ID, j.Status, j.Progress.RunsDone, j.Progress.RunsTotal,
@@ -79,9 +80,9 @@ func listMain(ctx context.Context, args []string, env cliEnv) int {
 	}
 	_ = tw.Flush()
 	if page.NextCursor != "" {
-		fmt.Fprintf(env.stderr, "benchq list: more jobs: --cursor %s\n", page.NextCursor)
+		fmt.Fprintf(env.Stderr, "benchq list: more jobs: --cursor %s\n", page.NextCursor)
 	}
-	return exitOK
+	return ExitOK
 }
 
 func dashIfEmpty(s string) string {

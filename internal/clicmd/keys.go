@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/localredis"
 	"github.com/benchq/benchq/internal/store"
@@ -22,9 +23,9 @@ import (
 
 // Exit statuses of `benchq keys`.
 const (
-	keysExitOK     = 0
-	keysExitFailed = 1 // Redis refused or failed, or no such key
-	keysExitUsage  = 2 // bad command line
+	KeysExitOK     = 0
+	KeysExitFailed = 1 // Redis refused or failed, or no such key
+	KeysExitUsage  = 2 // bad command line
 )
 
 // keysUsage is the help of `benchq keys` without a subcommand, in the
@@ -43,26 +44,22 @@ the all-in-one's redis-server socket in its data directory). "add"
 prints the new key once: only its SHA-256 is stored, so it cannot be shown
 again. Quota flags left at 0 follow the service-wide defaults.`
 
-// runKeys is `benchq keys add|list|revoke`.
-func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return keysMain(ctx, args, os.Getenv, stdout, stderr)
-}
-
-// keysMain is runKeys with the environment passed in, for tests.
-func keysMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// Keys is `benchq keys add|list|revoke`.
+func Keys(ctx context.Context, args []string, env Env) int {
+	getenv, stdout, stderr := env.Getenv, env.Stdout, env.Stderr
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, keysUsage)
 		if len(args) == 0 {
-			return keysExitUsage
+			return KeysExitUsage
 		}
-		return keysExitOK
+		return KeysExitOK
 	}
 	sub, rest := args[0], args[1:]
 	var cmd keysCommand
 	fs := cmd.flags(sub, stderr)
 	pos, err := parseInterleaved(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		return keysExitOK
+		return KeysExitOK
 	}
 	if err == nil {
 		err = cmd.fromEnvAndFiles(getenv)
@@ -72,12 +69,12 @@ func keysMain(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq keys: %v\n\n%s", err, keysUsage)
-		return keysExitUsage
+		return KeysExitUsage
 	}
 	st, closeStore, err := openKeyStore(ctx, cmd.redisURL)
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq keys: %v\n", err)
-		return keysExitFailed
+		return KeysExitFailed
 	}
 	defer closeStore()
 	switch sub {
@@ -90,9 +87,9 @@ func keysMain(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq keys %s: %v\n", sub, err)
-		return keysExitFailed
+		return KeysExitFailed
 	}
-	return keysExitOK
+	return KeysExitOK
 }
 
 // keysCommand is the parsed command line of one `benchq keys` call.
@@ -130,7 +127,7 @@ func (k *keysCommand) fromEnvAndFiles(getenv func(string) string) error {
 }
 
 func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("benchq keys "+sub, keysSynopsis, stderr)
+	fs := NewFlagSet("benchq keys "+sub, keysSynopsis, stderr)
 	fs.StringVar(&k.redisURL, "redis-url", "", "Redis URL (default: env BENCHQ_REDIS_URL, else the socket of the all-in-one's redis-server in its data directory)")
 	if sub != "add" {
 		return fs
@@ -152,13 +149,13 @@ func (k *keysCommand) flags(sub string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// keysSubcommands maps each `benchq keys` subcommand to the number of
+// KeysSubcommands maps each `benchq keys` subcommand to the number of
 // arguments it takes.
-func keysSubcommands() map[string]int { return map[string]int{"add": 1, "list": 0, "revoke": 1} }
+func KeysSubcommands() map[string]int { return map[string]int{"add": 1, "list": 0, "revoke": 1} }
 
 // check validates what the flags cannot: arity, the Redis URL, the quota.
 func (k *keysCommand) check(sub string, pos []string) error {
-	n, ok := keysSubcommands()[sub]
+	n, ok := KeysSubcommands()[sub]
 	switch {
 	case !ok:
 		return fmt.Errorf("unknown subcommand %q", sub)
@@ -200,7 +197,10 @@ func openKeyStore(ctx context.Context, url string) (*store.Store, func(), error)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		_ = rdb.Close()
-		return nil, nil, fmt.Errorf("redis: %w", err)
+		// The URL is not quoted: it may carry Redis's password. The
+		// error is printed and the command ends, so it is a sentence
+		// rather than go-redis's chain.
+		return nil, nil, fmt.Errorf("cannot reach Redis (%s); check --redis-url (env BENCHQ_REDIS_URL) and that Redis is running", client.Reason(err))
 	}
 	st := store.New(rdb, store.Options{})
 	// Before the first write, so a key added to an old data directory

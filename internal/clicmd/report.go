@@ -1,4 +1,4 @@
-package main
+package clicmd
 
 import (
 	"context"
@@ -16,40 +16,36 @@ import (
 
 // Exit statuses of `benchq report`.
 const (
-	reportExitOK       = 0
-	reportExitFailed   = 1 // the server answered an error other than 404
-	reportExitNotFound = 2 // no such job
-	reportExitUsage    = 3 // bad command line, unreachable server, unwritable output
+	ReportExitOK       = 0
+	ReportExitFailed   = 1 // the server answered an error other than 404
+	ReportExitNotFound = 2 // no such job
+	ReportExitUsage    = 3 // bad command line, unreachable server, unwritable output
 )
 
-// defaultServer is where `benchq` with no arguments serves its API.
-const defaultServer = "http://127.0.0.1:8080"
+// DefaultServer is where `benchq` with no arguments serves its API.
+const DefaultServer = "http://127.0.0.1:8080"
 
 // reportArgs is `benchq report`'s parsed command line.
 type reportArgs struct {
 	id      string
 	format  report.Format
-	api     *apiFlags
+	api     *APIFlags
 	out     string
 	timeout time.Duration
 }
 
-// runReport is `benchq report JOB_ID [--format F] [--server URL] [--out FILE]`:
+// Report is `benchq report JOB_ID [--format F] [--server URL] [--out FILE]`:
 // it fetches GET /v1/jobs/{id}/report?format=F and writes the body to
 // stdout or FILE.
-func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return reportMain(ctx, args, os.Getenv, stdout, stderr)
-}
-
-// reportMain is runReport with the environment passed in, for tests.
-func reportMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func Report(ctx context.Context, args []string, env Env) int {
+	getenv, stdout, stderr := env.Getenv, env.Stdout, env.Stderr
 	a, err := parseReportArgs(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return reportExitOK
+		return ReportExitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "benchq report: %v\n", err)
-		return reportExitUsage
+		return ReportExitUsage
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
@@ -61,9 +57,9 @@ func reportMain(ctx context.Context, args []string, getenv func(string) string, 
 	defer body.Close()
 	if err := writeReport(body, a.out, stdout); err != nil {
 		fmt.Fprintf(stderr, "benchq report: %v\n", err)
-		return reportExitUsage
+		return ReportExitUsage
 	}
-	return reportExitOK
+	return ReportExitOK
 }
 
 const reportSynopsis = `benchq report JOB_ID [--format F] [--out FILE] [flags]
@@ -76,10 +72,10 @@ Fetches a job's report, to stdout or --out FILE, in any of the formats
 func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer) (reportArgs, error) {
 	var a reportArgs
 	var format string
-	fs := newFlagSet("benchq report", reportSynopsis, stderr)
+	fs := NewFlagSet("benchq report", reportSynopsis, stderr)
 	fs.StringVar(&format, "format", string(report.FormatMarkdown),
 		"report format: ab, http_load, json, csv, markdown, svg, png, html or gnuplot")
-	a.api = addAPIFlags(fs, getenv)
+	a.api = AddAPIFlags(fs, getenv)
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
 	id, err := parseJobID(fs, args)
@@ -98,22 +94,22 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 // fetchReport GETs the report; on failure it returns the exit code that
 // fits the error.
 func fetchReport(ctx context.Context, a reportArgs) (io.ReadCloser, int, error) {
-	c, err := a.api.client()
+	c, err := a.api.Client()
 	if err != nil {
-		return nil, reportExitUsage, err
+		return nil, ReportExitUsage, err
 	}
 	c.RequestTimeout = a.timeout
 	body, err := c.Report(ctx, a.id, string(a.format))
 	var ae *client.APIError
 	switch {
 	case err == nil:
-		return body, reportExitOK, nil
+		return body, ReportExitOK, nil
 	case errors.Is(err, client.ErrNotFound):
-		return nil, reportExitNotFound, fmt.Errorf("job %s not found: %w", a.id, err)
+		return nil, ReportExitNotFound, fmt.Errorf("job %s not found: %w", a.id, err)
 	case !errors.As(err, &ae), ae.Status == http.StatusBadRequest:
-		return nil, reportExitUsage, err // unreachable server, or a request it refused
+		return nil, ReportExitUsage, err // unreachable server, or a request it refused
 	}
-	return nil, reportExitFailed, err
+	return nil, ReportExitFailed, err
 }
 
 // writeReport copies the body to the file, or to stdout when none is named.

@@ -1,9 +1,8 @@
-package main
+package clicmd
 
 import (
 	"context"
 	"fmt"
-	"io"
 )
 
 const waitSynopsis = `benchq wait JOB_ID [--out FILE]... [--timeout D] [--quiet] [flags]
@@ -15,35 +14,31 @@ pass or none, 1 = verdict fail, 2 = the job failed or was canceled,
 3 = usage, connection or API error. A job that already ended is reported
 at once.`
 
-// runWait is `benchq wait`.
-func runWait(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return waitMain(ctx, args, processEnv(stdin, stdout, stderr))
-}
-
-func waitMain(ctx context.Context, args []string, env cliEnv) int {
+// Wait is `benchq wait`.
+func Wait(ctx context.Context, args []string, env Env) int {
 	a := submitArgs{wait: true}
-	fs := newFlagSet("benchq wait", waitSynopsis, env.stderr)
-	a.api = addAPIFlags(fs, env.getenv)
+	fs := NewFlagSet("benchq wait", waitSynopsis, env.Stderr)
+	a.api = AddAPIFlags(fs, env.Getenv)
 	addWaitFlags(fs, &a)
 	id, err := parseJobID(fs, args)
 	if err == nil && a.timeout < 0 {
 		err = fmt.Errorf("--timeout must not be negative, got %s", a.timeout)
 	}
 	if err != nil {
-		return usageExit("benchq wait", err, env.stderr)
+		return UsageExit("benchq wait", err, env.Stderr)
 	}
-	c, err := a.api.client()
+	c, err := a.api.Client()
 	if err != nil {
-		return usageExit("benchq wait", err, env.stderr)
+		return UsageExit("benchq wait", err, env.Stderr)
 	}
 	j, err := c.Job(ctx, id)
 	if err != nil {
-		fmt.Fprintf(env.stderr, "benchq wait: %v\n", err)
-		return exitError
+		fmt.Fprintf(env.Stderr, "benchq wait: %v\n", err)
+		return ExitError
 	}
 	s := &submission{name: "benchq wait", args: a, env: env, c: c, job: j}
 	if !a.quiet {
-		fmt.Fprintf(env.stderr, "benchq: following job %s, %s, %d/%d runs (Ctrl-C stops waiting, not the job)\n",
+		fmt.Fprintf(env.Stderr, "benchq: following job %s, %s, %d/%d runs (Ctrl-C stops waiting, not the job)\n",
 			j.ID, j.Status, j.Progress.RunsDone, j.Progress.RunsTotal)
 	}
 	return s.wait(ctx)

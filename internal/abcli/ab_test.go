@@ -1,4 +1,4 @@
-package main
+package abcli
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/clicmd"
 )
 
 // abTarget is a loopback fasthttp server for `benchq ab` tests.
@@ -49,7 +50,7 @@ func fixedBody(body string) fasthttp.RequestHandler {
 func runABTest(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = runAB(ctx, args, &out, &errOut)
+	code = Run(ctx, args, clicmd.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut})
 	return code, out.String(), errOut.String()
 }
 

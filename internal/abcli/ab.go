@@ -1,4 +1,4 @@
-package main
+package abcli
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/benchq/benchq/internal/abcmd"
+	"github.com/benchq/benchq/internal/clicmd"
 )
 
 // Exit statuses of `benchq ab`, as ab's.
@@ -25,11 +26,12 @@ const abVersion = "This is ApacheBench, Version 2.3 <$Revision$>\n" +
 	"Copyright 1996 Adam Twiss, Zeus Technology Ltd, http://www.zeustech.net/\n" +
 	"Licensed to The Apache Software Foundation, http://www.apache.org/\n\n"
 
-// runAB is `benchq ab [ab flags] URL`: ApacheBench on the benchq engine. It
+// Run is `benchq ab [ab flags] URL`: ApacheBench on the benchq engine. It
 // prints what ab prints, where ab prints it, and exits as ab does.
-func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Run(ctx context.Context, args []string, env clicmd.Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
 	if n := splitRemoteAB(args); n > 0 {
-		return runABRemote(ctx, args[:n], args[n:], stdout, stderr, os.Getenv) // ab_remote.go
+		return runABRemote(ctx, args[:n], args[n:], stdout, stderr, env.Getenv) // ab_remote.go
 	}
 	a, err := abcmd.ParseAB(args)
 	if err != nil {

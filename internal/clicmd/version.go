@@ -1,8 +1,8 @@
-package main
+package clicmd
 
 import (
+	"context"
 	"fmt"
-	"io"
 	"runtime/debug"
 	"strings"
 )
@@ -44,18 +44,19 @@ func versionOr(v string) string {
 	return v
 }
 
-// runVersion is `benchq version` and `benchq --version`.
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("benchq version", versionSynopsis, stderr)
+// Version is `benchq version` and `benchq --version`.
+func Version(_ context.Context, args []string, env Env) int {
+	stdout, stderr := env.Stdout, env.Stderr
+	fs := NewFlagSet("benchq version", versionSynopsis, stderr)
 	if err := fs.Parse(args); err != nil {
-		return usageExit("benchq version", err, stderr)
+		return UsageExit("benchq version", err, stderr)
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return usageExit("benchq version", fmt.Errorf("takes no arguments, got %q", fs.Args()), stderr)
+		return UsageExit("benchq version", fmt.Errorf("takes no arguments, got %q", fs.Args()), stderr)
 	}
 	fmt.Fprint(stdout, versionText(debug.ReadBuildInfo()))
-	return exitOK
+	return ExitOK
 }
 
 const versionSynopsis = `benchq version
