@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -22,10 +21,7 @@ func (nxResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, 
 	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "192.0.2.53:53", IsNotFound: true}
 }
 
-// goPrefix matches a Go package prefix ("netguard: ") in a text for clients.
-var goPrefix = regexp.MustCompile(`\b(api|job|store|netguard|abcmd|client|worker|targetverify|measure|loadgen|webhook|template|schedule|cihook|apikey|config|queue|report|json):\s`)
-
-// TestMessagesForPeople: what a client reads of a mistyped host, a
+// TestMessagesForPeople (goPrefix: clierrors_test.go): what a client reads of a mistyped host, a
 // mistyped field next to an invalid value, and malformed JSON, through
 // the whole service (the real decoder, validation and address policy; a
 // stub resolver).
