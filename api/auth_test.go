@@ -16,6 +16,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -39,7 +40,7 @@ func newKeyEnvWith(t *testing.T, tune func(*Config), deps func(*Deps)) *keyEnv {
 	t.Helper()
 	st := store.New(redistest.Start(t).Client(t), store.Options{})
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -374,7 +375,7 @@ func TestOpenModeEndsWithFirstKey(t *testing.T) {
 	if _, err := env.store.RevokeKey(t.Context(), id, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	restarted := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly}, Deps{Store: env.store, Queue: env.queue, Keys: env.store, Quotas: env.store})
+	restarted := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly}, Deps{Store: env.store, Queue: env.queue, Keys: env.store, Quotas: env.store})
 	restarted.auth.listening(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, slog.New(slog.DiscardHandler))
 	hs := httptest.NewServer(restarted.Handler())
 	t.Cleanup(hs.Close)

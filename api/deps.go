@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -27,9 +25,4 @@ type JobStore interface {
 	// accepted: the job if still queued, its index entries, its secret
 	// and its slot.
 	DiscardJob(ctx context.Context, j *job.Job) error
-}
-
-// Enqueuer puts tasks on the queue; *asynq.Client implements it.
-type Enqueuer interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
 }

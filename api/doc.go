@@ -6,9 +6,9 @@
 // (which validates, applies quotas, stores and enqueues) and renders
 // what admit refuses as a problem.
 //
-// Handlers depend on the small JobStore and Enqueuer interfaces declared
-// here, not on the Redis store or the asynq client, so they can be tested
-// with fakes. Every error leaves as RFC 9457 application/problem+json; one
+// Handlers depend on the small JobStore interface declared here and on
+// queue.Enqueuer (declared once beside the tasks it carries), not on the
+// Redis store or the asynq client, so they can be tested with fakes. Every error leaves as RFC 9457 application/problem+json; one
 // table in problem.go maps domain errors to statuses and problem types, and
 // internal errors are logged with the request id, never echoed. A Redis
 // outage (store.ErrUnavailable) is a 503 with Retry-After on every route,

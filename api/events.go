@@ -13,15 +13,6 @@ import (
 	"github.com/benchq/benchq/internal/store"
 )
 
-// isFinalEvent reports whether no event follows this one in a job's stream.
-func isFinalEvent(typ string) bool {
-	switch typ {
-	case "job.finished", "job.succeeded", "job.failed", "job.canceled":
-		return true
-	}
-	return false
-}
-
 // handleJobEvents streams a job's progress as Server-Sent Events.
 //
 //	@Summary		Stream a job's events
@@ -153,7 +144,7 @@ func (st *stream) write(events []store.Event) (done bool, err error) {
 		}
 		b.WriteString("\n")
 		st.after = ev.ID
-		if isFinalEvent(ev.Type) {
+		if job.IsFinalEvent(ev.Type) {
 			done = true
 			break
 		}

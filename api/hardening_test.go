@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/logbuf"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // countingListener counts every byte the server reads from its
@@ -54,7 +55,7 @@ type servedEnv struct {
 func serveAPI(t *testing.T, tune func(*Config)) *servedEnv {
 	t.Helper()
 	logs := &logbuf.Buffer{}
-	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	if tune != nil {
 		tune(&cfg)
 	}

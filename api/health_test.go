@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 func TestHealthAndReady(t *testing.T) {
@@ -77,7 +78,7 @@ func TestOpenAPIAndDocs(t *testing.T) {
 // TestSlowHeadersAreCut holds a connection open with half a request line:
 // the read-header timeout must close it (slowloris).
 func TestSlowHeadersAreCut(t *testing.T) {
-	srv := New(Config{CheckURL: loopbackOnly, ReadHeaderTimeout: 200 * time.Millisecond}, Deps{Store: newFakeStore(), Queue: &fakeQueue{}})
+	srv := New(Config{CheckURL: testservers.LoopbackOnly, ReadHeaderTimeout: 200 * time.Millisecond}, Deps{Store: newFakeStore(), Queue: &fakeQueue{}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -2,24 +2,15 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
-)
 
-// loopbackOnly mirrors the cmd wiring's interim URL policy.
-func loopbackOnly(u *url.URL) error {
-	if h := u.Hostname(); h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
-		return nil
-	}
-	return errors.New("only loopback targets are allowed")
-}
+	"github.com/benchq/benchq/internal/testservers"
+)
 
 type testEnv struct {
 	store *fakeStore
@@ -31,7 +22,7 @@ type testEnv struct {
 func newTestEnv(t *testing.T, tune func(*Config)) *testEnv {
 	t.Helper()
 	env := &testEnv{store: newFakeStore(), queue: &fakeQueue{}}
-	cfg := Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
+	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -37,7 +38,7 @@ type storeEnv struct {
 func newStoreEnv(t *testing.T, rdb redis.UniversalClient) *storeEnv {
 	t.Helper()
 	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
-	srv := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly}, Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Selector: env.st})
+	srv := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly}, Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Selector: env.st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	env.url = hs.URL
@@ -402,7 +403,7 @@ func newVerifyingEnv(t *testing.T, v *gatedVerifier, timing idempotencyTiming) *
 	rdb := redistest.Start(t).Client(t)
 	v.rdb = rdb
 	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
-	srv := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, VerifyTargets: true},
+	srv := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, VerifyTargets: true},
 		Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Deliveries: env.st, Selector: env.st, Targets: v})
 	srv.idempotencyTiming = timing
 	hs := httptest.NewServer(srv.Handler())

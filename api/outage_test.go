@@ -21,6 +21,7 @@ import (
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
 	"github.com/benchq/benchq/internal/template"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -73,7 +74,7 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	t.Cleanup(func() { _ = rdb.Close() })
 	st := store.New(rdb, store.Options{})
 	env := &outageEnv{redis: srv, rdb: rdb, store: st, queue: &hookQueue{Client: asynq.NewClientFromRedisClient(rdb)}}
-	env.srv = New(Config{CheckURL: loopbackOnly, UnavailableRetryAfter: outageRetryAfter, EventPoll: 20 * time.Millisecond},
+	env.srv = New(Config{CheckURL: testservers.LoopbackOnly, UnavailableRetryAfter: outageRetryAfter, EventPoll: 20 * time.Millisecond},
 		Deps{Store: st, Queue: env.queue, Keys: st, Quotas: st, Deliveries: st, Idempotency: st, Selector: st,
 			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Schedules: st, Pinner: st})
 	hs := httptest.NewServer(env.srv.Handler())

@@ -15,6 +15,7 @@ import (
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestPerRunQuotas: a key's per-run quota is a 422 naming the field, the
@@ -198,7 +199,7 @@ func TestSubmissionRateBeforeOutboundChecks(t *testing.T) {
 		c.VerifyTargets = true
 		c.CheckURL = func(u *url.URL) error {
 			lookups.Add(1)
-			return loopbackOnly(u)
+			return testservers.LoopbackOnly(u)
 		}
 	}, func(d *Deps) { d.Targets = verifier })
 	_, jobs := env.addKey(t, "jobs", false, apikey.Quota{SubmissionsPerMinute: 2})

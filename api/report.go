@@ -58,7 +58,7 @@ func (s *Server) handleGetReport(c echo.Context) error {
 		// from the API, whatever a job's names hold.
 		c.Response().Header().Set("Content-Security-Policy", htmlReportCSP)
 	}
-	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+extension(f)))
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+f.Extension()))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }
 
@@ -84,17 +84,4 @@ func reportFormat(r *http.Request) (report.Format, error) {
 		return f, nil
 	}
 	return report.FormatJSON, nil
-}
-
-// extension names the file a browser saves the report as.
-func extension(f report.Format) string {
-	switch f {
-	case report.FormatMarkdown:
-		return "md"
-	case report.FormatGnuplot:
-		return "tsv"
-	case report.FormatAB, report.FormatHTTPLoad:
-		return string(f) + ".txt"
-	}
-	return string(f)
 }

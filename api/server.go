@@ -20,6 +20,7 @@ import (
 	"github.com/benchq/benchq/internal/dashboard"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
+	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/undo"
 )
 
@@ -155,7 +156,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // Deps are the parts the API drives.
 type Deps struct {
 	Store JobStore
-	Queue Enqueuer
+	Queue queue.Enqueuer
 	// Inspector, when set, exports queue depths on /metrics.
 	Inspector *asynq.Inspector
 	// Deliveries keeps webhook secrets and delivery logs; nil refuses jobs
@@ -199,7 +200,7 @@ type Server struct {
 	cfg     Config
 	store   JobStore
 	ender   *jobend.Ender // the end of a job canceled while queued
-	queue   Enqueuer
+	queue   queue.Enqueuer
 	log     *slog.Logger
 	echo    *echo.Echo
 	http    *http.Server

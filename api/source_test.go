@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/logbuf"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // takenQueue stands for an enqueue whose answer was lost after a worker
@@ -55,7 +56,7 @@ func TestCreationNamesItsSource(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs logbuf.Buffer
 			st := newFakeStore()
-			srv := New(Config{OpenUntilFirstKey: true, CheckURL: loopbackOnly, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
+			srv := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Logger: slog.New(slog.NewTextHandler(&logs, nil))},
 				Deps{Store: st, Queue: takenQueue{st}})
 			hs := httptest.NewServer(srv.Handler())
 			t.Cleanup(hs.Close)

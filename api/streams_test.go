@@ -15,8 +15,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // streamEnv is the API on a real Redis, with its event streams wired to
@@ -39,7 +41,7 @@ func newStreamEnv(t *testing.T, tune func(*Config)) *streamEnv {
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{})
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	cfg := Config{CheckURL: loopbackOnly, Heartbeat: time.Hour}
+	cfg := Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour}
 	if tune != nil {
 		tune(&cfg)
 	}
@@ -166,7 +168,7 @@ func TestStreamWakesOnNotice(t *testing.T) {
 	// The stream registered before its headers were sent; give the
 	// subscription its first confirmation, then write.
 	time.Sleep(200 * time.Millisecond)
-	for i, typ := range []string{store.EventProgress, store.EventJobFinished} {
+	for i, typ := range []string{job.EventProgress, job.EventFinished} {
 		if err := env.store.AppendEvent(t.Context(), id, typ, map[string]int{"n": i}); err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +250,7 @@ func TestStreamsOfOneJobShareReads(t *testing.T) {
 	st := store.New(srv.Client(t), store.Options{})
 	cs := &countingStore{Store: st}
 	env := &keyEnv{store: st, queue: &fakeQueue{}}
-	env.srv = New(Config{CheckURL: loopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
+	env.srv = New(Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
 		Deps{Store: cs, Queue: env.queue, Keys: st, Quotas: st, Streams: st})
 	hs := httptest.NewServer(env.srv.Handler())
 	t.Cleanup(func() {
@@ -274,7 +276,7 @@ func TestStreamsOfOneJobShareReads(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // every stream past its replay
 	before := cs.reads.Load()
-	if err := st.AppendEvent(t.Context(), id, store.EventProgress, map[string]int{"runs_done": 1}); err != nil {
+	if err := st.AppendEvent(t.Context(), id, job.EventProgress, map[string]int{"runs_done": 1}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range streams {

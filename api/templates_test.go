@@ -12,6 +12,7 @@ import (
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // keyedEnv is the API on a real redis-server with three keys: two
@@ -34,7 +35,7 @@ func newKeyedEnvWith(t *testing.T, cfg Config) *keyedEnv {
 	t.Helper()
 	rdb := redistest.Start(t).Client(t)
 	st := store.New(rdb, store.Options{})
-	cfg.CheckURL = loopbackOnly
+	cfg.CheckURL = testservers.LoopbackOnly
 	srv := New(cfg, Deps{Store: st, Queue: &fakeQueue{}, Keys: st, Quotas: st,
 		Idempotency: st, Selector: st, Templates: st, Pinner: st})
 	hs := httptest.NewServer(srv.Handler())

@@ -10,6 +10,7 @@ import (
 	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // closedAddr returns a loopback address nothing listens on.
@@ -30,7 +31,7 @@ func closedAddr(t *testing.T) string {
 // the one it stopped.
 func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 2*time.Millisecond)
+	tg := testservers.StartTarget(t, "hello benchq", 2*time.Millisecond)
 	// Point 0: 40 requests (finishes at once); point 1: a million (runs
 	// until canceled).
 	j, task := e.create(t, closedSpec([]int{2}, []int{40, 1_000_000}, 1, tg))
@@ -46,7 +47,7 @@ func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 	}
 	got := e.waitJob(t, j.ID, 10*time.Second, "canceled", terminal)
 	time.Sleep(time.Until(cancelAt.Add(1500 * time.Millisecond)))
-	last := time.Unix(0, tg.last.Load())
+	last := tg.LastHit()
 	if stop := last.Sub(cancelAt); stop > time.Second {
 		t.Errorf("last request reached the target %v after the cancel, want within 1s", stop)
 	}
@@ -76,7 +77,7 @@ func TestCancelStopsRunningLoadWithinASecond(t *testing.T) {
 // task completes without a single request to the target.
 func TestQueuedJobCanceledNeverStarts(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	j, task := e.create(t, closedSpec([]int{1}, []int{100}, 3, tg))
 	e.enqueue(t, task)
 	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
@@ -100,7 +101,7 @@ func TestQueuedJobCanceledNeverStarts(t *testing.T) {
 	if got.Status != job.StatusCanceled || got.StartedAt != nil {
 		t.Errorf("job = %s started %v, want canceled, never started", got.Status, got.StartedAt)
 	}
-	if n := tg.hits.Load(); n != 0 {
+	if n := tg.Hits(); n != 0 {
 		t.Errorf("target received %d requests, want 0", n)
 	}
 }

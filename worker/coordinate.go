@@ -20,7 +20,7 @@ import (
 // worker picked up; *asynq.Client and *asynq.Inspector implement it
 // together (shardTasks).
 type shardQueue interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
+	queue.Enqueuer
 	DeleteTask(queue, id string) error
 }
 
@@ -60,13 +60,13 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int)
 	if r.shards == nil {
 		return nil, fmt.Errorf("%w: a sharded run needs a worker serving the shard queue", errNeverRuns)
 	}
-	bound := sw.job.Spec.RunEstimate(p)
+	bound := sw.planner.RunEstimate(p)
 	t := shardTask{
 		jobID: sw.job.ID, round: fmt.Sprintf("%d-%d-%08x", k.Point, k.Repeat, rand.Uint32()),
 		index: 0, count: n, key: k, target: p.Target, opts: resultOptions(plan), plan: job.ShardPlan(plan, 0, n),
 		roundTTL: r.shardWait + 2*bound + time.Minute, joinBy: time.Now().Add(r.shardWait), runBound: bound,
 	}
-	if wp, ok, err := sw.job.Spec.WarmupPlan(p); err != nil {
+	if wp, ok, err := sw.planner.WarmupPlan(p); err != nil {
 		return nil, fmt.Errorf("%w: warm-up of point %d: %w", errNeverRuns, p.Index, err)
 	} else if ok {
 		wp = job.ShardPlan(wp, 0, n)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -47,7 +48,7 @@ func TestCrashBudgetCountsDeathsWithoutProgress(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			tg := startTarget(t, 0)
+			tg := testservers.StartTarget(t, "hello benchq", 0)
 			j, _ := e.create(t, closedSpec([]int{1}, []int{10}, tt.deaths+1, tg))
 			budget := job.CrashBudget{Stalled: worker.DefaultCrashRetries, Total: worker.DefaultCrashLimit}
 			if _, err := e.st.UpdateJob(t.Context(), j.ID, func(j *job.Job) error {
@@ -78,13 +79,13 @@ func TestCrashBudgetCountsDeathsWithoutProgress(t *testing.T) {
 			}
 			switch tt.want {
 			case job.StatusSucceeded:
-				if got.Crashes != tt.deaths || got.Progress.RunsDone != tt.deaths+1 || tg.hits.Load() != 10 {
+				if got.Crashes != tt.deaths || got.Progress.RunsDone != tt.deaths+1 || tg.Hits() != 10 {
 					t.Errorf("crashes %d, runs done %d, %d requests; want %d crashes, all %d runs, 10 requests (the one run left)",
-						got.Crashes, got.Progress.RunsDone, tg.hits.Load(), tt.deaths, tt.deaths+1)
+						got.Crashes, got.Progress.RunsDone, tg.Hits(), tt.deaths, tt.deaths+1)
 				}
 			case job.StatusFailed:
-				if got.Progress.RunsDone != stored || tg.hits.Load() != 0 {
-					t.Errorf("runs done %d, %d requests; want the %d stored and no load", got.Progress.RunsDone, tg.hits.Load(), stored)
+				if got.Progress.RunsDone != stored || tg.Hits() != 0 {
+					t.Errorf("runs done %d, %d requests; want the %d stored and no load", got.Progress.RunsDone, tg.Hits(), stored)
 				}
 			}
 		})

@@ -15,7 +15,7 @@ import (
 
 	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
 )
@@ -52,13 +52,13 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 		want  job.Status
 	}{
 		{"succeeded", func(t *testing.T, e *env) job.Spec {
-			return closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+			return closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
 		}, nil, job.StatusSucceeded},
 		{"failed", func(t *testing.T, e *env) job.Spec {
 			return job.Spec{Targets: []job.Target{{Name: "a", URL: closedPort(t)}}, Sweep: job.Sweep{Concurrency: []int{1}, Requests: []int{5}}}
 		}, nil, job.StatusFailed},
 		{"canceled", func(t *testing.T, e *env) job.Spec {
-			return closedSpec([]int{1}, []int{1000}, 1, startTarget(t, 20*time.Millisecond))
+			return closedSpec([]int{1}, []int{1000}, 1, testservers.StartTarget(t, "hello benchq", 20*time.Millisecond))
 		}, func(t *testing.T, e *env, id string) {
 			e.waitJob(t, id, 10*time.Second, "running", func(j *job.Job) bool { return j.Status == job.StatusRunning })
 			if _, err := e.requestCancel(t.Context(), id); err != nil {
@@ -66,10 +66,10 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			}
 		}, job.StatusCanceled},
 		{"canceled while queued, by the API", func(t *testing.T, e *env) job.Spec {
-			return closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+			return closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
 		}, nil, job.StatusCanceled},
 		{"abandoned", func(t *testing.T, e *env) job.Spec {
-			return closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+			return closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
 		}, nil, job.StatusFailed},
 	}
 	for _, tt := range tests {
@@ -125,7 +125,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 				t.Errorf("job is %s (%q), want %s", got.Status, got.Error, tt.want)
 			}
 			for _, ev := range told.got() {
-				if want := webhook.EventFor(tt.want); ev != job.EventStarted && ev != want {
+				if want := job.EventFor(tt.want); ev != job.EventStarted && ev != want {
 					t.Errorf("notified %s, want %s", ev, want)
 				}
 			}
@@ -138,7 +138,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 			}
 			finished := 0
 			for _, ev := range events {
-				if ev.Type == store.EventJobFinished {
+				if ev.Type == job.EventFinished {
 					finished++
 				}
 			}
@@ -160,7 +160,7 @@ func TestEveryEndFinishesOnce(t *testing.T) {
 // compare_to job expired (its keys deleted as the retention TTL would).
 func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	stop := e.runWorker(t, worker.Config{ShutdownTimeout: 2 * time.Second})
 	base, task := e.create(t, closedSpec([]int{1}, []int{50}, 1, tg))
 	e.enqueue(t, task)
@@ -232,7 +232,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 
 	// The webhook of the end, queued now, says the same.
 	n := worker.NewWebhookNotifier(e.st, e.queue, worker.NotifierConfig{Logger: e.log})
-	if err := n.Notify(t.Context(), ended, webhook.EventFor(job.StatusSucceeded)); err != nil {
+	if err := n.Notify(t.Context(), ended, job.EventFor(job.StatusSucceeded)); err != nil {
 		t.Fatal(err)
 	}
 	ds, err := e.st.Deliveries(t.Context(), cur.ID)

@@ -115,7 +115,7 @@ func onlyRun(t *testing.T, st *store.Store, id string) job.Run {
 // waits used none of its task's retries.
 func TestTargetOfDeadJobComesFree(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	spec := closedSpec([]int{1}, []int{20}, 1, tg)
 	hosts := spec.WithDefaults().TargetHosts()
 	const ghostLease = 3 * time.Second
@@ -133,8 +133,8 @@ func TestTargetOfDeadJobComesFree(t *testing.T) {
 		t.Errorf("waiting job = %s, queued_reason %q; want queued, %q", waiting.Status, waiting.QueuedReason, want)
 	}
 	got := e.waitJob(t, j.ID, 15*time.Second, "a terminal status", terminal)
-	if got.Status != job.StatusSucceeded || tg.hits.Load() != 20 {
-		t.Fatalf("job ended %s (%s) with %d requests on the target; want succeeded, 20", got.Status, got.Error, tg.hits.Load())
+	if got.Status != job.StatusSucceeded || tg.Hits() != 20 {
+		t.Fatalf("job ended %s (%s) with %d requests on the target; want succeeded, 20", got.Status, got.Error, tg.Hits())
 	}
 	// Redis and this process share the clock; 100 ms covers the rounding
 	// of Redis's expiry.
@@ -158,7 +158,7 @@ func TestTargetOfDeadJobComesFree(t *testing.T) {
 func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	j, task := e.create(t, closedSpec([]int{1}, []int{20}, 1, tg))
 	hosts := j.Spec.TargetHosts()
 	if _, err := e.st.UpdateJob(ctx, j.ID, func(j *job.Job) error {
@@ -180,9 +180,9 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "waiting for target " + hosts[0] + ", held by another job" // not a job of the store
-	if got.Status != job.StatusQueued || got.Crashes != 1 || got.QueuedReason != want || tg.hits.Load() != 0 {
+	if got.Status != job.StatusQueued || got.Crashes != 1 || got.QueuedReason != want || tg.Hits() != 0 {
 		t.Fatalf("job = %s, crashes %d, queued_reason %q, %d requests sent; want queued, 1, %q, none",
-			got.Status, got.Crashes, got.QueuedReason, tg.hits.Load(), want)
+			got.Status, got.Crashes, got.QueuedReason, tg.Hits(), want)
 	}
 	if err := e.st.ReleaseTargets(ctx, "other-job", hosts); err != nil {
 		t.Fatal(err)
@@ -191,8 +191,8 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 		t.Fatalf("HandleJobRun once the host is free = %v", err)
 	}
 	got, err = e.st.GetJob(ctx, j.ID)
-	if err != nil || got.Status != job.StatusSucceeded || tg.hits.Load() != 20 {
-		t.Fatalf("job = %+v, %v with %d requests; want succeeded after 20", got, err, tg.hits.Load())
+	if err != nil || got.Status != job.StatusSucceeded || tg.Hits() != 20 {
+		t.Fatalf("job = %+v, %v with %d requests; want succeeded after 20", got, err, tg.Hits())
 	}
 	if holder, shared, err := e.st.TargetHolders(ctx, hosts[0]); err != nil || holder != "" || len(shared) != 0 {
 		t.Errorf("after the job ended its host is held by %q and %q (%v), want free", holder, shared, err)
@@ -205,7 +205,7 @@ func TestResumedJobWaitsQueuedForItsTarget(t *testing.T) {
 func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	spec := closedSpec([]int{1}, []int{20}, 1, tg)
 	hosts := spec.WithDefaults().TargetHosts()
 	if busy, err := e.st.AcquireTargets(ctx, "holder", hosts, time.Minute, store.TargetWait{Order: time.Now(), Stale: time.Minute}); err != nil || busy != nil {
@@ -241,7 +241,7 @@ func TestCanceledWaiterLeavesTheQueue(t *testing.T) {
 func TestQueuedReasonNamesOnlyOwnJobs(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
-	spec := closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	hosts := spec.WithDefaults().TargetHosts()
 	holder, _ := e.createAs(t, "key-a", spec)
 	if busy, err := e.st.AcquireTargets(ctx, holder.ID, hosts, time.Minute, store.TargetWait{Order: holder.CreatedAt, Stale: time.Minute}); err != nil || busy != nil {

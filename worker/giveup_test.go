@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -52,7 +53,7 @@ func TestLastAttemptFailsJob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0)))
+			j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0)))
 			if _, err := e.st.ReserveActive(t.Context(), j.Owner, j.ID, 10); err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +136,7 @@ func (n *flakyNotices) Notify(ctx context.Context, j *job.Job, event string) err
 // the job's outcome is untouched.
 func TestLostEndNoticeIsRetried(t *testing.T) {
 	e := newEnv(t)
-	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0)))
+	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0)))
 	if _, err := e.queue.EnqueueContext(t.Context(), task); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/logbuf"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -27,7 +28,7 @@ func TestShutdownRaceKeepsStatusWithRunner(t *testing.T) {
 			e := newEnv(t)
 			// Slow answers keep 64 requests in flight: the first worker's
 			// attempt ends well after asynq re-queued its task.
-			tg := startTarget(t, 100*time.Millisecond)
+			tg := testservers.StartTarget(t, "hello benchq", 100*time.Millisecond)
 			j, task := e.create(t, closedSpec([]int{64}, []int{640}, 3, tg))
 			e.enqueue(t, task)
 			stop := e.runWorker(t, worker.Config{ShutdownTimeout: 50 * time.Millisecond})
@@ -41,7 +42,7 @@ func TestShutdownRaceKeepsStatusWithRunner(t *testing.T) {
 			stop()
 			var last *job.Job
 			for {
-				hits := tg.hits.Load()
+				hits := tg.Hits()
 				got, err := e.st.GetJob(t.Context(), j.ID)
 				if err != nil {
 					t.Fatal(err)
@@ -53,7 +54,7 @@ func TestShutdownRaceKeepsStatusWithRunner(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 				// Requests arriving before and after the read, a second
 				// after the first worker stopped, come from the second.
-				if got.Status != job.StatusRunning && tg.hits.Load() > hits && time.Since(stopped) > time.Second {
+				if got.Status != job.StatusRunning && tg.Hits() > hits && time.Since(stopped) > time.Second {
 					if again, _ := e.st.GetJob(t.Context(), j.ID); again != nil && again.Status == got.Status {
 						t.Fatalf("trial %d: job is %s while the second worker's load reaches the target", i, got.Status)
 					}

@@ -3,54 +3,20 @@ package worker_test
 import (
 	"context"
 	"log/slog"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
-	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
-
-// target is a loopback HTTP server whose requests the test counts.
-type target struct {
-	url  string
-	hits atomic.Int64
-	last atomic.Int64 // unix ns of the latest request
-}
-
-// startTarget serves "hello benchq" after delay on 127.0.0.1.
-func startTarget(t *testing.T, delay time.Duration) *target {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := &target{url: "http://" + ln.Addr().String() + "/bench"}
-	srv := &fasthttp.Server{Handler: func(c *fasthttp.RequestCtx) {
-		tg.hits.Add(1)
-		tg.last.Store(time.Now().UnixNano())
-		if delay > 0 {
-			time.Sleep(delay)
-		}
-		c.SetBodyString("hello benchq")
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.ShutdownWithContext(ctx)
-	})
-	return tg
-}
 
 // env is one test's Redis, store and queue client.
 type env struct {
@@ -149,10 +115,10 @@ func (e *env) waitJob(t *testing.T, id string, limit time.Duration, what string,
 func terminal(j *job.Job) bool { return j.Status.Terminal() }
 
 // closedSpec is a closed-model sweep over targets.
-func closedSpec(concurrency, requests []int, repeats int, targets ...*target) job.Spec {
+func closedSpec(concurrency, requests []int, repeats int, targets ...*testservers.Target) job.Spec {
 	s := job.Spec{Sweep: job.Sweep{Concurrency: concurrency, Requests: requests, Repeats: repeats}}
 	for i, tg := range targets {
-		s.Targets = append(s.Targets, job.Target{Name: string(rune('a' + i)), URL: tg.url})
+		s.Targets = append(s.Targets, job.Target{Name: string(rune('a' + i)), URL: tg.URL})
 	}
 	return s
 }

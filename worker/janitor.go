@@ -13,7 +13,6 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // Timings and bounds of the janitor.
@@ -34,11 +33,6 @@ type archive interface {
 	ListArchivedTasks(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
 }
 
-// enqueuer queues tasks; *asynq.Client implements it.
-type enqueuer interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
-}
-
 // resumeBatch bounds the crashed jobs one resume pass looks at.
 const resumeBatch = 100
 
@@ -56,7 +50,7 @@ const resumeBatch = 100
 // one of them resume, or end and notify, each job.
 type janitor struct {
 	tasks       archive
-	queue       enqueuer
+	queue       queue.Enqueuer
 	r           *Runner
 	every       time.Duration
 	resumeEvery time.Duration
@@ -79,7 +73,7 @@ type janitor struct {
 	done   chan struct{}
 }
 
-func newJanitor(tasks archive, q enqueuer, r *Runner, every, resumeEvery time.Duration, log *slog.Logger) *janitor {
+func newJanitor(tasks archive, q queue.Enqueuer, r *Runner, every, resumeEvery time.Duration, log *slog.Logger) *janitor {
 	return &janitor{tasks: tasks, queue: q, r: r, every: every, resumeEvery: resumeEvery, log: log, page: 1,
 		settled: map[string]bool{}, seen: map[string]bool{}, unnotified: map[string]bool{}}
 }
@@ -216,7 +210,7 @@ func (jn *janitor) settle(ctx context.Context, ti *asynq.TaskInfo) bool {
 		if !jn.unnotified[id] {
 			return true
 		}
-		if err := jn.r.notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+		if err := jn.r.notify(ctx, j, job.EventFor(j.Status)); err != nil {
 			jn.log.Warn("worker: janitor: notify job end", "job", id, "err", err)
 			return false
 		}

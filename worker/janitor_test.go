@@ -11,8 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
-	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -25,7 +24,7 @@ const archivedReason = "its task was archived after its last attempt"
 func (e *env) strand(t *testing.T, leave func(id string) error) *job.Job {
 	t.Helper()
 	ctx := t.Context()
-	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, &target{url: "http://127.0.0.1:1/never-dialed"}))
+	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, &testservers.Target{URL: "http://127.0.0.1:1/never-dialed"}))
 	if _, err := e.st.ReserveActive(ctx, j.Owner, j.ID, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +33,7 @@ func (e *env) strand(t *testing.T, leave func(id string) error) *job.Job {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.AppendEvent(ctx, j.ID, store.EventJobStarted, map[string]any{"status": job.StatusRunning}); err != nil {
+	if err := e.st.AppendEvent(ctx, j.ID, job.EventStarted, map[string]any{"status": job.StatusRunning}); err != nil {
 		t.Fatal(err)
 	}
 	if leave != nil {
@@ -136,7 +135,7 @@ func TestJanitorEndsJobOfArchivedTask(t *testing.T) {
 			sentinel := e.strand(t, nil)
 			waitNotices(t, told, 2)
 			e.waitJob(t, sentinel.ID, 10*time.Second, "failed", func(j *job.Job) bool { return j.Status == job.StatusFailed })
-			if want := []string{webhook.EventFor(tt.want), job.EventFailed}; !slices.Equal(told.got(), want) {
+			if want := []string{job.EventFor(tt.want), job.EventFailed}; !slices.Equal(told.got(), want) {
 				t.Errorf("notices %v, want %v: each end told once", told.got(), want)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/logbuf"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -38,7 +39,7 @@ func (e *env) takeOver(t *testing.T, id, holder, task string) {
 // attempt that holds it.
 func TestLostLeaseStopsStaleAttempt(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, time.Millisecond)
+	tg := testservers.StartTarget(t, "hello benchq", time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{1_000_000}, 1, tg))
 	logs := &logbuf.Buffer{}
 	r := worker.NewRunner(e.st, worker.Config{JobLease: time.Second,
@@ -57,9 +58,9 @@ func TestLostLeaseStopsStaleAttempt(t *testing.T) {
 	if err != nil {
 		t.Errorf("stale HandleJobRun = %v, want nil: the job is another attempt's", err)
 	}
-	hits := tg.hits.Load()
+	hits := tg.Hits()
 	time.Sleep(300 * time.Millisecond)
-	if n := tg.hits.Load(); n != hits {
+	if n := tg.Hits(); n != hits {
 		t.Errorf("target got %d requests after the stale attempt returned, want none", n-hits)
 	}
 	got, _ := e.st.GetJob(t.Context(), j.ID)
@@ -80,7 +81,7 @@ func TestLostLeaseStopsStaleAttempt(t *testing.T) {
 // the target.
 func TestSupersededTaskDoesNothing(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, tg))
 	e.takeOver(t, j.ID, "other/1", j.ID+":resume:1")
 	before, _ := e.st.GetJob(t.Context(), j.ID)
@@ -93,9 +94,9 @@ func TestSupersededTaskDoesNothing(t *testing.T) {
 		t.Errorf("HandleJobRun took %s, want it to return at once", took)
 	}
 	got, _ := e.st.GetJob(t.Context(), j.ID)
-	if got.Status != before.Status || got.Attempt != before.Attempt || got.Holder != before.Holder || tg.hits.Load() != 0 {
+	if got.Status != before.Status || got.Attempt != before.Attempt || got.Holder != before.Holder || tg.Hits() != 0 {
 		t.Errorf("job %s at attempt %d held by %q, %d requests; want it untouched (%s, %d, %q) and no load",
-			got.Status, got.Attempt, got.Holder, tg.hits.Load(), before.Status, before.Attempt, before.Holder)
+			got.Status, got.Attempt, got.Holder, tg.Hits(), before.Status, before.Attempt, before.Holder)
 	}
 }
 
@@ -116,7 +117,7 @@ func TestJanitorResumesCrashedJob(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			tg := startTarget(t, 0)
+			tg := testservers.StartTarget(t, "hello benchq", 0)
 			j, _ := e.create(t, closedSpec([]int{1}, []int{50}, 2, tg))
 			if _, err := e.st.UpdateJob(t.Context(), j.ID, func(j *job.Job) error {
 				_, err := j.Start("dead/1", "", job.CrashBudget{}, time.Now().UTC())
@@ -139,13 +140,13 @@ func TestJanitorResumesCrashedJob(t *testing.T) {
 			}
 			switch tt.want {
 			case job.StatusSucceeded:
-				if got.Crashes != 1 || got.CurrentTask() != j.ID+":resume:1" || tg.hits.Load() != 100 {
+				if got.Crashes != 1 || got.CurrentTask() != j.ID+":resume:1" || tg.Hits() != 100 {
 					t.Errorf("crashes %d, task %q, %d requests; want 1 crash, the resume task of attempt 1, 100 requests (each run once)",
-						got.Crashes, got.CurrentTask(), tg.hits.Load())
+						got.Crashes, got.CurrentTask(), tg.Hits())
 				}
 			case job.StatusFailed:
-				if !strings.Contains(got.Error, "died 3 times") || tg.hits.Load() != 0 {
-					t.Errorf("error %q with %d requests, want it to say the worker died 3 times, and no load", got.Error, tg.hits.Load())
+				if !strings.Contains(got.Error, "died 3 times") || tg.Hits() != 0 {
+					t.Errorf("error %q with %d requests, want it to say the worker died 3 times, and no load", got.Error, tg.Hits())
 				}
 			}
 		})

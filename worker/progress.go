@@ -8,7 +8,6 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/measure"
-	"github.com/benchq/benchq/internal/store"
 )
 
 // progressSink is where progress goes: the job's progress key, read by GET
@@ -102,7 +101,7 @@ func (w *progressWriter) flush(ctx context.Context) {
 	}
 	err := w.sink.SetProgress(ctx, w.id, p)
 	if err == nil {
-		err = w.sink.AppendEvent(ctx, w.id, store.EventProgress, p)
+		err = w.sink.AppendEvent(ctx, w.id, job.EventProgress, p)
 	}
 	if err != nil && ctx.Err() == nil {
 		w.log.Warn("worker: write progress", "job", w.id, "err", err)

@@ -19,7 +19,6 @@ import (
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // ErrHandedBack is returned by HandleJobRun when it gave the job back to
@@ -179,7 +178,7 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 			// an attempt that died before it notified or before asynq
 			// heard of it. The notifier sends each event once, so telling
 			// it again is safe and recovers a notify lost to a crash.
-			if err := r.notify(ctx, over, webhook.EventFor(over.Status)); err != nil {
+			if err := r.notify(ctx, over, job.EventFor(over.Status)); err != nil {
 				return nil, fmt.Errorf("worker: job %s: %w: %w", id, errNotifyLost, err)
 			}
 		}
@@ -199,7 +198,7 @@ func (r *Runner) begin(ctx context.Context, h *hold) (*job.Job, error) {
 		return nil, fmt.Errorf("worker: start job %s: %w", id, err)
 	}
 	if started {
-		if err := r.st.AppendEvent(ctx, id, store.EventJobStarted, map[string]any{"status": j.Status}); err != nil {
+		if err := r.st.AppendEvent(ctx, id, job.EventStarted, map[string]any{"status": j.Status}); err != nil {
 			// Started but unannounced: hand it back, so the retry starts it again.
 			r.log.Warn("worker: append job.started event", "job", id, "err", err)
 			return nil, r.handBack(ctx, h, job.Progress{RunsTotal: j.Progress.RunsTotal, RunsDone: j.Progress.RunsDone}, err)
@@ -240,7 +239,8 @@ type sweep struct {
 	r        *Runner
 	ctx      context.Context // the attempt's; ends on asynq abort or timeout
 	job      *job.Job
-	hold     *hold // the attempt's lease and number (lease.go)
+	hold     *hold        // the attempt's lease and number (lease.go)
+	planner  *job.Planner // the job's spec, its targets parsed
 	points   []job.Point
 	todo     []job.RunKey // the schedule without the runs already stored
 	stored   int
@@ -254,8 +254,11 @@ func (r *Runner) newSweep(ctx context.Context, j *job.Job, h *hold) (*sweep, err
 	if err != nil {
 		return nil, fmt.Errorf("worker: job %s: %w", j.ID, err)
 	}
-	sw := &sweep{r: r, ctx: ctx, job: j, hold: h, points: j.Spec.Points()}
-	schedule := j.Spec.Schedule()
+	// One Planner for the attempt: each target is parsed once, not for
+	// every run and warm-up.
+	pl := j.Spec.Planner()
+	sw := &sweep{r: r, ctx: ctx, job: j, hold: h, planner: pl, points: pl.Points()}
+	schedule := pl.Schedule()
 	for _, k := range schedule {
 		if have[k] {
 			sw.stored++
@@ -352,7 +355,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
 	}
 	p := sw.points[k.Point]
-	plan, err := sw.job.Spec.Plan(p)
+	plan, err := sw.planner.Plan(p)
 	if err != nil {
 		return fmt.Errorf("%w: point %d: %w", errNeverRuns, k.Point, err)
 	}
@@ -388,7 +391,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.
 func (sw *sweep) warmup(p job.Point) error {
-	plan, ok, err := sw.job.Spec.WarmupPlan(p)
+	plan, ok, err := sw.planner.WarmupPlan(p)
 	if err != nil {
 		return fmt.Errorf("%w: warm-up of point %d: %w", errNeverRuns, p.Index, err)
 	}
@@ -438,7 +441,7 @@ func (sw *sweep) save(run *job.Run) error {
 	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
 		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
 		RequestsPerSecond: run.Result.RequestsPerSecond}
-	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, store.EventRunFinished, ev); err != nil {
+	if err := sw.r.st.AppendEvent(ctx, sw.job.ID, job.EventRunFinished, ev); err != nil {
 		sw.r.log.Warn("worker: append run.finished event", "job", sw.job.ID, "run", run.RunKey, "err", err)
 	}
 	stored := sw.stored

@@ -13,6 +13,7 @@ import (
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -20,7 +21,7 @@ import (
 // repeats through the queue and a Worker.
 func TestSweepSucceeds(t *testing.T) {
 	e := newEnv(t)
-	a, b := startTarget(t, 0), startTarget(t, 0)
+	a, b := testservers.StartTarget(t, "hello benchq", 0), testservers.StartTarget(t, "hello benchq", 0)
 	spec := closedSpec([]int{1, 4}, []int{200}, 2, a, b)
 	spec.Thresholds = []string{"complete == 200", "b: failed_ratio <= 0"}
 	j, task := e.create(t, spec)
@@ -67,8 +68,8 @@ func TestSweepSucceeds(t *testing.T) {
 			t.Errorf("run %v: result differs from the one its stored measurement gives (-stored +rebuilt):\n%s", r.RunKey, diff)
 		}
 	}
-	for name, tg := range map[string]*target{"a": a, "b": b} {
-		if n := tg.hits.Load(); n != 4*200 {
+	for name, tg := range map[string]*testservers.Target{"a": a, "b": b} {
+		if n := tg.Hits(); n != 4*200 {
 			t.Errorf("target %s received %d requests, want %d (4 runs of 200, no warm-up)", name, n, 4*200)
 		}
 	}
@@ -79,7 +80,7 @@ func TestSweepSucceeds(t *testing.T) {
 // verdict fail, on the job and in its job.finished event.
 func TestFailedThresholdSetsVerdict(t *testing.T) {
 	e := newEnv(t)
-	spec := closedSpec([]int{1}, []int{20}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Thresholds = []string{"complete == 20", "a: complete > 20"}
 	j, task := e.create(t, spec)
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
@@ -109,8 +110,8 @@ func assertEventsEnd(t *testing.T, st *store.Store, id string, status job.Status
 		counts[ev.Type]++
 	}
 	first, last := events[0], events[len(events)-1]
-	if first.Type != store.EventJobStarted || last.Type != store.EventJobFinished || counts[store.EventRunFinished] != runs {
-		t.Errorf("events: first %s, last %s, %d run.finished; want job.started, job.finished, %d", first.Type, last.Type, counts[store.EventRunFinished], runs)
+	if first.Type != job.EventStarted || last.Type != job.EventFinished || counts[job.EventRunFinished] != runs {
+		t.Errorf("events: first %s, last %s, %d run.finished; want job.started, job.finished, %d", first.Type, last.Type, counts[job.EventRunFinished], runs)
 	}
 	if want := `"status":"` + string(status) + `"`; !strings.Contains(string(last.Data), want) {
 		t.Errorf("job.finished data = %s, want it to hold %s", last.Data, want)
@@ -122,7 +123,7 @@ func assertEventsEnd(t *testing.T, st *store.Store, id string, status job.Status
 // handler again as asynq's retry would: exactly 10 runs, none twice.
 func TestRetryAfterCrashStoresEachRunOnce(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, time.Millisecond)
+	tg := testservers.StartTarget(t, "hello benchq", time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{1}, []int{50}, 10, tg))
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
 
@@ -172,7 +173,7 @@ func TestRetryAfterCrashStoresEachRunOnce(t *testing.T) {
 // TestHandlerSkipsFinishedAndMissingJobs covers the early exits.
 func TestHandlerSkipsFinishedAndMissingJobs(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 0)
+	tg := testservers.StartTarget(t, "hello benchq", 0)
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
 	j, task := e.create(t, closedSpec([]int{1}, []int{10}, 1, tg))
 	if _, err := e.requestCancel(t.Context(), j.ID); err != nil {
@@ -189,7 +190,7 @@ func TestHandlerSkipsFinishedAndMissingJobs(t *testing.T) {
 	if err := r.HandleJobRun(t.Context(), bad); !errors.Is(err, asynq.SkipRetry) {
 		t.Errorf("HandleJobRun(bad payload) = %v, want SkipRetry", err)
 	}
-	if n := tg.hits.Load(); n != 0 {
+	if n := tg.Hits(); n != 0 {
 		t.Errorf("target received %d requests, want 0", n)
 	}
 }
@@ -198,8 +199,8 @@ func TestHandlerSkipsFinishedAndMissingJobs(t *testing.T) {
 // benchmarked at all, so the job fails and names it.
 func TestRefusedTargetFailsJob(t *testing.T) {
 	e := newEnv(t)
-	ok := startTarget(t, 0)
-	dead := &target{url: "http://" + closedAddr(t) + "/"}
+	ok := testservers.StartTarget(t, "hello benchq", 0)
+	dead := &testservers.Target{URL: "http://" + closedAddr(t) + "/"}
 	j, task := e.create(t, closedSpec([]int{1}, []int{20}, 2, ok, dead))
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
 	if err := r.HandleJobRun(t.Context(), task); err != nil {

@@ -401,12 +401,13 @@ func (r *Runner) prepareShard(ctx context.Context, p queue.ShardPayload) (shardT
 	if j.Status != job.StatusRunning {
 		return shardTask{}, fmt.Errorf("job is %s", j.Status)
 	}
-	points := j.Spec.Points()
+	pl := j.Spec.Planner()
+	points := pl.Points()
 	if p.Point >= len(points) {
 		return shardTask{}, fmt.Errorf("no point %d", p.Point)
 	}
 	pt := points[p.Point]
-	bound := j.Spec.RunEstimate(pt)
+	bound := pl.RunEstimate(pt)
 	t := shardTask{
 		jobID: p.JobID, round: p.Round, index: p.Shard, count: p.Shards,
 		key: job.RunKey{Point: p.Point, Repeat: p.Repeat}, target: pt.Target,
@@ -419,7 +420,7 @@ func (r *Runner) prepareShard(ctx context.Context, p queue.ShardPayload) (shardT
 	}
 	var pins netguard.Pins
 	if r.targets != nil {
-		pins, err = r.targets.VerifySpec(ctx, j.Owner, j.Spec.TargetURLs())
+		pins, err = r.targets.VerifySpec(ctx, j.Owner, pl.TargetURLs())
 		if err != nil {
 			kind := abortLost
 			if errors.Is(err, targetverify.ErrUnverified) || errors.Is(err, job.ErrInvalid) {
@@ -429,14 +430,14 @@ func (r *Runner) prepareShard(ctx context.Context, p queue.ShardPayload) (shardT
 		}
 	}
 	guard := &netguard.LoadGuard{Policy: r.policy, Resolver: r.resolver, Pins: pins}
-	plan, err := j.Spec.Plan(pt)
+	plan, err := pl.Plan(pt)
 	if err != nil {
 		return t, r.giveRoundUp(t, abortFailed, fmt.Errorf("shard %d: point %d: %w", p.Shard, p.Point, err))
 	}
 	t.plan = job.ShardPlan(plan, p.Shard, p.Shards)
 	t.plan.Guard = guard
 	t.opts = resultOptions(plan)
-	if wp, ok, err := j.Spec.WarmupPlan(pt); err == nil && ok {
+	if wp, ok, err := pl.WarmupPlan(pt); err == nil && ok {
 		wp = job.ShardPlan(wp, p.Shard, p.Shards)
 		wp.Guard = guard
 		t.warmup = &wp

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -39,7 +40,7 @@ func (e *env) runWorker(t *testing.T, cfg worker.Config) (stop func()) {
 // job goes back to queued, and another worker finishes it.
 func TestShutdownLetsRunFinishThenHandsBack(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, time.Millisecond)
+	tg := testservers.StartTarget(t, "hello benchq", time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{20, 2000}, 2, tg))
 	e.enqueue(t, task)
 	stop := e.runWorker(t, worker.Config{ShutdownTimeout: 10 * time.Second})
@@ -66,7 +67,7 @@ func TestShutdownLetsRunFinishThenHandsBack(t *testing.T) {
 // runs stay.
 func TestShutdownTimeoutDiscardsPartialRun(t *testing.T) {
 	e := newEnv(t)
-	tg := startTarget(t, 2*time.Millisecond)
+	tg := testservers.StartTarget(t, "hello benchq", 2*time.Millisecond)
 	j, task := e.create(t, closedSpec([]int{2}, []int{20, 1_000_000}, 1, tg))
 	e.enqueue(t, task)
 	stop := e.runWorker(t, worker.Config{ShutdownTimeout: 300 * time.Millisecond})

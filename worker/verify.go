@@ -27,7 +27,7 @@ func (sw *sweep) checkTargets() error {
 	if sw.r.targets == nil || len(sw.todo) == 0 {
 		return nil
 	}
-	pins, err := sw.r.targets.VerifySpec(sw.ctx, sw.job.Owner, sw.job.Spec.TargetURLs())
+	pins, err := sw.r.targets.VerifySpec(sw.ctx, sw.job.Owner, sw.planner.TargetURLs())
 	switch {
 	case err == nil:
 		sw.pins = pins

@@ -20,6 +20,7 @@ import (
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/targetverify"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/worker"
 )
 
@@ -53,7 +54,7 @@ func TestTargetCheckBeforeAnyLoad(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
-			tg := startTarget(t, 0)
+			tg := testservers.StartTarget(t, "hello benchq", 0)
 			j, task := e.create(t, closedSpec([]int{1}, []int{20}, 1, tg))
 			check := &stubTargets{err: tt.err}
 			r := worker.NewRunner(e.st, worker.Config{Logger: e.log, Targets: check})
@@ -68,10 +69,10 @@ func TestTargetCheckBeforeAnyLoad(t *testing.T) {
 			if tt.err != nil && tt.wantStatus == job.StatusFailed && !strings.Contains(got.Error, "not verified") {
 				t.Errorf("job error = %q, want the verification failure", got.Error)
 			}
-			if hits := tg.hits.Load(); (hits > 0) != tt.wantLoad {
+			if hits := tg.Hits(); (hits > 0) != tt.wantLoad {
 				t.Errorf("target got %d requests, want load %v", hits, tt.wantLoad)
 			}
-			if len(check.targets) != 1 || check.targets[0].URL != tg.url || check.owner != j.Owner {
+			if len(check.targets) != 1 || check.targets[0].URL != tg.URL || check.owner != j.Owner {
 				t.Errorf("checked %q %+v, want the job's owner and its one target URL", check.owner, check.targets)
 			}
 		})

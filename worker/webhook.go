@@ -62,11 +62,6 @@ type notifyStore interface {
 	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
 }
 
-// Enqueuer puts tasks on the queue; *asynq.Client implements it.
-type Enqueuer interface {
-	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
-}
-
 // NotifierConfig configures a WebhookNotifier.
 type NotifierConfig struct {
 	// Schedule sets each delivery's retries (its length); nil means
@@ -87,17 +82,17 @@ type NotifierConfig struct {
 // not sent twice.
 type WebhookNotifier struct {
 	st  notifyStore
-	q   Enqueuer
+	q   queue.Enqueuer
 	cfg NotifierConfig
 	now func() time.Time
 }
 
 // NewWebhookNotifier returns a notifier writing to st and enqueueing on q.
-func NewWebhookNotifier(st *store.Store, q Enqueuer, cfg NotifierConfig) *WebhookNotifier {
+func NewWebhookNotifier(st *store.Store, q queue.Enqueuer, cfg NotifierConfig) *WebhookNotifier {
 	return newWebhookNotifier(st, q, cfg)
 }
 
-func newWebhookNotifier(st notifyStore, q Enqueuer, cfg NotifierConfig) *WebhookNotifier {
+func newWebhookNotifier(st notifyStore, q queue.Enqueuer, cfg NotifierConfig) *WebhookNotifier {
 	if cfg.Schedule == nil {
 		cfg.Schedule = webhook.DefaultSchedule()
 	}
@@ -123,7 +118,7 @@ func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
 	var a *job.Analysis
 	switch {
-	case event == webhook.EventStarted:
+	case event == job.EventStarted:
 	case j.Analysis != nil:
 		// The analysis the job ended with (Runner.end), so the payload
 		// says what the API says.

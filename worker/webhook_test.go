@@ -19,6 +19,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
 )
@@ -106,7 +107,7 @@ func (e *env) startWebhooks(t *testing.T, schedule webhook.Schedule) {
 // url with events, signed with secret, as the API does.
 func (e *env) submitWithWebhook(t *testing.T, url, secret string, events ...string) *job.Job {
 	t.Helper()
-	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Webhook = &job.Webhook{URL: url, Events: events}
 	j, task := e.create(t, spec)
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
@@ -312,7 +313,7 @@ func TestWebhookCanceledWhileQueued(t *testing.T) {
 	e := newEnv(t)
 	secret := webhook.NewSecret()
 	rc := startReceiver(t, secret, answer{code: 204})
-	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Webhook = &job.Webhook{URL: rc.url}
 	j, task := e.create(t, spec)
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
@@ -349,7 +350,7 @@ func TestWebhookAttemptTimesOut(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(done) })
 
-	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Webhook = &job.Webhook{URL: srv.URL}
 	j, _ := e.create(t, spec)
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, webhook.NewSecret()); err != nil {
@@ -411,7 +412,7 @@ func TestWebhookEachAttemptSignedAnew(t *testing.T) {
 	e := newEnv(t)
 	secret := webhook.NewSecret()
 	rc := startReceiver(t, secret, answer{code: 500}, answer{code: 503}, answer{code: 200})
-	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Webhook = &job.Webhook{URL: rc.url}
 	j, _ := e.create(t, spec)
 	if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
@@ -556,7 +557,7 @@ func TestWebhookOncePerEventAcrossAttempts(t *testing.T) {
 			e := newEnv(t)
 			secret := webhook.NewSecret()
 			rc := startReceiver(t, secret, answer{code: 200})
-			spec := closedSpec([]int{1}, []int{1000}, 1, startTarget(t, time.Millisecond))
+			spec := closedSpec([]int{1}, []int{1000}, 1, testservers.StartTarget(t, "hello benchq", time.Millisecond))
 			spec.Webhook = &job.Webhook{URL: rc.url, Events: tt.events}
 			j, task := e.create(t, spec)
 			if err := e.st.SetWebhookSecret(t.Context(), j.ID, secret); err != nil {
@@ -625,7 +626,7 @@ func (q *failingQueue) EnqueueContext(context.Context, *asynq.Task, ...asynq.Opt
 // next notify, and only one however often notify runs.
 func TestNotifierNeverLeavesDeliveryStuck(t *testing.T) {
 	e := newEnv(t)
-	spec := closedSpec([]int{1}, []int{10}, 1, startTarget(t, 0))
+	spec := closedSpec([]int{1}, []int{10}, 1, testservers.StartTarget(t, "hello benchq", 0))
 	spec.Webhook = &job.Webhook{URL: "http://127.0.0.1:9/hooks"} // never called: no delivery server runs
 	j, _ := e.create(t, spec)
 	cfg := worker.NotifierConfig{Schedule: webhook.Schedule{time.Second}, Logger: e.log}

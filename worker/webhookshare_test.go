@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
 )
@@ -67,7 +68,7 @@ func TestWebhookOwnerShare(t *testing.T) {
 		most           = 5               // half the slots: over the share while they are free
 	)
 	e := newEnv(t)
-	tg := startTarget(t, 0) // the jobs' target, never loaded here
+	tg := testservers.StartTarget(t, "hello benchq", 0) // the jobs' target, never loaded here
 	secret := webhook.NewSecret()
 	ok := startReceiver(t, secret, answer{code: 200})
 	schedule := webhook.Schedule{time.Minute} // a failed attempt is not retried during the test

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -32,7 +31,7 @@ func TestDashboardInChromium(t *testing.T) {
 	m := keyedMain(t, rs)
 	// The form's job reaches a "slow" target faster than the baseline's,
 	// so the compare view has a difference to show beside a "~".
-	fast, slow, slower := startTarget(t, "fast"), delayedTarget(t, 150*time.Microsecond), delayedTarget(t, 400*time.Microsecond)
+	fast, slow, slower := testservers.StartTarget(t, "fast", 0), testservers.StartTarget(t, "slow", 150*time.Microsecond), testservers.StartTarget(t, "slow", 400*time.Microsecond)
 	shots := os.Getenv("BENCHQ_SCREENSHOTS")
 	shot := func(b *browsertest.Browser, name string) {
 		if shots != "" {
@@ -195,22 +194,4 @@ func TestDashboardInChromium(t *testing.T) {
 	if resp, _ := call(t, http.MethodGet, m.URL()+"/v1/jobs/"+id, nil); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the API without a key = %d, want 401: the test ran with keys", resp.StatusCode)
 	}
-}
-
-// delayedTarget is a loopback server that answers after delay, a server
-// slower than startTarget's by a known amount.
-func delayedTarget(t *testing.T, delay time.Duration) *target {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := &target{URL: "http://" + ln.Addr().String() + "/"}
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		time.Sleep(delay)
-		ctx.SetBodyString("slow")
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return tg
 }

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestGetAndCancel runs `benchq get` and `benchq cancel` against the
 // all-in-one service through a job's life: running, canceled, gone.
 func TestGetAndCancel(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	long := submit(t, m.URL(), map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
 		"sweep":   map[string]any{"concurrency": []int{1}, "duration": []string{"60s"}},

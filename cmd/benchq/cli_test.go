@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 func TestVersion(t *testing.T) {
@@ -34,7 +35,7 @@ func TestVersion(t *testing.T) {
 // supports, as a table and as JSON.
 func TestList(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	small := func(name, env string) apiJob {
 		return submit(t, m.URL(), map[string]any{
 			"name": name, "labels": map[string]string{"env": env},
@@ -108,7 +109,7 @@ func TestList(t *testing.T) {
 // as submit --wait, through the same code.
 func TestWait(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	srv := []string{"--server", m.URL()}
 	running := submit(t, m.URL(), map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
@@ -157,7 +158,7 @@ func TestWait(t *testing.T) {
 // jobs) is retried after the server's Retry-After, within --retry-wait.
 func TestSubmitRetryAfter(t *testing.T) {
 	m := startMain(t, func(c *config.Config) { c.MaxActiveJobs = 1 })
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	srv := []string{"--server", m.URL()}
 	busy := func() apiJob {
 		return submit(t, m.URL(), map[string]any{
@@ -195,7 +196,7 @@ func TestSubmitRetryAfter(t *testing.T) {
 // shows no job-wide keepalive false beside the line.
 func TestSubmitABKeepAlive(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	var stdout, stderr bytes.Buffer
 	args := []string{"submit", "--ab", "-k -n 20 -c 1 " + tg.URL, "--server", m.URL()}
 	if got := run(t.Context(), args, nil, &stdout, &stderr); got != clicmd.ExitOK {

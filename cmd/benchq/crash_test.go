@@ -3,18 +3,15 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // The crash test's sweep: one point at concurrency 2 repeated crashRuns
@@ -91,7 +88,7 @@ func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 	}
 	ce := startCrashEnv(t)
 	w := startProcess(t, ce.bin, ce.env, "worker")
-	tg := startSlowTarget(t, crashDelay)
+	tg := testservers.StartTarget(t, "ok", crashDelay)
 	j := submit(t, ce.base, map[string]any{
 		"name":    "crash",
 		"targets": []map[string]string{{"url": tg.URL}},
@@ -114,7 +111,7 @@ func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 		}
 		crashes = append(crashes, crash{killed, before})
 		w = startProcess(t, ce.bin, ce.env, "worker")
-		resumed := tg.firstAfter(t, killed, resumeLimit+15*time.Second)
+		resumed := firstAfter(t, tg, killed, resumeLimit+15*time.Second)
 		took := resumed.Sub(killed)
 		t.Logf("kill %d with %d runs stored: load resumed %s after the kill", i+1, len(before), took.Round(10*time.Millisecond))
 		if took > resumeLimit {
@@ -134,7 +131,7 @@ func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 	// More than one extra run's worth per kill means a stored run was
 	// measured again.
 	lo, hi := int64(crashRuns*crashRequests), int64((crashRuns+len(crashKillsAt))*crashRequests)
-	if hits := tg.hits.Load(); hits < lo || hits > hi {
+	if hits := tg.Hits(); hits < lo || hits > hi {
 		t.Errorf("target served %d requests, want %d to %d (%d runs, plus at most the run lost in each kill)", hits, lo, hi, crashRuns)
 	}
 	w.Stop(t)
@@ -153,7 +150,7 @@ func TestCrashLoopJobFails(t *testing.T) {
 	// A short lease keeps the test quick; the bound, not the wait, is tested here.
 	ce := startCrashEnv(t, fmt.Sprintf("BENCHQ_CRASH_RETRIES=%d", retries), "BENCHQ_JOB_LEASE=2s")
 	w := startProcess(t, ce.bin, ce.env, "worker")
-	tg := startSlowTarget(t, crashDelay)
+	tg := testservers.StartTarget(t, "ok", crashDelay)
 	j := submit(t, ce.base, map[string]any{
 		"name":    "crash loop",
 		"targets": []map[string]string{{"url": tg.URL}},
@@ -161,18 +158,18 @@ func TestCrashLoopJobFails(t *testing.T) {
 	})
 	start := time.Now()
 	for i := range retries + 1 {
-		tg.firstAfter(t, start, 30*time.Second) // the job's load reached the target
+		firstAfter(t, tg, start, 30*time.Second) // the job's load reached the target
 		start = kill(t, w)
 		t.Logf("kill %d", i+1)
 		w = startProcess(t, ce.bin, ce.env, "worker")
 	}
-	hits := tg.hits.Load()
+	hits := tg.Hits()
 	got := waitJob(t, ce.base, j.ID, 30*time.Second)
 	t.Logf("job %s %s after the last kill", got.Status, time.Since(start).Round(10*time.Millisecond))
 	if want := fmt.Sprintf("died %d times", retries+1); got.Status != "failed" || !strings.Contains(got.Error, want) {
 		t.Fatalf("job = %s (%q), want failed saying the worker %s", got.Status, got.Error, want)
 	}
-	if n := tg.hits.Load(); n != hits {
+	if n := tg.Hits(); n != hits {
 		t.Errorf("target got %d requests after the last kill, want none: a job over its crash retries is not run again", n-hits)
 	}
 	next := submit(t, ce.base, map[string]any{
@@ -245,39 +242,13 @@ func runsOf(t *testing.T, base, id string) []crashRun {
 	return r.Runs
 }
 
-// slowTarget is a loopback fasthttp server that counts requests and
-// answers each after a delay, so a run's length does not depend on how
-// fast the machine is. It keeps when the latest request arrived.
-type slowTarget struct {
-	target
-	last atomic.Int64 // unix ns
-}
-
-func startSlowTarget(t *testing.T, delay time.Duration) *slowTarget {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := &slowTarget{target: target{URL: "http://" + ln.Addr().String() + "/"}}
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		tg.last.Store(time.Now().UnixNano())
-		tg.hits.Add(1)
-		time.Sleep(delay)
-		ctx.SetBodyString("ok")
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return tg
-}
-
 // firstAfter waits up to limit for a request that arrives after since and
 // returns when it arrived, to the poll's 5 ms.
-func (tg *slowTarget) firstAfter(t *testing.T, since time.Time, limit time.Duration) time.Time {
+func firstAfter(t *testing.T, tg *testservers.Target, since time.Time, limit time.Duration) time.Time {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		if last := time.Unix(0, tg.last.Load()); last.After(since) {
+		if last := tg.LastHit(); last.After(since) {
 			return last
 		}
 		if time.Now().After(deadline) {

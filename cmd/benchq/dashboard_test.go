@@ -15,6 +15,7 @@ import (
 	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // browser is a dashboard client that keeps the session cookie by hand and
@@ -270,7 +271,7 @@ func TestDashboardPages(t *testing.T) {
 	other, _ := addKey(t, rs, st, "bob")
 	m := keyedMain(t, rs)
 	base := "http://" + key + "@" + m.Addr()
-	fast, slow := startTarget(t, "fast"), startTarget(t, "slow")
+	fast, slow := testservers.StartTarget(t, "fast", 0), testservers.StartTarget(t, "slow", 0)
 	spec := func(name, env string) map[string]any {
 		return map[string]any{
 			"name": name, "labels": map[string]string{"env": env}, "baseline": "fast",

@@ -10,13 +10,14 @@ import (
 
 	"github.com/benchq/benchq/internal/proctest"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestEndToEndAllInOne runs benchq as `go run ./cmd/benchq` does (API, one
 // worker, embedded Redis) and a 2×2×2 sweep against two loopback targets.
 func TestEndToEndAllInOne(t *testing.T) {
 	m := startMain(t, nil)
-	a, b := startTarget(t, "hello from a"), startTarget(t, "hello from b")
+	a, b := testservers.StartTarget(t, "hello from a", 0), testservers.StartTarget(t, "hello from b", 0)
 	j := submit(t, m.URL(), sweepSpec(a, b))
 	if j.Status != "queued" || j.Progress.RunsTotal != 8 {
 		t.Errorf("submitted job = %s with %d runs, want queued with 8", j.Status, j.Progress.RunsTotal)
@@ -38,7 +39,7 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 	base := keyedBase(t, rs.URL(), api.WaitAddr(t)) // serve needs a key
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
 
-	a, b := startTarget(t, "a"), startTarget(t, "b")
+	a, b := testservers.StartTarget(t, "a", 0), testservers.StartTarget(t, "b", 0)
 	j1 := submit(t, base, sweepSpec(a, b))
 	j2 := submit(t, base, sweepSpec(a, b))
 	for _, j := range []apiJob{j1, j2} {

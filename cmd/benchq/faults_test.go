@@ -41,7 +41,7 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
 	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
-	tg := startSlowTarget(t, crashDelay)
+	tg := testservers.StartTarget(t, "ok", crashDelay)
 
 	const repeats = 12 // each run about 0.42 s: a 5 s job
 	var ids []string
@@ -62,7 +62,7 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	rs.Restart(t)
 	restarted := time.Now()
 	t.Logf("redis-server killed and restarted from its AOF %s later", restarted.Sub(killed).Round(10*time.Millisecond))
-	resumed := tg.firstAfter(t, restarted, time.Minute)
+	resumed := firstAfter(t, tg, restarted, time.Minute)
 	t.Logf("load back on the target %s after the restart", resumed.Sub(restarted).Round(10*time.Millisecond))
 
 	stored := 0
@@ -91,7 +91,7 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	}
 	lo := int64(stored * crashRequests)
 	hi := lo + int64(len(workers)*crashRequests)
-	hits := tg.hits.Load()
+	hits := tg.Hits()
 	t.Logf("target served %d requests for %d stored runs (%d lost with the crash)", hits, stored, (hits-lo)/crashRequests)
 	if hits < lo || hits > hi {
 		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the run each worker lost", hits, lo, hi)
@@ -263,7 +263,7 @@ func TestFaultWebhookReceiverDown(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	tg := startTarget(t, "ok")
+	tg := testservers.StartTarget(t, "ok", 0)
 	j := submit(t, m.URL(), map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
 		"sweep":   map[string]any{"concurrency": []int{1}, "requests": []int{10}},

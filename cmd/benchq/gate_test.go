@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // gateAnalysis is what the test reads of a job's analysis.
@@ -40,8 +42,8 @@ type gateAnalysis struct {
 func TestRegressionGate(t *testing.T) {
 	m := startMain(t, nil)
 	base := "http://" + m.Addr()
-	fast := startTarget(t, strings.Repeat("x", 64)).URL
-	slow := startSlowTarget(t, 5*time.Millisecond).URL // crash_test.go
+	fast := testservers.StartTarget(t, strings.Repeat("x", 64), 0).URL
+	slow := testservers.StartTarget(t, "ok", 5*time.Millisecond).URL
 	spec := func(url string, extra map[string]any) map[string]any {
 		s := map[string]any{
 			"targets": []map[string]any{{"name": "svc", "url": url}},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // The service on the two Redis deployments past one server: a Redis
@@ -26,7 +27,7 @@ import (
 // 3-master cluster, and a loopback target.
 type clusterEnv struct {
 	base   string
-	target *target
+	target *testservers.Target
 }
 
 // clusterCases are what must work on a cluster, each through the API, in
@@ -54,7 +55,7 @@ func TestServiceOnCluster(t *testing.T) {
 	bin := buildBenchq(t)
 	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rc.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.WaitAddr(t)), target: startTarget(t, "ok")}
+	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.WaitAddr(t)), target: testservers.StartTarget(t, "ok", 0)}
 	var workers []*process
 	for range 3 {
 		workers = append(workers, startProcess(t, bin, env, "worker"))
@@ -244,7 +245,7 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
 	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
 	worker := startProcess(t, bin, env, "worker")
-	tg := startSlowTarget(t, crashDelay)
+	tg := testservers.StartTarget(t, "ok", crashDelay)
 
 	const repeats = 10 // each run about 0.42 s
 	j := submit(t, base, map[string]any{
@@ -279,7 +280,7 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 		}
 	}
 	lo := int64(len(runs) * crashRequests)
-	hits := tg.hits.Load()
+	hits := tg.Hits()
 	t.Logf("target served %d requests for %d stored runs", hits, len(runs))
 	if hits < lo || hits > lo+crashRequests {
 		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the one in flight", hits, lo, lo+crashRequests)
@@ -292,7 +293,7 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 // canceled, and the listings by status find each job of the cases before
 // in the index of the status it has.
 func clusterCancelAndList(t *testing.T, e *clusterEnv) {
-	tg := startSlowTarget(t, crashDelay)
+	tg := testservers.StartTarget(t, "ok", crashDelay)
 	j := submit(t, e.base, map[string]any{
 		"name":    "cancel",
 		"targets": []map[string]string{{"url": tg.URL}},

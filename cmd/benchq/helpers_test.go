@@ -6,41 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/valyala/fasthttp"
-
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/testservers"
 )
-
-// target is a loopback fasthttp server that counts the requests it serves.
-type target struct {
-	URL  string
-	hits atomic.Int64
-}
-
-func startTarget(t *testing.T, body string) *target {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := &target{URL: "http://" + ln.Addr().String() + "/"}
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		tg.hits.Add(1)
-		ctx.SetContentType("text/plain")
-		ctx.SetBodyString(body)
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return tg
-}
 
 // startMain runs the whole service in-process on a free loopback port.
 func startMain(t *testing.T, tune func(*config.Config)) *Main {
@@ -199,7 +173,7 @@ func results(t *testing.T, base, id string) []apiRun {
 
 // sweepSpec is the e2e job: 2 targets × concurrency [1,4] × 200 requests ×
 // 2 repeats = 8 runs.
-func sweepSpec(a, b *target) map[string]any {
+func sweepSpec(a, b *testservers.Target) map[string]any {
 	return map[string]any{
 		"name": "e2e",
 		"targets": []map[string]string{
@@ -211,7 +185,7 @@ func sweepSpec(a, b *target) map[string]any {
 }
 
 // checkSweep asserts the 8 runs of sweepSpec and the load the targets saw.
-func checkSweep(t *testing.T, runs []apiRun, a, b *target) {
+func checkSweep(t *testing.T, runs []apiRun, a, b *testservers.Target) {
 	t.Helper()
 	if len(runs) != 8 {
 		t.Fatalf("results have %d runs, want 8", len(runs))
@@ -229,8 +203,8 @@ func checkSweep(t *testing.T, runs []apiRun, a, b *target) {
 			t.Errorf("runs of %s = %d, want 2 (repeats)", k, perLevel[k])
 		}
 	}
-	for name, tg := range map[string]*target{"a": a, "b": b} {
-		if got := tg.hits.Load(); got < 800 {
+	for name, tg := range map[string]*testservers.Target{"a": a, "b": b} {
+		if got := tg.Hits(); got < 800 {
 			t.Errorf("target %s served %d requests, want at least 800", name, got)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestCIHooksEndToEnd drives the all-in-one on a real redis-server with
@@ -22,7 +23,7 @@ func TestCIHooksEndToEnd(t *testing.T) {
 	rs := redistest.Start(t)
 	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
 	base := m.URL()
-	tg := startTarget(t, "hello")
+	tg := testservers.StartTarget(t, "hello", 0)
 	const ghSecret, glToken = "gh-secret-for-the-e2e-test", "gl-token-for-the-e2e-test"
 	tmpl := map[string]any{
 		"name":   "shop-main",
@@ -96,8 +97,8 @@ func TestCIHooksEndToEnd(t *testing.T) {
 	if got := waitJob(t, base, j.ID, 60*time.Second); got.Status != "succeeded" {
 		t.Fatalf("the pushed commit's job ended %s (%s), want succeeded", got.Status, got.Error)
 	}
-	if tg.hits.Load() < 20 {
-		t.Errorf("target got %d requests, want at least 20", tg.hits.Load())
+	if tg.Hits() < 20 {
+		t.Errorf("target got %d requests, want at least 20", tg.Hits())
 	}
 	resp, b := call(t, http.MethodGet, base+"/metrics", nil)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `benchq_hook_rejected_total{provider="github",reason="signature"} 2`) ||

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // noiseSig is what the test reads of a job.Significance.
@@ -55,8 +57,8 @@ type noiseAnalysis struct {
 func TestComparisonsSayWhenTheyAreNoise(t *testing.T) {
 	m := startMain(t, nil)
 	base := "http://" + m.Addr()
-	fast := startSlowTarget(t, 5*time.Millisecond).URL
-	slow := startSlowTarget(t, 6250*time.Microsecond).URL
+	fast := testservers.StartTarget(t, "ok", 5*time.Millisecond).URL
+	slow := testservers.StartTarget(t, "ok", 6250*time.Microsecond).URL
 	spec := func(targets map[string]string, extra map[string]any) map[string]any {
 		var ts []map[string]any
 		for _, name := range []string{"svc", "slower"} {

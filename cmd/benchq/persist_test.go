@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 func TestPlanRedis(t *testing.T) {
@@ -129,7 +130,7 @@ type keptJob struct {
 func runKeptJob(t *testing.T, a *aio) keptJob {
 	t.Helper()
 	base := keyedBase(t, a.redisURL, a.addr)
-	tg := startTarget(t, "kept")
+	tg := testservers.StartTarget(t, "kept", 0)
 	j := submit(t, base, map[string]any{
 		"name":    "persist",
 		"targets": []map[string]string{{"url": tg.URL}},

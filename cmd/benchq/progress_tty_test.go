@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/creack/pty"
 )
 
@@ -19,7 +20,7 @@ import (
 // redraws) and the outcome must still be the exit status.
 func TestSubmitProgressBarInTerminal(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	bin := buildBenchq(t)
 	// 4 runs of half a second: long enough for several redraws.
 	spec := writeSpec(t, map[string]any{

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestReportEndToEnd runs a real 2-target concurrency sweep with a baseline
@@ -23,7 +24,7 @@ import (
 // the verdict must be fail with b's two cells and none of a's.
 func TestReportEndToEnd(t *testing.T) {
 	m := startMain(t, nil)
-	a, b := startTarget(t, "hello from a"), startTarget(t, "hello from b")
+	a, b := testservers.StartTarget(t, "hello from a", 0), testservers.StartTarget(t, "hello from b", 0)
 	spec := sweepSpec(a, b)
 	spec["baseline"] = "a"
 	spec["thresholds"] = []string{"rps >= 1", "failed_ratio <= 0.01", "b: p99_ms < 0.000001"}

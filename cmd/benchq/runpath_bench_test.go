@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"runtime"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	benchqclient "github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // BenchmarkRunPath measures one run of n requests through each path a
@@ -133,13 +133,6 @@ func processCPU() time.Duration {
 // startBenchTarget serves a fixed 1 KiB body on loopback.
 func startBenchTarget(b *testing.B) string {
 	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
 	body := make([]byte, 1024)
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }}
-	go func() { _ = srv.Serve(ln) }()
-	b.Cleanup(func() { _ = srv.Shutdown() })
-	return "http://" + ln.Addr().String() + "/"
+	return testservers.StartFasthttp(b, func(ctx *fasthttp.RequestCtx) { ctx.SetBody(body) }) + "/"
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // shardedRun is what the shard tests read of a stored run.
@@ -95,7 +97,7 @@ func TestShardedRunOnThreeWorkers(t *testing.T) {
 	}
 	ce := startCrashEnv(t)
 	workers := []*process{startProcess(t, ce.bin, ce.env, "worker"), startProcess(t, ce.bin, ce.env, "worker"), startProcess(t, ce.bin, ce.env, "worker")}
-	tg := startTarget(t, "sharded")
+	tg := testservers.StartTarget(t, "sharded", 0)
 	j := submit(t, ce.base, map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
 		"sweep":   map[string]any{"concurrency": []int{6}, "requests": []int{30000}, "shards": 3},
@@ -108,7 +110,7 @@ func TestShardedRunOnThreeWorkers(t *testing.T) {
 		t.Fatalf("%d runs stored, want 1", len(runs))
 	}
 	checkShardedRun(t, runs[0], 3, 30000, 6)
-	if n := tg.hits.Load(); n != 30000 {
+	if n := tg.Hits(); n != 30000 {
 		t.Errorf("target served %d requests, want 30000", n)
 	}
 
@@ -162,22 +164,22 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 	const requests, delay = 6000, 5 * time.Millisecond // each shard: 2000 requests at 2 in flight, about 5 s
 	ce := startCrashEnv(t, "BENCHQ_JOB_LEASE=2s")
 	workers := []*process{startProcess(t, ce.bin, ce.env, "worker"), startProcess(t, ce.bin, ce.env, "worker"), startProcess(t, ce.bin, ce.env, "worker")}
-	tg := startSlowTarget(t, delay)
+	tg := testservers.StartTarget(t, "ok", delay)
 	j := submit(t, ce.base, map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
 		"sweep":   map[string]any{"concurrency": []int{6}, "requests": []int{requests}, "shards": 3},
 	})
 	shard := waitLogLine(t, workers, "worker: shard joining", 30*time.Second)
 	deadline := time.Now().Add(30 * time.Second)
-	for tg.hits.Load() < 600 { // the round's load is well under way
+	for tg.Hits() < 600 { // the round's load is well under way
 		if time.Now().After(deadline) {
-			t.Fatalf("target saw %d requests after 30s", tg.hits.Load())
+			t.Fatalf("target saw %d requests after 30s", tg.Hits())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	killedPid := shard.Pid()
 	killed := kill(t, shard)
-	t.Logf("killed shard worker pid %d with %d requests served", killedPid, tg.hits.Load())
+	t.Logf("killed shard worker pid %d with %d requests served", killedPid, tg.Hits())
 	workers = append(workers, startProcess(t, ce.bin, ce.env, "worker"))
 	got := waitJob(t, ce.base, j.ID, 2*time.Minute)
 	if got.Status != "succeeded" {
@@ -204,7 +206,7 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 			t.Errorf("shard stored from the killed worker %s", s.Worker)
 		}
 	}
-	if hits := tg.hits.Load(); hits <= requests {
+	if hits := tg.Hits(); hits <= requests {
 		t.Errorf("target served %d requests, want more than %d: the lost round's and the redone run's", hits, requests)
 	}
 	for _, w := range workers {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // writeSpec writes a job spec to a file and returns its path.
@@ -35,7 +36,7 @@ func writeSpec(t *testing.T, spec any) string {
 }
 
 // smallSpec is 1 target × c=2 × 200 requests × 2 repeats.
-func smallSpec(tg *target, thresholds ...string) map[string]any {
+func smallSpec(tg *testservers.Target, thresholds ...string) map[string]any {
 	return map[string]any{
 		"targets":    []map[string]string{{"name": "t", "url": tg.URL}},
 		"sweep":      map[string]any{"concurrency": []int{2}, "requests": []int{200}, "repeats": 2},
@@ -47,7 +48,7 @@ func smallSpec(tg *target, thresholds ...string) map[string]any {
 // against the all-in-one service: the exit status is the gate CI uses.
 func TestSubmitWaitExitCodes(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "hello")
+	tg := testservers.StartTarget(t, "hello", 0)
 	dir := t.TempDir()
 	tests := []struct {
 		name    string
@@ -110,7 +111,7 @@ var mdRow = regexp.MustCompile(`\n\| [^|]+ \| [0-9.]+( \([^)]* errors\))?( †)?
 // the waiting submit must end with exit 2.
 func TestSubmitWaitCanceled(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "slow enough")
+	tg := testservers.StartTarget(t, "slow enough", 0)
 	spec := map[string]any{
 		"targets": []map[string]string{{"url": tg.URL}},
 		"sweep":   map[string]any{"concurrency": []int{1}, "duration": []string{"60s"}, "repeats": 1},
@@ -143,7 +144,7 @@ func TestSubmitWaitCanceled(t *testing.T) {
 // with nothing on stdout.
 func TestSubmitErrors(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestSubmitErrors(t *testing.T) {
 // TestSubmitNoWait prints the job id only, reading the spec from stdin.
 func TestSubmitNoWait(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
+	tg := testservers.StartTarget(t, "x", 0)
 	b, _ := json.Marshal(smallSpec(tg))
 	var stdout, stderr bytes.Buffer
 	args := []string{"submit", "-", "--server", m.URL(), "--idempotency-key", "ci-run-1"}
@@ -309,8 +310,8 @@ func checkXML(t *testing.T, b []byte) {
 // same job id and gets the same secret again.
 func TestSubmitWebhookSecretAndIdempotency(t *testing.T) {
 	m := startMain(t, nil)
-	tg := startTarget(t, "x")
-	receiver := startTarget(t, "ok")
+	tg := testservers.StartTarget(t, "x", 0)
+	receiver := testservers.StartTarget(t, "ok", 0)
 	spec := smallSpec(tg)
 	spec["webhook"] = map[string]any{"url": receiver.URL}
 	path := writeSpec(t, spec)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/redistest"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -31,7 +32,7 @@ func TestWebhookEndToEnd(t *testing.T) {
 		c.WebhookBackoff = []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
 		c.PublicURL = "https://benchq.example"
 	})
-	tg := startTarget(t, "hello")
+	tg := testservers.StartTarget(t, "hello", 0)
 
 	var (
 		mu       sync.Mutex

@@ -17,29 +17,8 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/testservers"
 )
-
-// abTarget is a loopback fasthttp server for `benchq ab` tests.
-type abTarget struct {
-	URL  string // with a trailing "/"
-	hits atomic.Int64
-}
-
-func startABTarget(t *testing.T, h fasthttp.RequestHandler) *abTarget {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg := &abTarget{URL: "http://" + ln.Addr().String() + "/"}
-	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
-		tg.hits.Add(1)
-		h(ctx)
-	}}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return tg
-}
 
 // fixedBody answers every request with body.
 func fixedBody(body string) fasthttp.RequestHandler {
@@ -69,7 +48,7 @@ func heartbeat(n, step int) string {
 }
 
 func TestABReportAndHeartbeat(t *testing.T) {
-	tg := startABTarget(t, fixedBody(strings.Repeat("x", 1000)))
+	tg := testservers.StartCounting(t, fixedBody(strings.Repeat("x", 1000)))
 	tests := []struct {
 		args       []string
 		n          int
@@ -104,7 +83,7 @@ func TestABReportAndHeartbeat(t *testing.T) {
 					t.Errorf("benchq ab %q stdout has no line %q:\n%s", tt.args, line, stdout)
 				}
 			}
-			if got := tg.hits.Swap(0); got != int64(tt.n) {
+			if got := tg.ResetHits(); got != int64(tt.n) {
 				t.Errorf("benchq ab %q sent %d requests, want %d", tt.args, got, tt.n)
 			}
 		})
@@ -112,7 +91,7 @@ func TestABReportAndHeartbeat(t *testing.T) {
 }
 
 func TestABJSONAndHTTPLoad(t *testing.T) {
-	tg := startABTarget(t, fixedBody("hello"))
+	tg := testservers.StartCounting(t, fixedBody("hello"))
 	code, stdout, stderr := runABTest(t, context.Background(), "--json", "-n", "200", "-c", "4", tg.URL)
 	if code != 0 {
 		t.Fatalf("benchq ab --json exit = %d, want 0; stderr:\n%s", code, stderr)
@@ -137,7 +116,7 @@ func TestABJSONAndHTTPLoad(t *testing.T) {
 // TestABMaxBody cuts bodies above --max-body: ab's breakdown line counts
 // them as Exceptions, the JSON as body_too_large with its hint.
 func TestABMaxBody(t *testing.T) {
-	tg := startABTarget(t, fixedBody(strings.Repeat("x", 1000)))
+	tg := testservers.StartCounting(t, fixedBody(strings.Repeat("x", 1000)))
 	code, stdout, stderr := runABTest(t, context.Background(), "-q", "-k", "-n", "6", "--max-body", "999", tg.URL)
 	if code != 0 {
 		t.Fatalf("benchq ab --max-body exit = %d, want 0; stderr:\n%s", code, stderr)
@@ -167,7 +146,7 @@ func TestABMaxBody(t *testing.T) {
 
 func TestABFiles(t *testing.T) {
 	var gotBody, gotType atomic.Value
-	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+	tg := testservers.StartCounting(t, func(ctx *fasthttp.RequestCtx) {
 		gotBody.Store(string(ctx.PostBody()))
 		gotType.Store(string(ctx.Request.Header.ContentType()))
 		ctx.SetBodyString("ok")
@@ -262,7 +241,7 @@ func TestABConnectionRefused(t *testing.T) {
 // byte counts are checked per URL (two documents of different sizes are not
 // bad), and max parallel is what was observed, at most -c.
 func TestABHTTPLoadSeveralURLs(t *testing.T) {
-	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+	tg := testservers.StartCounting(t, func(ctx *fasthttp.RequestCtx) {
 		if string(ctx.Path()) == "/small" {
 			ctx.SetBodyString(strings.Repeat("s", 100))
 			return
@@ -287,7 +266,7 @@ func TestABHTTPLoadSeveralURLs(t *testing.T) {
 // handshake failure, the cause named and the hints on stderr, a non-zero
 // exit, no report.
 func TestABTLSToPlainPort(t *testing.T) {
-	tg := startABTarget(t, fixedBody("plain"))
+	tg := testservers.StartCounting(t, fixedBody("plain"))
 	url := "https://" + strings.TrimPrefix(tg.URL, "http://")
 	code, stdout, stderr := runABTest(t, context.Background(), "-n", "10", "-c", "2", url)
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
@@ -299,13 +278,13 @@ func TestABTLSToPlainPort(t *testing.T) {
 	if stdout != abBanner+"Benchmarking 127.0.0.1 (be patient)..." {
 		t.Errorf("stdout = %q, want the banner and no report", stdout)
 	}
-	if tg.hits.Load() != 0 {
-		t.Errorf("the server answered %d requests, want none", tg.hits.Load())
+	if tg.Hits() != 0 {
+		t.Errorf("the server answered %d requests, want none", tg.Hits())
 	}
 }
 
 func TestABInterrupted(t *testing.T) {
-	tg := startABTarget(t, func(ctx *fasthttp.RequestCtx) {
+	tg := testservers.StartCounting(t, func(ctx *fasthttp.RequestCtx) {
 		time.Sleep(20 * time.Millisecond)
 		ctx.SetBodyString("slow")
 	})

@@ -172,8 +172,8 @@ func (p *abParser) applyLong(name, value string) error {
 		}
 		p.a.Plan.Rate = r
 	case "--http-version":
-		if value != measure.HTTP10 && value != measure.HTTP11 && value != measure.HTTP2 {
-			return usageErr(fmt.Sprintf("invalid --http-version %q: want 1.0, 1.1 or 2", value))
+		if !measure.KnownHTTPVersion(value) {
+			return usageErr(fmt.Sprintf("invalid --http-version %q: want %s", value, measure.HTTPVersionChoices()))
 		}
 		p.a.Plan.HTTPVersion = value
 	case "--urls":

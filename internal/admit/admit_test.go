@@ -3,8 +3,6 @@ package admit
 import (
 	"context"
 	"errors"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -20,17 +18,11 @@ import (
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // loopbackOnly is an address policy that admits loopback targets only.
-func loopbackOnly(context.Context) job.URLChecker {
-	return func(u *url.URL) error {
-		if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsLoopback() {
-			return nil
-		}
-		return errors.New("only loopback targets are allowed")
-	}
-}
+func loopbackOnly(context.Context) job.URLChecker { return testservers.LoopbackOnly }
 
 // recordingQueue records the tasks it is given, or fails with err.
 type recordingQueue struct {

@@ -73,8 +73,8 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 	var a reportArgs
 	var format string
 	fs := NewFlagSet("benchq report", reportSynopsis, stderr)
-	fs.StringVar(&format, "format", string(report.FormatMarkdown),
-		"report format: ab, http_load, json, csv, markdown, svg, png, html or gnuplot")
+	fs.StringVar(&format, "format", "",
+		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown")
 	a.api = AddAPIFlags(fs, getenv)
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
@@ -83,6 +83,12 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 		return a, err
 	}
 	a.id = id
+	if format == "" {
+		format = string(report.FormatMarkdown)
+		if f, err := report.FormatOfPath(a.out); a.out != "" && err == nil {
+			format = string(f)
+		}
+	}
 	f, err := report.ParseFormat(format)
 	if err != nil {
 		return a, err

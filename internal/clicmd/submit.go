@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -67,29 +66,12 @@ func (l *outList) String() string {
 }
 
 func (l *outList) Set(path string) error {
-	f, err := formatOfPath(path)
+	f, err := report.FormatOfPath(path)
 	if err != nil {
 		return err
 	}
 	*l = append(*l, outFile{path: path, format: f})
 	return nil
-}
-
-// formatOfPath reads a report format from a file's extension: .md, .json,
-// .svg, .csv, .txt (ab's text) or any format name (.gnuplot, .http_load).
-func formatOfPath(path string) (report.Format, error) {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	switch ext {
-	case "":
-		return "", fmt.Errorf("%s has no extension to tell the report format (.md, .json, .svg, .csv, .txt)", path)
-	case "txt":
-		return report.FormatAB, nil
-	}
-	f, err := report.ParseFormat(ext)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
 }
 
 // Submit is `benchq submit`.

@@ -11,22 +11,6 @@ import (
 	"github.com/benchq/benchq/internal/job"
 )
 
-// Event types of a job's stream that Follow reads. Any of the final ones
-// ends the stream.
-const (
-	eventJobStarted  = "job.started"
-	eventProgress    = "progress"
-	eventJobFinished = "job.finished"
-)
-
-func isFinalEvent(typ string) bool {
-	switch typ {
-	case eventJobFinished, "job.succeeded", "job.failed", "job.canceled":
-		return true
-	}
-	return false
-}
-
 // Update is the state of a job as Follow last heard it.
 type Update struct {
 	Status   job.Status
@@ -182,7 +166,7 @@ func (f *follower) stream(ctx context.Context) streamResult {
 		if ev.ID != "" {
 			f.lastID = ev.ID
 		}
-		if isFinalEvent(ev.Type) {
+		if job.IsFinalEvent(ev.Type) {
 			r.final = true
 			return r
 		}
@@ -195,14 +179,14 @@ func (f *follower) stream(ctx context.Context) streamResult {
 // from GET.
 func (f *follower) apply(ev Event) {
 	switch ev.Type {
-	case eventJobStarted:
+	case job.EventStarted:
 		var d struct {
 			Status job.Status `json:"status"`
 		}
 		if json.Unmarshal(ev.Data, &d) == nil && d.Status != "" {
 			f.status = d.Status
 		}
-	case eventProgress:
+	case job.EventProgress:
 		var p job.Progress
 		if json.Unmarshal(ev.Data, &p) != nil {
 			return

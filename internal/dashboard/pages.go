@@ -91,9 +91,17 @@ type format struct {
 	Name, Label string
 }
 
-var formats = []format{
-	{"html", "HTML"}, {"markdown", "Markdown"}, {"svg", "SVG chart"}, {"png", "PNG chart"},
-	{"json", "JSON"}, {"csv", "CSV"}, {"ab", "ab text"}, {"http_load", "http_load text"}, {"gnuplot", "gnuplot data"},
+// downloads lists every report format, named as the report table names
+// them, those a person reads first (the page, the tables, the charts)
+// ahead of the data.
+func downloads() []format {
+	order := []report.Format{report.FormatHTML, report.FormatMarkdown, report.FormatSVG, report.FormatPNG,
+		report.FormatJSON, report.FormatCSV, report.FormatAB, report.FormatHTTPLoad, report.FormatGnuplot}
+	out := make([]format, len(order))
+	for i, f := range order {
+		out[i] = format{Name: string(f), Label: f.Label()}
+	}
+	return out
 }
 
 type jobData struct {
@@ -125,9 +133,9 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		h.errorPage(w, r, http.StatusInternalServerError, "The job's report could not be built.")
 		return
 	}
-	spec := res.Job.Spec.WithDefaults()
+	spec := res.Job.Spec
 	d := jobData{base: h.base(r, v.Title, "jobs"), Job: res.Job, View: v, Active: !res.Job.Status.Terminal(),
-		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: formats, Notice: r.URL.Query().Get("notice")}
+		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice")}
 	for _, p := range spec.Points() {
 		d.Points = append(d.Points, pointLabel(p))
 	}

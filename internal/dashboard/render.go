@@ -115,6 +115,9 @@ var funcs = template.FuncMap{
 	"active":    func(s job.Status) bool { return !s.Terminal() },
 	"trendCell": trendPointLabel,
 	"join":      strings.Join,
+	// finalEvents tells live.js the stream's final event types, from the
+	// one table of event names rather than a copy in the script.
+	"finalEvents": job.FinalEvents,
 	"bar": func(p int) template.HTMLAttr {
 		// A progress element needs no inline style, so the CSP stays strict.
 		return template.HTMLAttr(fmt.Sprintf(`value="%d" max="100"`, p)) //nolint:gosec // an integer

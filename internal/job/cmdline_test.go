@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -44,7 +45,7 @@ func TestABTarget(t *testing.T) {
 		Targets: []Target{{Name: "ab", AB: "-n 300 -c 3 -k -H X-Token:abc http://127.0.0.1:8081/p"}},
 		Request: Request{Headers: map[string]string{"X-Job": "ignored for ab targets"}},
 	}
-	if err := s.Validate(DefaultLimits(), loopbackOnly); err != nil {
+	if err := s.Validate(DefaultLimits(), testservers.LoopbackOnly); err != nil {
 		t.Fatalf("Validate(ab target) = %v, want nil", err)
 	}
 	points := s.Points()
@@ -113,7 +114,7 @@ func TestABTargetProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := Spec{Targets: []Target{tt.t}}
-			got := fields(t, s.Validate(DefaultLimits(), loopbackOnly))
+			got := fields(t, s.Validate(DefaultLimits(), testservers.LoopbackOnly))
 			if !slices.Contains(got, tt.want) {
 				t.Errorf("Validate fields = %v, want %s among them", got, tt.want)
 			}
@@ -126,7 +127,7 @@ func TestHTTPLoadTarget(t *testing.T) {
 		Name: "hl", HTTPLoad: "-parallel 10 -fetches 1000",
 		URLs: []string{"http://127.0.0.1:1/a", "http://127.0.0.1:1/b"},
 	}}}
-	if err := s.Validate(DefaultLimits(), loopbackOnly); err != nil {
+	if err := s.Validate(DefaultLimits(), testservers.LoopbackOnly); err != nil {
 		t.Fatalf("Validate(http_load target) = %v, want nil", err)
 	}
 	p := s.Points()
@@ -142,7 +143,7 @@ func TestHTTPLoadTarget(t *testing.T) {
 			plan.AcceptVariableLength, plan.KeepAlive)
 	}
 	s.Targets[0].URLs = append(s.Targets[0].URLs, "gopher://127.0.0.1/")
-	got := fields(t, s.Validate(DefaultLimits(), loopbackOnly))
+	got := fields(t, s.Validate(DefaultLimits(), testservers.LoopbackOnly))
 	if diff := cmp.Diff([]string{"targets[0].urls[2]"}, got); diff != "" {
 		t.Errorf("Validate(bad url in list) fields mismatch (-want +got):\n%s", diff)
 	}

@@ -25,19 +25,6 @@ const (
 	DefaultShards          = 1
 )
 
-// DefaultWebhookEvents are the events a webhook without an events list gets.
-var defaultWebhookEvents = []string{EventSucceeded, EventFailed, EventCanceled}
-
-// Webhook events, named after the terminal statuses.
-const (
-	EventSucceeded = "job.succeeded"
-	EventFailed    = "job.failed"
-	EventCanceled  = "job.canceled"
-	// EventStarted is sent only when a webhook lists it: most receivers
-	// care about the end.
-	EventStarted = "job.started"
-)
-
 // WithDefaults returns s with every unset field but the targets' addresses
 // filled in. It never modifies s (slices and maps are copied before being
 // changed) and is idempotent.
@@ -89,7 +76,7 @@ func (s Spec) WithDefaults() Spec {
 	}
 	if s.Webhook != nil && len(s.Webhook.Events) == 0 {
 		w := *s.Webhook
-		w.Events = append([]string(nil), defaultWebhookEvents...)
+		w.Events = w.Subscribed()
 		s.Webhook = &w
 	}
 	return s

@@ -12,8 +12,10 @@
 // its path, read without building the document so a spec costs a few
 // times its size), WithDefaults, Validate (meaning:
 // schemes, the address policy, limits, ab's rules), then stores the
-// defaulted spec and enqueues the job with its Estimate. The worker walks
-// Schedule, and for each run turns its Point into a measure.Plan with Plan;
+// defaulted spec and enqueues the job with its Estimate; what reads a
+// stored job takes its spec as stored, defaulted. The worker builds one
+// Planner per attempt, which parses each target once, walks its Schedule,
+// and for each run turns its Point into a measure.Plan with Planner.Plan;
 // when the job ends it stores analysis.Analyze's verdict. What is shown of a job
 // (API answers, reports) is its spec's Redacted copy: the stored spec keeps
 // the credentials the worker must send.

@@ -27,23 +27,7 @@ const (
 // timeout; one with only a request count assumes 50 requests/s per
 // concurrent worker, at most 1000 requests/s, plus a timeout. It grows with
 // every run, request, duration and pause added.
-func (s Spec) Estimate() time.Duration {
-	d := s.WithDefaults()
-	repeats := max(d.Sweep.Repeats, 1)
-	warmup := max(d.Sweep.WarmupRequests, 0)
-	var total time.Duration
-	for _, c := range d.cells() {
-		run := c.runEstimate() + estimateRunOverhead
-		if warmup > 0 {
-			run += closedEstimate(warmup, c.Concurrency)
-		}
-		total = addSat(total, mulSat(run, repeats))
-	}
-	if runs := len(d.cells()) * repeats; runs > 1 && d.Sweep.PauseBetweenRuns > 0 {
-		total = addSat(total, mulSat(d.Sweep.PauseBetweenRuns.Std(), runs-1))
-	}
-	return total
-}
+func (s Spec) Estimate() time.Duration { return s.expansion().Estimate() }
 
 func (c cell) runEstimate() time.Duration {
 	var run time.Duration
@@ -98,15 +82,35 @@ func mulSat(d time.Duration, n int) time.Duration {
 // included: what a sharded run's coordinator waits for its shards at most
 // once they started. A point that is not the spec's gets the default
 // timeout's worth.
-func (s Spec) RunEstimate(p Point) time.Duration {
-	d := s.WithDefaults()
-	cells := d.cells()
-	if p.Index < 0 || p.Index >= len(cells) {
+func (s Spec) RunEstimate(p Point) time.Duration { return s.expansion().RunEstimate(p) }
+
+// Estimate is Spec.Estimate.
+func (pl *Planner) Estimate() time.Duration {
+	d := pl.spec
+	repeats := max(d.Sweep.Repeats, 1)
+	warmup := max(d.Sweep.WarmupRequests, 0)
+	var total time.Duration
+	for _, c := range pl.cells {
+		run := c.runEstimate() + estimateRunOverhead
+		if warmup > 0 {
+			run += closedEstimate(warmup, c.Concurrency)
+		}
+		total = addSat(total, mulSat(run, repeats))
+	}
+	if runs := len(pl.cells) * repeats; runs > 1 && d.Sweep.PauseBetweenRuns > 0 {
+		total = addSat(total, mulSat(d.Sweep.PauseBetweenRuns.Std(), runs-1))
+	}
+	return total
+}
+
+// RunEstimate is Spec.RunEstimate.
+func (pl *Planner) RunEstimate(p Point) time.Duration {
+	if p.Index < 0 || p.Index >= len(pl.cells) {
 		return DefaultTimeout + estimateRunOverhead
 	}
-	c := cells[p.Index]
+	c := pl.cells[p.Index]
 	run := c.runEstimate() + estimateRunOverhead
-	if w := max(d.Sweep.WarmupRequests, 0); w > 0 {
+	if w := max(pl.spec.Sweep.WarmupRequests, 0); w > 0 {
 		run = addSat(run, closedEstimate(w, c.Concurrency))
 	}
 	return run

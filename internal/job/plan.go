@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/benchq/benchq/internal/measure"
 )
@@ -15,57 +16,44 @@ var ErrUnknownPoint = errors.New("job: point not in spec")
 // concurrency, requests, duration and rate, and the target's URLs and
 // request options (the target's own request or the job's, or its ab flags).
 // Headers are sent sorted by name. The caller adds what the engine needs
-// from its environment (Dial, Progress). p must come from s.Points().
-func (s Spec) Plan(p Point) (measure.Plan, error) {
-	d := s.WithDefaults()
-	if p.TargetIndex < 0 || p.TargetIndex >= len(d.Targets) || d.Targets[p.TargetIndex].Name != p.Target {
-		return measure.Plan{}, fmt.Errorf("%w: target %d %q", ErrUnknownPoint, p.TargetIndex, p.Target)
-	}
-	src, errs := d.resolveTarget(p.TargetIndex)
-	if len(errs) > 0 {
-		return measure.Plan{}, Invalid(errs)
-	}
-	r := src.req
-	tlsOpts, probs := r.TLS.plan()
-	if len(probs) > 0 {
-		return measure.Plan{}, Invalid([]FieldError{{Field: "request.tls." + probs[0].field, Message: probs[0].msg}})
-	}
-	var body []byte
-	if r.Body != "" {
-		body = []byte(r.Body)
-	}
-	return measure.Plan{
-		URLs:                 append([]string(nil), src.urls...),
-		Method:               r.Method,
-		Headers:              r.headerList(),
-		Body:                 body,
-		ContentType:          r.ContentType,
-		HTTPVersion:          r.HTTPVersion,
-		MaxStreams:           r.MaxStreams,
-		UserAgent:            src.userAgent,
-		KeepAlive:            r.KeepAlive,
-		Concurrency:          p.Concurrency,
-		Requests:             p.Requests,
-		Duration:             p.Duration.Std(),
-		Rate:                 p.Rate,
-		Timeout:              r.Timeout.Std(),
-		AcceptVariableLength: r.AcceptVariableLength,
-		ContinueOnError:      src.continueOnError,
-		MaxBody:              r.MaxBody,
-		TLS:                  tlsOpts,
-	}, nil
-}
+// from its environment (Dial, Progress). p must come from s.Points(). It
+// parses the spec's targets each time: a caller planning many points plans
+// them from one Planner.
+func (s Spec) Plan(p Point) (measure.Plan, error) { return s.Planner().Plan(p) }
 
 // WarmupPlan is the plan of the warm-up sent before each run of p: the
 // same requests at the same concurrency, sweep.warmup_requests of them, in
 // the closed model; its result is discarded. ok is false when the sweep
 // asks for no warm-up.
 func (s Spec) WarmupPlan(p Point) (plan measure.Plan, ok bool, err error) {
-	n := s.Sweep.WarmupRequests
+	return s.Planner().WarmupPlan(p)
+}
+
+// Plan is Spec.Plan.
+func (pl *Planner) Plan(p Point) (measure.Plan, error) {
+	if p.TargetIndex < 0 || p.TargetIndex >= len(pl.spec.Targets) || pl.spec.Targets[p.TargetIndex].Name != p.Target {
+		return measure.Plan{}, fmt.Errorf("%w: target %d %q", ErrUnknownPoint, p.TargetIndex, p.Target)
+	}
+	tp := pl.plans[p.TargetIndex]
+	if tp.err != nil {
+		return measure.Plan{}, tp.err
+	}
+	plan := tp.base
+	// Each plan owns its slices: a caller may change the plan it got.
+	plan.URLs = slices.Clone(plan.URLs)
+	plan.Headers = slices.Clone(plan.Headers)
+	plan.Body = slices.Clone(plan.Body)
+	plan.Concurrency, plan.Requests, plan.Duration, plan.Rate = p.Concurrency, p.Requests, p.Duration.Std(), p.Rate
+	return plan, nil
+}
+
+// WarmupPlan is Spec.WarmupPlan.
+func (pl *Planner) WarmupPlan(p Point) (plan measure.Plan, ok bool, err error) {
+	n := pl.spec.Sweep.WarmupRequests
 	if n <= 0 {
 		return measure.Plan{}, false, nil
 	}
-	plan, err = s.Plan(p)
+	plan, err = pl.Plan(p)
 	if err != nil {
 		return measure.Plan{}, false, err
 	}

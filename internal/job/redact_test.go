@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -188,7 +189,7 @@ func TestBadABLineMessageHidesSecrets(t *testing.T) {
 	}
 	for _, line := range lines {
 		s := Spec{Targets: []Target{{AB: line}}}
-		err := s.WithDefaults().Validate(DefaultLimits(), loopbackOnly)
+		err := s.WithDefaults().Validate(DefaultLimits(), testservers.LoopbackOnly)
 		if err == nil {
 			t.Errorf("Validate(ab %q) = nil, want a problem", line)
 			continue

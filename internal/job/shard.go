@@ -23,9 +23,10 @@ type ShardRun struct {
 	Concurrency      int       `json:"concurrency"`
 }
 
-// ShardCount is the number of worker processes each run of s runs on.
+// ShardCount is the number of worker processes each run of s runs on; an
+// unset sweep.shards means one, as WithDefaults fills it.
 func (s Spec) ShardCount() int {
-	return max(s.WithDefaults().Sweep.Shards, 1)
+	return max(s.Sweep.Shards, 1)
 }
 
 // Split divides n into k parts that differ by at most one, the larger

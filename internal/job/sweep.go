@@ -41,14 +41,7 @@ func oneAxis[T any](field string, values []T) axis[T] {
 // from its own flags (ab -n/-t, http_load -fetches/-seconds/-rate), else
 // the default of 100 requests. Targets whose form is invalid are left out.
 // Call Validate first: it bounds the number of points; Points does not.
-func (s Spec) Points() []Point {
-	cells := s.WithDefaults().cells()
-	points := make([]Point, len(cells))
-	for i, c := range cells {
-		points[i] = c.Point
-	}
-	return points
-}
+func (s Spec) Points() []Point { return s.expansion().Points() }
 
 // targetAxes is one target's values for every dimension.
 type targetAxes struct {
@@ -65,7 +58,8 @@ type resolved struct {
 }
 
 // resolveAll resolves every target of a defaulted spec once: an ab line
-// costs many times its length to parse, so Validate parses each one once.
+// costs many times its length to parse, so Validate and a Planner parse
+// each one once.
 func (s Spec) resolveAll() []resolved {
 	out := make([]resolved, len(s.Targets))
 	for i := range s.Targets {
@@ -73,10 +67,6 @@ func (s Spec) resolveAll() []resolved {
 	}
 	return out
 }
-
-// axes resolves every target of a defaulted spec; targets whose form is
-// invalid are nil.
-func (s Spec) axes() []*targetAxes { return s.axesOf(s.resolveAll()) }
 
 func (s Spec) axesOf(res []resolved) []*targetAxes {
 	per := make([]*targetAxes, len(s.Targets))
@@ -102,11 +92,6 @@ func pointCount(per []*targetAxes) int {
 		}
 	}
 	return n
-}
-
-// cells expands a defaulted spec.
-func (s Spec) cells() []cell {
-	return s.expand(s.axes())
 }
 
 func (s Spec) expand(per []*targetAxes) []cell {
@@ -205,12 +190,14 @@ func (w Sweep) stopAxis() axis[stop] {
 // Schedule lists every run of the job in execution order. Interleaved:
 // repeat k of every point before repeat k+1. Sequential: all repeats of a
 // point before the next point.
-func (s Spec) Schedule() []RunKey {
-	d := s.WithDefaults()
-	points := len(d.cells())
-	repeats := max(d.Sweep.Repeats, 0)
+func (s Spec) Schedule() []RunKey { return s.expansion().Schedule() }
+
+// Schedule is Spec.Schedule.
+func (pl *Planner) Schedule() []RunKey {
+	points := len(pl.cells)
+	repeats := max(pl.spec.Sweep.Repeats, 0)
 	runs := make([]RunKey, 0, points*repeats)
-	if d.Sweep.Order == OrderSequential {
+	if pl.spec.Sweep.Order == OrderSequential {
 		for p := range points {
 			for r := range repeats {
 				runs = append(runs, RunKey{Point: p, Repeat: r})

@@ -30,15 +30,20 @@ type HostHeader struct {
 // verification). A target whose form is invalid lists nothing: Validate
 // reports it.
 func (s Spec) TargetURLs() []TargetURL {
+	d, res := s.resolve() // the targets only: the sweep need not be expanded, nor bounded yet
+	return (&Planner{spec: d, targets: res}).TargetURLs()
+}
+
+// TargetURLs is Spec.TargetURLs.
+func (pl *Planner) TargetURLs() []TargetURL {
 	var out []TargetURL
-	for i := range s.Targets {
-		src, errs := s.resolveTarget(i)
-		if len(errs) > 0 {
+	for i, r := range pl.targets {
+		if len(r.errs) > 0 {
 			continue
 		}
-		hosts := s.hostHeaders(i, src.req)
-		for k, u := range src.urls {
-			out = append(out, TargetURL{Field: src.urlFields[k], URL: u, HostHeaders: hosts})
+		hosts := pl.spec.hostHeaders(i, r.src.req)
+		for k, u := range r.src.urls {
+			out = append(out, TargetURL{Field: r.src.urlFields[k], URL: u, HostHeaders: hosts})
 		}
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/metric"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -44,7 +45,7 @@ func TestValidateRefusesUnknownMetric(t *testing.T) {
 	for _, th := range []string{"p97_ms < 5", "latency < 5", "a: rsp >= 1"} {
 		s := validSpec()
 		s.Thresholds = []string{"rps >= 1", th}
-		err := s.Validate(DefaultLimits(), loopbackOnly)
+		err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 		var ve *errcode.Error
 		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||
 			ve.Problems[0].Field != "thresholds[1]" || !strings.Contains(ve.Problems[0].Message, "unknown metric") {

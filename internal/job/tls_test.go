@@ -41,7 +41,7 @@ func TestValidateTLS(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := validSpec()
 			s.Request.TLS = tt.tls
-			err := s.Validate(DefaultLimits(), loopbackOnly)
+			err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("Validate = %v, want nil", err)
@@ -76,7 +76,7 @@ func TestPlanTLS(t *testing.T) {
 			CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}, ServerName: "www.test"},
 		"ab-insecure": {CAPEM: ca.CertPEM, MinVersion: tls.VersionTLS13, SkipVerify: true},
 	}
-	if err := s.Validate(DefaultLimits(), loopbackOnly); err != nil {
+	if err := s.Validate(DefaultLimits(), testservers.LoopbackOnly); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	for _, p := range s.Points() {
@@ -94,7 +94,7 @@ func TestABLineTLSFilesRefused(t *testing.T) {
 	for _, line := range []string{"-E client.pem https://127.0.0.1:1/", "--cacert ca.pem https://127.0.0.1:1/"} {
 		s := validSpec()
 		s.Targets[0] = Target{Name: "a", AB: line}
-		err := s.Validate(DefaultLimits(), loopbackOnly)
+		err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 		if err == nil || !strings.Contains(err.Error(), "request.tls") {
 			t.Errorf("Validate(ab %q) = %v, want a refusal pointing at request.tls", line, err)
 		}

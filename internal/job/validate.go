@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -46,10 +47,9 @@ type validator struct {
 // every problem at once as a *errcode.Error naming each field path, or
 // nil. Validate fills no field; store s.WithDefaults().
 func (s Spec) Validate(lim Limits, check URLChecker) error {
-	d := s.WithDefaults()
+	d, res := s.resolve()
 	v := &validator{lim: lim.withDefaults(), check: check}
 	v.meta(d)
-	res := d.resolveAll()
 	v.targets(d, res)
 	// Checked as filled even where WithDefaults leaves it as given (a job of
 	// ab lines only), so the same spec passes or fails either way.
@@ -256,8 +256,8 @@ func (v *validator) webhook(w *Webhook) {
 	seen := make(map[string]bool, len(w.Events))
 	for i, e := range w.Events {
 		switch {
-		case e != EventSucceeded && e != EventFailed && e != EventCanceled && e != EventStarted:
-			v.add(index("webhook.events", i), "unknown event %q: want %s, %s, %s or %s", e, EventStarted, EventSucceeded, EventFailed, EventCanceled)
+		case !slices.Contains(WebhookEvents(), e):
+			v.add(index("webhook.events", i), "unknown event %q: want %s", e, eventChoices(WebhookEvents()))
 		case seen[e]:
 			v.add(index("webhook.events", i), "%q is listed twice", e)
 		}

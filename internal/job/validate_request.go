@@ -46,8 +46,8 @@ func (v *validator) request(field string, r Request) {
 
 // httpVersion checks the http_version of the request options at field.
 func (v *validator) httpVersion(field, hv string) {
-	if hv != "" && hv != measure.HTTP10 && hv != measure.HTTP11 && hv != measure.HTTP2 {
-		v.add(field+".http_version", "%q is not 1.0, 1.1 or 2", hv)
+	if hv != "" && !measure.KnownHTTPVersion(hv) {
+		v.add(field+".http_version", "%q is not %s", hv, measure.HTTPVersionChoices())
 	}
 }
 

@@ -3,13 +3,13 @@ package job
 import (
 	"errors"
 	"math"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/testservers"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -24,18 +24,8 @@ func validSpec() Spec {
 	}
 }
 
-var errPrivate = errors.New("private address")
-
-// loopbackOnly refuses every host but 127.0.0.1, as dev mode does.
-func loopbackOnly(u *url.URL) error {
-	if u.Hostname() != "127.0.0.1" {
-		return errPrivate
-	}
-	return nil
-}
-
 func TestValidateAcceptsValidSpec(t *testing.T) {
-	if err := validSpec().Validate(DefaultLimits(), loopbackOnly); err != nil {
+	if err := validSpec().Validate(DefaultLimits(), testservers.LoopbackOnly); err != nil {
 		t.Fatalf("Validate(valid) = %v, want nil", err)
 	}
 }
@@ -163,7 +153,7 @@ func TestValidateRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := validSpec()
 			tt.mutate(&s)
-			err := s.Validate(DefaultLimits(), loopbackOnly)
+			err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 			if err == nil {
 				t.Fatalf("Validate = nil, want problems at %v", tt.want)
 			}
@@ -217,7 +207,7 @@ func TestValidateRequestTimeoutUnderShortRunQuota(t *testing.T) {
 		s.Request.Timeout = Duration(tt.timeout)
 		s = s.WithDefaults()
 		var got []string
-		if err := s.Validate(lim, loopbackOnly); err != nil {
+		if err := s.Validate(lim, testservers.LoopbackOnly); err != nil {
 			got = fields(t, err)
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {

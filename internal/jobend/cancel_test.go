@@ -60,7 +60,7 @@ func TestCancel(t *testing.T) {
 	}
 	for id, want := range map[string]int{"q": 1, "r": 0} {
 		events, err := st.ReadEvents(ctx, id, "0", 0)
-		if err != nil || len(events) != want || (want == 1 && events[0].Type != store.EventJobFinished) {
+		if err != nil || len(events) != want || (want == 1 && events[0].Type != job.EventFinished) {
 			t.Errorf("ReadEvents(%s) = %+v, %v; want %d job.finished event", id, events, err, want)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
-	"github.com/benchq/benchq/internal/webhook"
 )
 
 // ErrNotifyLost is wrapped by End when the job did end but its end notice
@@ -148,12 +147,12 @@ func (e *Ender) End(ctx context.Context, id string, how How) (Result, error) {
 	j := res.Job
 	e.releaseTargets(ctx, j, retry)
 	ev := store.Finished{Status: j.Status, Verdict: j.Verdict, Error: j.Error, RunsDone: j.Progress.RunsDone}
-	if err := e.st.AppendEvent(ctx, id, store.EventJobFinished, ev); err != nil {
+	if err := e.st.AppendEvent(ctx, id, job.EventFinished, ev); err != nil {
 		e.log.Warn("jobend: append job.finished event", "job", id, "err", err)
 	}
 	e.log.Log(ctx, how.Level, how.Msg, "job", id, "status", j.Status, "verdict", j.Verdict, "runs", j.Progress.RunsDone, "error", j.Error)
 	if e.notifier != nil {
-		if err := e.notifier.Notify(ctx, j, webhook.EventFor(j.Status)); err != nil {
+		if err := e.notifier.Notify(ctx, j, job.EventFor(j.Status)); err != nil {
 			return res, fmt.Errorf("jobend: job %s: %w: %w", id, ErrNotifyLost, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -164,6 +165,20 @@ const (
 	HTTP2  = "2"
 )
 
+// HTTPVersions lists every value Plan.HTTPVersion may take besides ""
+// (which means HTTP11), oldest first. It is the one list the plan's, the
+// spec's and the ab line's validators check against.
+func HTTPVersions() []string { return []string{HTTP10, HTTP11, HTTP2} }
+
+// KnownHTTPVersion reports whether v is one of HTTPVersions.
+func KnownHTTPVersion(v string) bool { return slices.Contains(HTTPVersions(), v) }
+
+// HTTPVersionChoices names HTTPVersions for a message: "1.0, 1.1 or 2".
+func HTTPVersionChoices() string {
+	vs := HTTPVersions()
+	return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
+}
+
 // ErrInvalidPlan is wrapped by every error of Plan.Validate, and by the
 // engine's for a plan that can never run.
 var ErrInvalidPlan = errors.New("measure: invalid plan")
@@ -219,8 +234,8 @@ func (p Plan) Validate() error {
 	if m := p.method(); len(p.Body) > 0 && (m == "GET" || m == "HEAD") {
 		bad("body", "a body cannot be sent with %s", m)
 	}
-	if v := p.HTTPVersion; v != "" && v != HTTP10 && v != HTTP11 && v != HTTP2 {
-		bad("http_version", "%q is not 1.0, 1.1 or 2", v)
+	if v := p.HTTPVersion; v != "" && !KnownHTTPVersion(v) {
+		bad("http_version", "%q is not %s", v, HTTPVersionChoices())
 	}
 	if p.MaxStreams < 0 || p.MaxStreams > MaxStreams {
 		bad("max_streams", "%d is outside 0..%d", p.MaxStreams, MaxStreams)

@@ -9,7 +9,9 @@ import (
 	"github.com/benchq/benchq/internal/store"
 )
 
-// Enqueuer puts tasks on the queue; *asynq.Client implements it.
+// Enqueuer puts tasks on the queue; *asynq.Client implements it. It is
+// declared here, beside the tasks, once: the API, the webhook notifier,
+// the janitor and the shard coordinator all enqueue through it.
 type Enqueuer interface {
 	EnqueueContext(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error)
 }

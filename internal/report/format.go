@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -28,9 +29,58 @@ const (
 // they do not know.
 var ErrUnknownFormat = errors.New("unknown format")
 
+// formatInfo is one row of the format table: what a server sends a
+// format as, and what a file holding it is called.
+type formatInfo struct {
+	format Format
+	// label names the format for a person (the dashboard's download list).
+	label       string
+	contentType string
+	// ext is the file name extension, without the dot. ab's and
+	// http_load's text are plain text, told apart by a prefix.
+	ext string
+	// negotiable: an Accept header naming the content type's media type
+	// picks this format (FormatFromAccept). text/html and image/png are
+	// not: every browser sends them, for pages and for images, and would
+	// be switched from the default format by it; ?format=html and
+	// ?format=png ask for them. text/plain picks ab's report, the text
+	// most scripts already parse.
+	negotiable bool
+}
+
+// formatTable is the one table of report formats, in the order the docs
+// present them.
+func formatTable() []formatInfo {
+	return []formatInfo{
+		{FormatAB, "ab text", "text/plain; charset=utf-8", "ab.txt", true},
+		{FormatHTTPLoad, "http_load text", "text/plain; charset=utf-8", "http_load.txt", false},
+		{FormatJSON, "JSON", "application/json", "json", true},
+		{FormatCSV, "CSV", "text/csv; charset=utf-8", "csv", true},
+		{FormatMarkdown, "Markdown", "text/markdown; charset=utf-8", "md", true},
+		{FormatSVG, "SVG chart", "image/svg+xml", "svg", true},
+		{FormatPNG, "PNG chart", "image/png", "png", false},
+		{FormatHTML, "HTML", "text/html; charset=utf-8", "html", false},
+		{FormatGnuplot, "gnuplot data", "text/tab-separated-values; charset=utf-8", "tsv", true},
+	}
+}
+
+func (f Format) info() formatInfo {
+	for _, row := range formatTable() {
+		if row.format == f {
+			return row
+		}
+	}
+	return formatInfo{format: f}
+}
+
 // Formats lists every format in the order the docs present them.
 func Formats() []Format {
-	return []Format{FormatAB, FormatHTTPLoad, FormatJSON, FormatCSV, FormatMarkdown, FormatSVG, FormatPNG, FormatHTML, FormatGnuplot}
+	rows := formatTable()
+	out := make([]Format, len(rows))
+	for i, row := range rows {
+		out[i] = row.format
+	}
+	return out
 }
 
 // ParseFormat reads a format name as given in ?format=; case and the
@@ -56,41 +106,66 @@ func formatList() string {
 	return strings.Join(names, ", ")
 }
 
-// ContentType is the media type a server sends with the format.
-func (f Format) ContentType() string {
-	switch f {
-	case FormatJSON:
-		return "application/json"
-	case FormatCSV:
-		return "text/csv; charset=utf-8"
-	case FormatMarkdown:
-		return "text/markdown; charset=utf-8"
-	case FormatSVG:
-		return "image/svg+xml"
-	case FormatPNG:
-		return "image/png"
-	case FormatHTML:
-		return "text/html; charset=utf-8"
-	case FormatGnuplot:
-		return "text/tab-separated-values; charset=utf-8"
-	}
-	return "text/plain; charset=utf-8" // ab, http_load
+// FormatChoices names every format for help text: "ab, http_load, ... or
+// gnuplot".
+func FormatChoices() string {
+	list := formatList()
+	i := strings.LastIndex(list, ", ")
+	return list[:i] + " or " + list[i+2:]
 }
 
-// acceptable maps the media types FormatFromAccept understands. text/plain
-// is ab's report, the text most scripts already parse. text/html and
-// image/png are left out on purpose: every browser sends them, for pages
-// and for images, and would be switched from the default format by it;
-// ?format=html and ?format=png ask for them.
+// ContentType is the media type a server sends with the format; "" for a
+// format Formats does not list.
+func (f Format) ContentType() string { return f.info().contentType }
+
+// Extension is the file name extension (without the dot) of a file
+// holding the format: "md", "tsv", "ab.txt"; "" for a format Formats does
+// not list.
+func (f Format) Extension() string { return f.info().ext }
+
+// Label names the format for a person: "SVG chart".
+func (f Format) Label() string { return f.info().label }
+
+// acceptable maps the media types FormatFromAccept understands.
 func acceptable() map[string]Format {
-	return map[string]Format{
-		"application/json":          FormatJSON,
-		"text/csv":                  FormatCSV,
-		"text/markdown":             FormatMarkdown,
-		"image/svg+xml":             FormatSVG,
-		"text/tab-separated-values": FormatGnuplot,
-		"text/plain":                FormatAB,
+	known := map[string]Format{}
+	for _, row := range formatTable() {
+		if row.negotiable {
+			mt, _, _ := strings.Cut(row.contentType, ";")
+			known[mt] = row.format
+		}
 	}
+	return known
+}
+
+// FormatOfPath reads the format of a file to write from its name: a
+// format's Extension (".md", ".tsv", ".http_load.txt"), ".txt" alone for
+// ab's text, or a format's name (".markdown", ".gnuplot"), case forgiven.
+func FormatOfPath(path string) (Format, error) {
+	base := strings.ToLower(filepath.Base(path))
+	ext := strings.TrimPrefix(filepath.Ext(base), ".")
+	if ext == "" {
+		return "", fmt.Errorf("%s has no extension to tell the report format (.md, .json, .svg, .csv, .txt)", path)
+	}
+	// The longest extension first, so "r.http_load.txt" is http_load's
+	// and not ab's ".txt".
+	var best formatInfo
+	for _, row := range formatTable() {
+		if strings.HasSuffix(base, "."+row.ext) && len(row.ext) > len(best.ext) {
+			best = row
+		}
+	}
+	if best.ext != "" {
+		return best.format, nil
+	}
+	if ext == "txt" {
+		return FormatAB, nil
+	}
+	f, err := ParseFormat(ext)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
 }
 
 // FormatFromAccept picks the format an Accept header prefers: the known

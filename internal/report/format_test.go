@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -74,5 +75,52 @@ func TestWriteUnknownFormat(t *testing.T) {
 	err := Write(nil, Format("pdf"), fixtureJob(), nil, emptyAnalysis())
 	if !errors.Is(err, ErrUnknownFormat) {
 		t.Errorf("Write(pdf) = %v, want ErrUnknownFormat", err)
+	}
+}
+
+// TestFormatTable: every format has a label, a content type and an
+// extension of its own, and a file named with that extension is read back
+// as the format, so the API's download names and the CLI's --out agree.
+func TestFormatTable(t *testing.T) {
+	seen := map[string]Format{}
+	for _, f := range Formats() {
+		if f.Label() == "" || f.ContentType() == "" || f.Extension() == "" {
+			t.Errorf("%s: label %q, content type %q, extension %q; want all three", f, f.Label(), f.ContentType(), f.Extension())
+		}
+		if other, dup := seen[f.Extension()]; dup {
+			t.Errorf("%s and %s share the extension %q", f, other, f.Extension())
+		}
+		seen[f.Extension()] = f
+		for _, name := range []string{"report." + f.Extension(), "dir.v2/01JC3W9Q." + strings.ToUpper(f.Extension()), "report." + string(f)} {
+			if got, err := FormatOfPath(name); err != nil || got != f {
+				t.Errorf("FormatOfPath(%q) = %q, %v; want %s", name, got, err, f)
+			}
+		}
+	}
+}
+
+func TestFormatOfPath(t *testing.T) {
+	tests := []struct {
+		path string
+		want Format
+		err  string
+	}{
+		{"r.md", FormatMarkdown, ""},
+		{"r.txt", FormatAB, ""}, // plain text is ab's report
+		{"r.ab.txt", FormatAB, ""},
+		{"r.http_load.txt", FormatHTTPLoad, ""},
+		{"r.tsv", FormatGnuplot, ""}, // the name the API gives a gnuplot download
+		{"r.gnuplot", FormatGnuplot, ""},
+		{"report", "", "no extension"},
+		{"r.pdf", "", "unknown format"},
+	}
+	for _, tt := range tests {
+		got, err := FormatOfPath(tt.path)
+		if got != tt.want || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
+			t.Errorf("FormatOfPath(%q) = %q, %v; want %q, error with %q", tt.path, got, err, tt.want, tt.err)
+		}
+	}
+	if got, want := FormatChoices(), "ab, http_load, json, csv, markdown, svg, png, html or gnuplot"; got != want {
+		t.Errorf("FormatChoices() = %q, want %q", got, want)
 	}
 }

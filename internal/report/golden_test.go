@@ -23,11 +23,7 @@ func render(t *testing.T, f Format) []byte {
 }
 
 func goldenName(f Format) string {
-	ext := map[Format]string{
-		FormatAB: "ab.txt", FormatHTTPLoad: "http_load.txt", FormatJSON: "json", FormatCSV: "csv",
-		FormatMarkdown: "md", FormatSVG: "svg", FormatHTML: "html", FormatGnuplot: "tsv",
-	}[f]
-	return filepath.Join("testdata", "job."+ext)
+	return filepath.Join("testdata", "job."+f.Extension())
 }
 
 // TestWriteGolden pins every format's output for the fixture job; run

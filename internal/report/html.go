@@ -75,7 +75,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	}
 	j = j.Redacted()
 	g := newGrid(a)
-	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.WithDefaults().Sweep.Repeats}
+	v := View{Title: title(j), JobID: j.ID, Status: string(j.Status), Repeats: j.Spec.Sweep.Repeats}
 	for _, s := range g.Slices {
 		v.Tables = append(v.Tables, htmlRPSTable(g, s, j.Spec.ComparisonPairs()))
 		head, rows := latencyTable(g, s)

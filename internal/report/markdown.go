@@ -24,7 +24,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 	g := newGrid(a)
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(j)))
 	fmt.Fprintf(bw, "Job `%s`, %s. Cells are mean successful requests per second over %s.\n",
-		j.ID, j.Status, plural(j.Spec.WithDefaults().Sweep.Repeats, "repeat"))
+		j.ID, j.Status, plural(j.Spec.Sweep.Repeats, "repeat"))
 	if len(g.Slices) == 0 {
 		fmt.Fprint(bw, "\nNo runs yet.\n")
 	}

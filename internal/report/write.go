@@ -63,7 +63,7 @@ type runView struct {
 // skipped: there is nothing to print for them.
 func runViews(j *job.Job, runs []job.Run) []runView {
 	points := j.Spec.Points()
-	repeats := j.Spec.WithDefaults().Sweep.Repeats
+	repeats := j.Spec.Sweep.Repeats
 	out := make([]runView, 0, len(runs))
 	for _, r := range runs {
 		if r.Result == nil || r.Point < 0 || r.Point >= len(points) {

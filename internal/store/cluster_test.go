@@ -68,7 +68,7 @@ func TestStoreOnCluster(t *testing.T) {
 		{"RenewLease", func(ctx context.Context) error { _, err := s.RenewLease(ctx, j.ID, "w1", time.Minute); return err }},
 		{"UnleasedRunning", func(ctx context.Context) error { _, err := s.UnleasedRunning(ctx, 10); return err }},
 		{"AppendEvent", func(ctx context.Context) error {
-			return s.AppendEvent(ctx, j.ID, store.EventJobStarted, map[string]int{"n": 1})
+			return s.AppendEvent(ctx, j.ID, job.EventStarted, map[string]int{"n": 1})
 		}},
 		{"SetProgress", func(ctx context.Context) error { return s.SetProgress(ctx, j.ID, job.Progress{RunsTotal: 4}) }},
 		{"SaveRun", func(ctx context.Context) error {

@@ -14,15 +14,7 @@ import (
 	"github.com/benchq/benchq/internal/job"
 )
 
-// Event types of a job's stream.
-const (
-	EventJobStarted  = "job.started"
-	EventProgress    = "progress"
-	EventRunFinished = "run.finished"
-	EventJobFinished = "job.finished" // always the last event of a job
-)
-
-// Finished is the data of a job.finished event.
+// Finished is the data of a job.EventFinished event.
 type Finished struct {
 	Status   job.Status `json:"status"`
 	Verdict  string     `json:"verdict,omitempty"`

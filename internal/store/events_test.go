@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -13,7 +14,7 @@ func TestEventsReadInOrderAndResume(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := t.Context()
 	mustCreate(t, s, newJob("j1", "", 0, nil))
-	types := []string{store.EventJobStarted, store.EventProgress, store.EventRunFinished}
+	types := []string{job.EventStarted, job.EventProgress, job.EventRunFinished}
 	for i, typ := range types {
 		if err := s.AppendEvent(ctx, "j1", typ, map[string]int{"n": i}); err != nil {
 			t.Fatalf("AppendEvent(%s) = %v", typ, err)
@@ -48,10 +49,10 @@ func TestReadEventsBlocksForNewEvent(t *testing.T) {
 	appended := make(chan error, 1)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		appended <- s.AppendEvent(ctx, "j1", store.EventJobFinished, store.Finished{Status: "succeeded"})
+		appended <- s.AppendEvent(ctx, "j1", job.EventFinished, store.Finished{Status: "succeeded"})
 	}()
 	got, err := s.ReadEvents(ctx, "j1", "0", 10*time.Second)
-	if err != nil || len(got) != 1 || got[0].Type != store.EventJobFinished {
+	if err != nil || len(got) != 1 || got[0].Type != job.EventFinished {
 		t.Fatalf("ReadEvents(block 10s) = %+v, %v; want the job.finished event appended meanwhile", got, err)
 	}
 	if err := <-appended; err != nil {

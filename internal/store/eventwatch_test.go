@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -68,7 +69,7 @@ func (w *watcher) wantNotices(t *testing.T, ids ...string) {
 func appendEvents(t *testing.T, s *store.Store, ids ...string) {
 	t.Helper()
 	for _, id := range ids {
-		if err := s.AppendEvent(t.Context(), id, store.EventProgress, map[string]int{"runs_done": 1}); err != nil {
+		if err := s.AppendEvent(t.Context(), id, job.EventProgress, map[string]int{"runs_done": 1}); err != nil {
 			t.Fatalf("AppendEvent(%s) = %v", id, err)
 		}
 	}
@@ -135,7 +136,7 @@ func TestWatchEventsFollowsSentinelFailover(t *testing.T) {
 	w.subscribed(t, "after the failover")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := s.AppendEvent(t.Context(), "after", store.EventProgress, map[string]int{"runs_done": 1})
+		err := s.AppendEvent(t.Context(), "after", job.EventProgress, map[string]int{"runs_done": 1})
 		if err == nil {
 			break
 		}

@@ -48,7 +48,7 @@ func TestPinnedBaselineOutlivesRetention(t *testing.T) {
 	}
 	// A write to a kept job (an event, as a finished job's webhook
 	// writes) must not give it a TTL again.
-	if err := s.AppendEvent(ctx, "baseline", store.EventJobFinished, store.Finished{Status: job.StatusSucceeded}); err != nil {
+	if err := s.AppendEvent(ctx, "baseline", job.EventFinished, store.Finished{Status: job.StatusSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.PinJob(ctx, "pin-then-unpin", false); err != nil {

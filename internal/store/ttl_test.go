@@ -16,7 +16,7 @@ func TestEveryKeyHasRetentionTTL(t *testing.T) {
 	mustCreate(t, s, newJob("j1", "alice", 0, nil), newJob("j2", "", 1, nil))
 	steps := []error{
 		s.SetProgress(ctx, "j1", job.Progress{RunsDone: 1}),
-		s.AppendEvent(ctx, "j1", store.EventProgress, job.Progress{}),
+		s.AppendEvent(ctx, "j1", job.EventProgress, job.Progress{}),
 	}
 	_, err := s.SaveRun(ctx, "j1", run(0, 0, 10))
 	steps = append(steps, err)
@@ -25,7 +25,7 @@ func TestEveryKeyHasRetentionTTL(t *testing.T) {
 	_, err = s.UpdateJob(ctx, "j1", func(j *job.Job) error { j.CancelRequested = true; return nil }) // the cancel flag's key
 	steps = append(steps, err)
 	_, err = s.UpdateJob(ctx, "j2", func(j *job.Job) error { j.CancelRequested = true; return j.Transition(job.StatusCanceled, base) })
-	steps = append(steps, err, s.AppendEvent(ctx, "j2", store.EventJobFinished, store.Finished{Status: job.StatusCanceled}))
+	steps = append(steps, err, s.AppendEvent(ctx, "j2", job.EventFinished, store.Finished{Status: job.StatusCanceled}))
 	for i, err := range steps {
 		if err != nil {
 			t.Fatalf("step %d = %v", i, err)

@@ -16,7 +16,10 @@
 // bodies, silence), for tests that a client survives what a target sends.
 //
 // StartFasthttp is the plain case: an in-process fasthttp server answering
-// with the test's handler.
+// with the test's handler. StartTarget and StartCounting add a count of the
+// requests and when the latest came (a Target), what the worker's and the
+// service's end-to-end tests check the load by; LoopbackOnly is the URL
+// policy of tests that admit loopback targets only.
 //
 // A SpanTarget records when it served each load, named by a request
 // header, so a test can see from the target's side whether two loads ran

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -25,23 +26,12 @@ const maxErrorLen = 1024
 // aggregates and threshold failures is over MaxPayloadBytes.
 var ErrPayloadTooLarge = errors.New("webhook: payload too large")
 
-// EventStarted is sent when a job starts running, if the webhook lists it.
-const EventStarted = job.EventStarted
-
-// EventFor names the event of a terminal status: "job." + status.
-func EventFor(s job.Status) string { return "job." + string(s) }
-
 // Subscribed reports whether job j's webhook asks for event.
 func Subscribed(j *job.Job, event string) bool {
 	if j == nil || j.Spec.Webhook == nil {
 		return false
 	}
-	for _, e := range j.Spec.WithDefaults().Webhook.Events {
-		if e == event {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(j.Spec.Webhook.Subscribed(), event)
 }
 
 // Payload is the JSON body of a webhook, {type, timestamp, data}, as

@@ -40,7 +40,7 @@ func analysis(n int) *job.Analysis {
 func TestNewPayload(t *testing.T) {
 	j := finishedJob()
 	now := time.Date(2030, 1, 2, 3, 5, 6, 0, time.UTC)
-	b, err := Encode(NewPayload(EventFor(j.Status), j, analysis(2), "http://benchq.test:8080/", now))
+	b, err := Encode(NewPayload(job.EventFor(j.Status), j, analysis(2), "http://benchq.test:8080/", now))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,8 +169,8 @@ func TestSubscribed(t *testing.T) {
 		want   bool
 	}{
 		{nil, job.EventSucceeded, true}, // the default: every terminal event
-		{nil, EventStarted, false},
-		{[]string{EventStarted}, EventStarted, true},
+		{nil, job.EventStarted, false},
+		{[]string{job.EventStarted}, job.EventStarted, true},
 		{[]string{job.EventFailed}, job.EventSucceeded, false},
 	}
 	for _, tt := range tests {

@@ -31,7 +31,9 @@
     set("livestate", "The job ended; loading its results…");
     window.location.reload();
   }
-  ["job.finished", "job.succeeded", "job.failed", "job.canceled"].forEach(function (t) { es.addEventListener(t, ended); });
+  // The final event types come from the page, which takes them from the
+  // server's one table of event names.
+  (live.dataset.finalEvents || "").split(" ").forEach(function (t) { if (t) { es.addEventListener(t, ended); } });
   // A stream that keeps ending without a final event (the server ends it
   // for a finished job whose final event expired) is settled by a reload,
   // which shows whatever the job is now; a reload of a running job only

@@ -1,0 +1,60 @@
+package job
+
+import (
+	"slices"
+	"strings"
+)
+
+// The names of what happens to a job, in one table: the job's event stream
+// (written by the worker and jobend, read by the API's SSE, the client's
+// Follow and the dashboard's live view) and its webhooks (listed in
+// webhook.events, sent by the worker) share them.
+const (
+	// EventStarted opens a job's stream; a webhook gets it only when it
+	// lists it: most receivers care about the end.
+	EventStarted = "job.started"
+	// EventProgress and EventRunFinished are stream events only.
+	EventProgress    = "progress"
+	EventRunFinished = "run.finished"
+	// EventFinished is always the last event of a job's stream.
+	EventFinished = "job.finished"
+	// The webhook events of the terminal statuses, "job." + status.
+	EventSucceeded = "job.succeeded"
+	EventFailed    = "job.failed"
+	EventCanceled  = "job.canceled"
+)
+
+// EventFor names the webhook event of a terminal status: "job." + status.
+func EventFor(s Status) string { return "job." + string(s) }
+
+// TerminalEvents are the webhook events of the terminal statuses, the
+// events a webhook without an events list gets.
+func TerminalEvents() []string { return []string{EventSucceeded, EventFailed, EventCanceled} }
+
+// Subscribed lists the events w asks for: its events, or TerminalEvents
+// when it lists none (WithDefaults fills them in the same way).
+func (w Webhook) Subscribed() []string {
+	if len(w.Events) == 0 {
+		return TerminalEvents()
+	}
+	return w.Events
+}
+
+// WebhookEvents are the events webhook.events may list.
+func WebhookEvents() []string { return append([]string{EventStarted}, TerminalEvents()...) }
+
+// FinalEvents are the event types after which no event follows in a job's
+// stream: job.finished, and the terminal webhook events, which a reader
+// takes as final too.
+func FinalEvents() []string { return append([]string{EventFinished}, TerminalEvents()...) }
+
+// IsFinalEvent reports whether typ is one of FinalEvents.
+func IsFinalEvent(typ string) bool { return slices.Contains(FinalEvents(), typ) }
+
+// eventChoices names events for a message: "a, b, c or d".
+func eventChoices(events []string) string {
+	if len(events) < 2 {
+		return strings.Join(events, "")
+	}
+	return strings.Join(events[:len(events)-1], ", ") + " or " + events[len(events)-1]
+}
