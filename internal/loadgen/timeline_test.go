@@ -1,0 +1,119 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/testservers"
+)
+
+// checkTimelineSums: the intervals add up to the run's counts exactly.
+func checkTimelineSums(t *testing.T, name string, m *measure.Measurement) {
+	t.Helper()
+	if m.Timeline == nil {
+		t.Fatalf("%s: no timeline", name)
+	}
+	s := m.Timeline.Sum()
+	if s.Requests != m.Complete || s.Failures != m.Failures || s.Failures.Total() != m.Failed ||
+		s.Non2xx != m.Non2xx || s.Bytes != m.TotalReceivedBytes || s.Latency.Count != m.Total.Count || s.Latency.Max != m.Total.Max {
+		t.Errorf("%s: intervals sum to %d requests, failures %+v, %d non-2xx, %d bytes, %d latencies (max %d µs); run has %d, %+v (%d failed), %d, %d, %d (max %d µs)",
+			name, s.Requests, s.Failures, s.Non2xx, s.Bytes, s.Latency.Count, s.Latency.Max,
+			m.Complete, m.Failures, m.Failed, m.Non2xx, m.TotalReceivedBytes, m.Total.Count, m.Total.Max)
+	}
+}
+
+// TestTimelineShowsLatencySteps runs three shards at one agreed instant
+// against a target answering in 1 ms for 2 s, 20 ms for 2 s, then 1 ms
+// again. Each shard's timeline and their merge (through the stored
+// encoding, as the service merges shards) show the slow step in intervals
+// 2 and 3 (±1 at the edges), every interval of the merge is the sum of the
+// shards' intervals, and every sum equals its run's totals.
+func TestTimelineShowsLatencySteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 6 s run")
+	}
+	srv := testservers.StartScheduledLatency(t,
+		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
+		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
+		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	start := time.Now().Add(300 * time.Millisecond)
+	srv.Begin(start)
+	const shards = 3
+	ms := make([]*measure.Measurement, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms[i], errs[i] = Run(context.Background(), measure.Plan{
+				URLs: []string{srv.URL + "/"}, Concurrency: 2, KeepAlive: true,
+				Duration: 6 * time.Second, StartAt: start,
+			})
+		}()
+	}
+	wg.Wait()
+	var merged measure.Measurement
+	for i, m := range ms {
+		if errs[i] != nil {
+			t.Fatalf("shard %d: %v", i, errs[i])
+		}
+		checkTimelineSums(t, "shard", m)
+		checkSteps(t, "shard", m.Timeline)
+		enc, err := measure.EncodeMeasurement(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := measure.DecodeMeasurement(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(dec)
+	}
+	checkTimelineSums(t, "merge", &merged)
+	checkSteps(t, "merge", merged.Timeline)
+	if !merged.Timeline.Start.Equal(start) {
+		t.Errorf("merged timeline starts at %v, want the agreed %v", merged.Timeline.Start, start)
+	}
+	for i, iv := range merged.Timeline.Intervals {
+		var want measure.Interval
+		for _, m := range ms {
+			if i < len(m.Timeline.Intervals) {
+				want.Merge(&m.Timeline.Intervals[i])
+			}
+		}
+		if iv.Requests != want.Requests || iv.Succeeded != want.Succeeded || iv.Failures != want.Failures ||
+			iv.Bytes != want.Bytes || iv.Latency.Count != want.Latency.Count || iv.Latency.Max != want.Latency.Max ||
+			iv.Latency.Quantiles(0.5, 0.99)[1] != want.Latency.Quantiles(0.5, 0.99)[1] {
+			t.Errorf("merged interval %d = %+v; the shards' sum is %+v", i, iv, want)
+		}
+	}
+}
+
+// checkSteps: intervals 0 and 5 answer in about 1 ms and interval 3 in
+// about 20 ms; the slow step covers two intervals, give or take one at its
+// edges.
+func checkSteps(t *testing.T, name string, tl *measure.Timeline) {
+	t.Helper()
+	if tl.Interval != time.Second || len(tl.Intervals) < 6 {
+		t.Fatalf("%s: timeline of %d intervals of %v; want 6 of 1s", name, len(tl.Intervals), tl.Interval)
+	}
+	slow := 0
+	for i, iv := range tl.Intervals[:6] {
+		p50 := time.Duration(iv.Latency.Quantiles(0.5)[0]) * time.Microsecond
+		t.Logf("%s: interval %d: %d requests, p50 %v", name, i, iv.Requests, p50)
+		isSlow := p50 >= 15*time.Millisecond
+		if isSlow {
+			slow++
+		}
+		if iv.Requests == 0 || (i == 0 || i == 5) && isSlow || i == 3 && !isSlow {
+			t.Errorf("%s: interval %d: %d requests, p50 %v", name, i, iv.Requests, p50)
+		}
+	}
+	if slow < 1 || slow > 3 {
+		t.Errorf("%s: %d slow intervals, want 2 ± 1", name, slow)
+	}
+}
