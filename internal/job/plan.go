@@ -53,6 +53,7 @@ func (s Spec) Plan(p Point) (measure.Plan, error) {
 		ContinueOnError:      src.continueOnError,
 		MaxBody:              r.MaxBody,
 		TLS:                  tlsOpts,
+		TimelineInterval:     s.Timeline.interval(),
 	}, nil
 }
 

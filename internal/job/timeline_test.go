@@ -1,0 +1,62 @@
+package job
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSpecTimelineInterval: a spec's timeline interval reaches the plan of
+// every run, and one below the engine's shortest is refused, the field
+// named.
+func TestSpecTimelineInterval(t *testing.T) {
+	tests := []struct {
+		name     string
+		timeline *Timeline
+		want     time.Duration // the plan's; -1: refused
+	}{
+		{"none", nil, 0},
+		{"no interval", &Timeline{}, 0},
+		{"250ms", &Timeline{Interval: Duration(250 * time.Millisecond)}, 250 * time.Millisecond},
+		{"the shortest", &Timeline{Interval: Duration(100 * time.Millisecond)}, 100 * time.Millisecond},
+		{"too short", &Timeline{Interval: Duration(99 * time.Millisecond)}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := validSpec()
+			s.Timeline = tt.timeline
+			err := s.Validate(DefaultLimits(), loopbackOnly)
+			if tt.want < 0 {
+				if got := fields(t, err); !slices.Equal(got, []string{"timeline.interval"}) {
+					t.Errorf("Validate fields = %v, want [timeline.interval]", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Validate = %v", err)
+			}
+			for _, p := range s.Points() {
+				plan, err := s.Plan(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if plan.TimelineInterval != tt.want {
+					t.Errorf("plan of %v: TimelineInterval = %v, want %v", p, plan.TimelineInterval, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeSpecTimeline: the spec's JSON names the interval as any
+// duration in a spec.
+func TestDecodeSpecTimeline(t *testing.T) {
+	s, err := Decode(strings.NewReader(`{"targets":[{"name":"a","url":"http://127.0.0.1:8081/"}],"sweep":{"requests":[10]},"timeline":{"interval":"250ms"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Timeline == nil || s.Timeline.Interval.Std() != 250*time.Millisecond {
+		t.Errorf("decoded timeline = %+v, want an interval of 250ms", s.Timeline)
+	}
+}
