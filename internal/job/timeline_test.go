@@ -60,3 +60,13 @@ func TestDecodeSpecTimeline(t *testing.T) {
 		t.Errorf("decoded timeline = %+v, want an interval of 250ms", s.Timeline)
 	}
 }
+
+// TestABLineTimelineRefused: a job's ab line cannot write a file on the
+// worker; its runs keep their timelines anyway.
+func TestABLineTimelineRefused(t *testing.T) {
+	for _, line := range []string{"--timeline /tmp/t.ndjson -n 10 http://127.0.0.1:1/", "--timeline=/tmp/t -n 10 http://127.0.0.1:1/"} {
+		if _, err := parseABTarget(line); err == nil || !strings.Contains(err.Error(), "--timeline writes a file on the server") {
+			t.Errorf("parseABTarget(%q) = %v, want the --timeline refusal", line, err)
+		}
+	}
+}

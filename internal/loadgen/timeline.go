@@ -15,30 +15,37 @@ const (
 	recBytes                  // bytes only: read by requests the run's end cut short
 )
 
-// liveIntervals is how many of the latest intervals keep a whole histogram
-// for the requests still arriving; older ones are compacted to the span of
-// buckets they use. A worker hands its records over in batches, so an
+// liveIntervals is how many intervals keep a whole histogram for the
+// requests still arriving (interval i in slot i mod liveIntervals); the
+// others are compacted to the span of buckets they use. A worker hands its records over in batches, so an
 // interval keeps receiving for a while after it ended: a request that
 // completed in it sits in a batch until the worker's next flush. A late
 // record into a compacted interval rebuilds its histogram (rare, and exact).
-const liveIntervals = 2
+const liveIntervals = 4
 
 // timelineRecorder builds one shard's timeline from its records, under the
 // shard's lock: per record a division, a few additions and one histogram
 // record. Its intervals' Latency hold compacted histograms; the latest
 // intervals' histograms are in live until they are compacted.
 type timelineRecorder struct {
-	tl     measure.Timeline
-	live   map[int]*hdrhistogram.Histogram
-	newest int
-	spare  []*hdrhistogram.Histogram // reset histograms to reuse
+	tl measure.Timeline
+	// live[i%liveIntervals] is interval i's histogram while it is one of
+	// the latest: a slot, not a map, so a record finds it with a
+	// comparison.
+	live [liveIntervals]liveHistogram
+}
+
+type liveHistogram struct {
+	interval int // -1: the slot is free
+	h        *hdrhistogram.Histogram
 }
 
 func newTimelineRecorder(origin time.Time, interval time.Duration) *timelineRecorder {
-	return &timelineRecorder{
-		tl:   measure.Timeline{Start: origin, Interval: interval},
-		live: make(map[int]*hdrhistogram.Histogram, liveIntervals+1),
+	t := &timelineRecorder{tl: measure.Timeline{Start: origin, Interval: interval}}
+	for k := range t.live {
+		t.live[k] = liveHistogram{interval: -1, h: measure.NewIntervalHistogram()}
 	}
+	return t
 }
 
 // index is the interval of an event at offset ns from the origin, growing
@@ -49,7 +56,6 @@ func (t *timelineRecorder) index(offset int64) int {
 	for i >= measure.MaxTimelineIntervals {
 		t.compactAll()
 		t.tl.Coarsen()
-		t.newest /= 2
 		i = int(offset / int64(t.tl.Interval))
 	}
 	if n := i + 1 - len(t.tl.Intervals); n > 0 {
@@ -93,44 +99,37 @@ func (t *timelineRecorder) add(r *record) {
 // maxRecordable is the interval histograms' highest value (an hour in µs).
 var maxRecordable = measure.NewIntervalHistogram().HighestTrackableValue()
 
-// histogram is interval i's live histogram, made (from its compacted
-// counts, if any) when it has none; a newer interval compacts the old ones.
+// histogram is interval i's live histogram. An interval without one takes
+// its slot, compacting the older interval there, and starts from its own
+// compacted counts, if any (a late record).
 func (t *timelineRecorder) histogram(i int) *hdrhistogram.Histogram {
-	if h, ok := t.live[i]; ok {
-		return h
+	slot := &t.live[i%liveIntervals]
+	if slot.interval == i {
+		return slot.h
 	}
-	if i > t.newest {
-		t.newest = i
-		for j, h := range t.live {
-			if j <= i-liveIntervals {
-				t.compact(j, h)
-			}
-		}
-	}
-	var h *hdrhistogram.Histogram
-	if n := len(t.spare); n > 0 {
-		h, t.spare = t.spare[n-1], t.spare[:n-1]
-	} else {
-		h = measure.NewIntervalHistogram()
-	}
+	t.compact(slot)
+	slot.interval = i
 	if lat := &t.tl.Intervals[i].Latency; len(lat.Counts) > 0 {
-		h.Merge(lat.Histogram())
+		slot.h.Merge(lat.Histogram())
 		lat.Offset, lat.Counts = 0, nil
 	}
-	t.live[i] = h
-	return h
+	return slot.h
 }
 
-func (t *timelineRecorder) compact(i int, h *hdrhistogram.Histogram) {
-	t.tl.Intervals[i].Latency.Set(h)
-	h.Reset()
-	t.spare = append(t.spare, h)
-	delete(t.live, i)
+// compact moves a slot's histogram into its interval's Latency and frees
+// the slot.
+func (t *timelineRecorder) compact(slot *liveHistogram) {
+	if slot.interval < 0 {
+		return
+	}
+	t.tl.Intervals[slot.interval].Latency.Set(slot.h)
+	slot.h.Reset()
+	slot.interval = -1
 }
 
 func (t *timelineRecorder) compactAll() {
-	for i, h := range t.live {
-		t.compact(i, h)
+	for k := range t.live {
+		t.compact(&t.live[k])
 	}
 }
 

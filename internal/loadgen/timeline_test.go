@@ -117,3 +117,55 @@ func checkSteps(t *testing.T, name string, tl *measure.Timeline) {
 		t.Errorf("%s: %d slow intervals, want 2 ± 1", name, slow)
 	}
 }
+
+// TestTimelineRecorderBounded: a run longer than the cap has its intervals
+// merged pairwise, every count kept; records arriving late, after newer
+// intervals took the live histograms, still count where they belong.
+func TestTimelineRecorderBounded(t *testing.T) {
+	origin := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := newTimelineRecorder(origin, 100*time.Millisecond)
+	const n = 5000 // intervals of 100 ms: past the cap of 3600 once
+	var want measure.Interval
+	for i := range n {
+		at := int64(i)*int64(100*time.Millisecond) + int64(time.Millisecond)
+		r := record{kind: recCompleted, at: at, total: int64(100 + i%50), status: 200, bytes: 10, started: -1}
+		rec.add(&r)
+		want.Requests++
+		want.Bytes += 10
+		if i%7 == 0 { // a late one, three intervals back
+			late := record{kind: recCompleted, at: max(0, at-int64(300*time.Millisecond)), total: 5000, status: 503, bytes: 1, started: -1}
+			rec.add(&late)
+			want.Requests++
+			want.Non2xx++
+			want.Bytes++
+		}
+		if i%11 == 0 {
+			f := record{kind: recFailed, failedAs: classTimeout, at: at, started: -1}
+			rec.add(&f)
+			want.Failures.Timeout++
+		}
+	}
+	tl := rec.timeline()
+	if tl.Interval != 200*time.Millisecond || len(tl.Intervals) != n/2 {
+		t.Fatalf("timeline: %d intervals of %v; want %d of 200ms", len(tl.Intervals), tl.Interval, n/2)
+	}
+	got := tl.Sum()
+	if got.Requests != want.Requests || got.Non2xx != want.Non2xx || got.Bytes != want.Bytes || got.Failures != want.Failures ||
+		got.Latency.Count != want.Requests || got.Latency.Max != 5000 || got.Succeeded != want.Requests-want.Non2xx {
+		t.Errorf("sum = %+v; want %d requests, %d non-2xx, %d bytes, %+v", got, want.Requests, want.Non2xx, want.Bytes, want.Failures)
+	}
+	var buckets int64
+	for _, iv := range tl.Intervals {
+		var sum int64
+		for _, c := range iv.Latency.Counts {
+			sum += c
+		}
+		if sum != iv.Latency.Count {
+			t.Fatalf("an interval's buckets hold %d values, its count says %d", sum, iv.Latency.Count)
+		}
+		buckets += sum
+	}
+	if buckets != want.Requests {
+		t.Errorf("buckets hold %d values, want %d", buckets, want.Requests)
+	}
+}

@@ -1,0 +1,54 @@
+package loadgen
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/testservers"
+)
+
+// BenchmarkTimeline is the pair that prices the timeline: the same run
+// against the same nginx with the timeline recorded and without. nginx
+// runs in its own process on the second core, so the run's ClientCPU is
+// the client's alone; cpu-ns/req is that CPU per completed request, less
+// the time spent spinning on reads. Run it pinned, the client on the first
+// core, and compare the two rows:
+//
+//	taskset -c 0 go test ./internal/loadgen/ -run '^$' -bench Timeline -count 6 | tee t.txt
+//	benchstat -col /timeline t.txt
+func BenchmarkTimeline(b *testing.B) {
+	taskset := testservers.Require(b, "taskset", "util-linux")
+	srv := testservers.Nginx(b, testservers.Files{"page.html": fixedBody(7638)})
+	pid, err := os.ReadFile(filepath.Join(srv.Dir, "nginx.pid"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command(taskset, "-a", "-cp", "1", strings.TrimSpace(string(pid))).CombinedOutput(); err != nil {
+		// The machine has no second core (the client's own pinning
+		// does not count: nginx is moved off it).
+		b.Skipf("taskset nginx to core 1: %v %s", err, out)
+	}
+	p := measure.Plan{URLs: []string{srv.URL + "/page.html"}, KeepAlive: true, Concurrency: 8}
+	for _, on := range []bool{true, false} {
+		b.Run(map[bool]string{true: "timeline=on", false: "timeline=off"}[on], func(b *testing.B) {
+			p.Requests = 200 // warm nginx and the runtime
+			if _, err := runWith(context.Background(), p, on); err != nil {
+				b.Fatal(err)
+			}
+			p.Requests = max(b.N, p.Concurrency)
+			b.ReportAllocs()
+			b.ResetTimer()
+			m, err := runWith(context.Background(), p, on)
+			b.StopTimer()
+			if err != nil || m.Complete != int64(p.Requests) || m.Failed != 0 || (m.Timeline != nil) != on {
+				b.Fatalf("run = %d complete, %d failed, timeline %v, %v; want %d, 0, %v", m.Complete, m.Failed, m.Timeline != nil, err, p.Requests, on)
+			}
+			b.ReportMetric(float64(m.ClientCPU-m.ClientSpin)/float64(m.Complete), "cpu-ns/req")
+		})
+	}
+}
