@@ -49,7 +49,7 @@ func (s *Server) handleReadyz(c echo.Context) error {
 		if errors.Is(err, store.ErrUnavailable) {
 			return fmt.Errorf("api: readiness: %w", err)
 		}
-		return errcode.Newf(errcode.Unavailable, "redis: %v", err)
+		return errcode.Wrap(err, errcode.Unavailable, "the data store does not answer")
 	}
 	return c.JSON(http.StatusOK, HealthResponse{Status: "ok"})
 }

@@ -178,7 +178,7 @@ func (s *Server) serveHook(c echo.Context, hp hookProvider) error {
 	}
 	ev, err := hp.parse(h.Get(hp.eventHeader), body)
 	if err != nil {
-		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+		return payloadProblem(err)
 	}
 	switch ev.Kind {
 	case cihook.Ping:
@@ -303,4 +303,15 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 		s.log.Error("api: record CI delivery", "provider", hp.name, "delivery", delivery, "job", hj.JobID, "err", err)
 	}
 	return hj, nil
+}
+
+// payloadProblem is the 400 of a delivery whose body is not its event,
+// in cihook's words for the client.
+func payloadProblem(err error) error {
+	msg := "the request body is not the JSON of its event"
+	var pe *cihook.PayloadError
+	if errors.As(err, &pe) {
+		msg = pe.Message
+	}
+	return errcode.Wrap(err, errcode.MalformedBody, msg)
 }

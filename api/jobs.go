@@ -48,10 +48,9 @@ func (s *Server) handleCreateJob(c echo.Context) error {
 	if _, ok := c.Request().Header[idempotencyHeader]; ok {
 		return s.createIdempotent(c) // idempotency.go: claims the key, then creates the job
 	}
-	body := http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody)
-	spec, err := job.Decode(body)
+	spec, err := s.readSpec(c) // body.go
 	if err != nil {
-		return decodeError(err, s.cfg.MaxBody)
+		return err
 	}
 	j, secret, err := s.admit.Create(c.Request().Context(), principalOf(c), spec, sourceOf(c, admit.ViaAPI))
 	if err != nil {
@@ -80,12 +79,12 @@ func decodeError(err error, limit int64) error {
 				return err
 			}
 		}
-		return errcode.Wrap(err, errcode.MalformedBody, ve.Error())
+		return errcode.Wrap(err, errcode.MalformedBody, ve.Message)
 	}
 	if errors.Is(err, job.ErrInvalid) {
 		return err
 	}
-	return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+	return errcode.Wrap(err, errcode.MalformedBody, "the request body could not be read")
 }
 
 // handleListJobs lists jobs, newest first.

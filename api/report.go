@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -71,7 +72,11 @@ func reportFormat(r *http.Request) (report.Format, error) {
 	if name := r.URL.Query().Get("format"); name != "" {
 		f, err := report.ParseFormat(name)
 		if err != nil {
-			return "", errcode.Wrap(err, errcode.BadQuery, err.Error()).WithField("format")
+			names := make([]string, 0, len(report.Formats()))
+			for _, f := range report.Formats() {
+				names = append(names, string(f))
+			}
+			return "", errcode.Wrapf(err, errcode.BadQuery, "unknown format %q: want one of %s", name, strings.Join(names, ", ")).WithField("format")
 		}
 		return f, nil
 	}

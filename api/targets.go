@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,7 +69,7 @@ func newTargetHostResponse(th store.TargetHost) TargetHostResponse {
 //	@Success		200		{object}	TargetHostResponse	"the token, where to publish it, and whether the host serves it now"
 //	@Failure		400		{object}	Problem				"malformed JSON"
 //	@Failure		401		{object}	Problem				"no valid API key"
-//	@Failure		422		{object}	Problem				"not an http(s) URL, or refused by the address policy (field url)"
+//	@Failure		422		{object}	Problem				"not an http(s) URL, refused by the address policy, or its host does not resolve (field url)"
 //	@Failure		429		{object}	Problem				"over the key's submissions per minute, which verifications share with job submissions; Retry-After header"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable or refusing writes; retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
@@ -81,10 +80,8 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 		return errcode.Wrap(errNoTargetsVerifier, errcode.Unavailable, "target verification is not configured on this server")
 	}
 	var req VerifyTargetRequest
-	dec := json.NewDecoder(http.MaxBytesReader(c.Response(), c.Request().Body, maxVerifyBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+	if err := readBody(c, maxVerifyBody, &req); err != nil { // body.go
+		return err
 	}
 	if err := s.admit.ChargeSubmission(c.Request().Context(), principalOf(c)); err != nil { // the check resolves and fetches; rate it first, with job submissions
 		return err
@@ -107,20 +104,22 @@ func (s *Server) handleVerifyTarget(c echo.Context) error {
 // fetch needs only the host.
 func (s *Server) checkTargetURL(c echo.Context, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
+	var why string // what the client reads after the URL
 	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	if err == nil && (u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "") {
-		err = errors.New("want an http or https URL with a host")
-	}
-	if err == nil {
-		if perr := s.cfg.urlChecker(c.Request().Context())(u); perr != nil {
-			err = fmt.Errorf("refused by the address policy: %w", perr)
+	switch {
+	case errors.As(err, &ue):
+		why = ue.Err.Error() // net/url's words, without the URL they repeat
+	case err != nil:
+		why = "not a URL"
+	case u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "":
+		why = "want an http or https URL with a host"
+	default:
+		if err = s.cfg.urlChecker(c.Request().Context())(u); err != nil {
+			why = job.URLProblem(err)
 		}
 	}
-	if err != nil {
-		return nil, errcode.Newf(errcode.InvalidTarget, "invalid target URL %q: %v", job.RedactURL(raw), err).WithField("url")
+	if why != "" {
+		return nil, errcode.Wrapf(err, errcode.InvalidTarget, "invalid target URL %q: %s", job.RedactURL(raw), why).WithField("url")
 	}
 	u.User = nil
 	return u, nil

@@ -91,15 +91,9 @@ func newTemplateResponse(t *template.Template) TemplateResponse {
 // refused, and the spec is decoded as POST /v1/jobs decodes one, with
 // every field path under "spec.".
 func (s *Server) decodeTemplate(c echo.Context) (template.Template, error) {
-	data, err := io.ReadAll(http.MaxBytesReader(c.Response(), c.Request().Body, s.cfg.MaxBody))
-	if err != nil {
-		return template.Template{}, decodeError(err, s.cfg.MaxBody)
-	}
 	var b TemplateBody
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return template.Template{}, errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+	if err := readBody(c, s.cfg.MaxBody, &b); err != nil { // body.go
+		return template.Template{}, err
 	}
 	if len(b.Spec) == 0 {
 		return template.Template{}, job.Invalid([]job.FieldError{{Field: "spec", Message: "required: a job spec"}})
@@ -424,10 +418,8 @@ func (s *Server) handleRunTemplate(c echo.Context) error {
 		return decodeError(err, s.cfg.MaxBody)
 	}
 	if len(bytes.TrimSpace(data)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return errcode.Newf(errcode.MalformedBody, "the request body is not valid JSON: %v", err)
+		if err := job.DecodeBody(data, &req); err != nil {
+			return err
 		}
 	}
 	j, secret, err := s.admit.RunTemplate(c.Request().Context(), t, admit.TemplateRun{Values: req.Values, Source: sourceOf(c, admit.ViaTemplateRun)})

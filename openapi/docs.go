@@ -1325,7 +1325,7 @@ const docTemplate = `{
                         }
                     },
                     "422": {
-                        "description": "not an http(s) URL, or refused by the address policy (field url)",
+                        "description": "not an http(s) URL, refused by the address policy, or its host does not resolve (field url)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }

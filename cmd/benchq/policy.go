@@ -53,10 +53,10 @@ func (m *Main) urlSession(ctx context.Context) job.URLChecker {
 func withAllowHint(check job.URLChecker) job.URLChecker {
 	return func(u *url.URL) error {
 		err := check(u)
-		if err != nil && netguard.Allowlistable(err) {
-			return fmt.Errorf("%w; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)", err)
+		if err == nil || !netguard.Allowlistable(err) {
+			return err
 		}
-		return err
+		return netguard.Advise(err, "; the operator admits it with --allow-targets or BENCHQ_ALLOW_TARGETS (a CIDR or host glob)")
 	}
 }
 

@@ -139,7 +139,7 @@ func (a *Admitter) Create(ctx context.Context, who Caller, spec job.Spec, from S
 	if err := a.ChargeSubmission(ctx, who); err != nil { // quota.go: 429 over the rate, before any DNS or verification request
 		return nil, "", err
 	}
-	if err := spec.Validate(a.limits(who), a.cfg.URLPolicy(ctx)); err != nil {
+	if err := spec.Validate(a.Limits(who), a.cfg.URLPolicy(ctx)); err != nil {
 		return nil, "", err
 	}
 	if err := a.verifyTargets(ctx, who.KeyID, spec); err != nil { // 422 for a host without its token

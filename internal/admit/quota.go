@@ -60,9 +60,9 @@ func (a *Admitter) Quota(who Caller) apikey.Quota {
 	return who.Quota.Over(a.service)
 }
 
-// limits is what who's job spec is validated against: the service
+// Limits is what who's job spec is validated against: the service
 // limits with the key's per-run quota in place (422 beyond them).
-func (a *Admitter) limits(who Caller) job.Limits {
+func (a *Admitter) Limits(who Caller) job.Limits {
 	return who.Quota.Limits(*a.cfg.Limits)
 }
 

@@ -72,10 +72,41 @@ func branchOf(ref string) string {
 }
 
 func decode(body []byte, v any) error {
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
 	}
-	return nil
+	msg := "the delivery's body is not the JSON of its event"
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("the delivery's body is not valid JSON: %s (at byte %d)", se.Error(), se.Offset)
+	case errors.As(err, &te):
+		msg = fmt.Sprintf("the delivery's %s is %s, want %s", te.Field, article(te.Value), te.Type)
+	}
+	return &PayloadError{Message: msg, cause: fmt.Errorf("%w: %w", ErrMalformed, err)}
+}
+
+// PayloadError is a delivery refused for its body. Message is written
+// for the client, who configured the hook; ErrMalformed is in the chain.
+type PayloadError struct {
+	Message string
+	cause   error
+}
+
+func (e *PayloadError) Error() string { return e.cause.Error() }
+
+// Unwrap returns the cause.
+func (e *PayloadError) Unwrap() error { return e.cause }
+
+// article is a JSON kind as encoding/json names it ("string", "number"),
+// with its article.
+func article(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // ParseGitHub reads a verified GitHub delivery of event (X-GitHub-Event).
@@ -177,7 +208,7 @@ func ParseGitLab(event string, body []byte) (Event, error) {
 
 func push(repo, ref, after string, deleted bool) (Event, error) {
 	if repo == "" {
-		return Event{}, fmt.Errorf("%w: no repository", ErrMalformed)
+		return Event{}, &PayloadError{Message: "the delivery names no repository", cause: fmt.Errorf("%w: no repository", ErrMalformed)}
 	}
 	branch := branchOf(ref)
 	switch {
@@ -191,7 +222,8 @@ func push(repo, ref, after string, deleted bool) (Event, error) {
 
 func request(repo, base, head, sha string, number int) (Event, error) {
 	if repo == "" || base == "" || head == "" || sha == "" || number <= 0 {
-		return Event{}, fmt.Errorf("%w: a pull request needs repository, base and head branch, head commit and number", ErrMalformed)
+		const why = "a pull request needs repository, base and head branch, head commit and number"
+		return Event{}, &PayloadError{Message: "the delivery's " + why, cause: fmt.Errorf("%w: %s", ErrMalformed, why)}
 	}
 	return Event{Kind: Run, Repository: repo, Branch: base, HeadBranch: head, Commit: sha, PR: strconv.Itoa(number)}, nil
 }

@@ -198,3 +198,18 @@ func As(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
+
+// LineColumn locates the byte at offset in data as an editor shows it,
+// for a message that points into a client's input ("line 3, column 14"):
+// lines and columns count from 1, a column in bytes.
+func LineColumn(data []byte, offset int) (line, col int) {
+	line, col = 1, 1
+	for _, b := range data[:max(0, min(offset, len(data)))] {
+		if b == '\n' {
+			line, col = line+1, 1
+			continue
+		}
+		col++
+	}
+	return line, col
+}

@@ -104,3 +104,23 @@ func TestWithFieldLeavesTheSentinel(t *testing.T) {
 		t.Error("the copy still matches as a sentinel")
 	}
 }
+
+func TestLineColumn(t *testing.T) {
+	data := []byte("{\n  \"a\": 1,\n  \"b\": x\n}")
+	tests := []struct {
+		offset, line, col int
+	}{
+		{0, 1, 1},
+		{1, 1, 2},
+		{2, 2, 1},
+		{19, 3, 8}, // the x
+		{len(data), 4, 2},
+		{len(data) + 5, 4, 2},
+		{-1, 1, 1},
+	}
+	for _, tt := range tests {
+		if line, col := errcode.LineColumn(data, tt.offset); line != tt.line || col != tt.col {
+			t.Errorf("LineColumn(%d) = %d, %d, want %d, %d", tt.offset, line, col, tt.line, tt.col)
+		}
+	}
+}

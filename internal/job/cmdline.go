@@ -42,6 +42,13 @@ func parseABTarget(line string) (measure.Plan, error) {
 	return ab.Plan, nil
 }
 
+// lineMessage is what a client reads of an ab or http_load line's error:
+// the parser's words without its package's prefix, which the ab drop-in
+// keeps (ab itself prefixes its errors with its name).
+func lineMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), "abcmd: ")
+}
+
 // parseHTTPLoadTarget parses a target's http_load flags; its URLs come from
 // the target's urls list, never from a file on the server.
 func parseHTTPLoadTarget(line string) (measure.Plan, error) {

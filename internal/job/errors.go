@@ -84,6 +84,15 @@ func (p *problems) append(list ...FieldError) {
 
 // err returns nil when nothing was collected, so callers can return it as is.
 func (p *problems) err() error {
+	if list := p.all(); list != nil {
+		return Invalid(list)
+	}
+	return nil
+}
+
+// all is every problem kept, and a last one counting those omitted; nil
+// when there are none.
+func (p *problems) all() []FieldError {
 	if len(p.list) == 0 {
 		return nil
 	}
@@ -91,7 +100,7 @@ func (p *problems) err() error {
 	if p.omitted > 0 {
 		list = append(list, FieldError{Message: fmt.Sprintf("%d more problems not listed", p.omitted)})
 	}
-	return Invalid(list)
+	return list
 }
 
 // index builds the path of a list element: index("sweep.requests", 2) is

@@ -125,3 +125,32 @@ func checkExpansion(t *testing.T, s Spec) {
 		}
 	}
 }
+
+// FuzzDecodeLenient does what the API does with a spec whose only
+// problems are unknown fields, validating it anyway, within Decode's
+// allocation bound; without unknown fields it agrees with Decode.
+func FuzzDecodeLenient(f *testing.F) {
+	for _, data := range hostileSpecs(4 << 10) {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"targets":[{"url":"http://127.0.0.1:1/","verb":"GET"}],"sweep":{"concurency":[2],"requests":[0]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		s, unknown, err := DecodeLenient(bytes.NewReader(data))
+		if err == nil && unknown != nil {
+			_ = s.Validate(DefaultLimits(), nil)
+		}
+		runtime.ReadMemStats(&after)
+		if allocated, bound := after.TotalAlloc-before.TotalAlloc, allocBound(len(data)); allocated > bound {
+			t.Fatalf("DecodeLenient and Validate of %d bytes allocated %d bytes, above the bound of %d", len(data), allocated, bound)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Fatalf("DecodeLenient error %v is not ErrInvalid", err)
+		}
+		_, derr := Decode(bytes.NewReader(data))
+		if (err == nil && unknown == nil) != (derr == nil) {
+			t.Fatalf("DecodeLenient = %v, %v but Decode = %v", unknown, err, derr)
+		}
+	})
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchq/benchq/internal/errcode"
 )
 
 // The strict decoder walks the bytes of a spec against the Go types of
@@ -23,7 +25,8 @@ import (
 var (
 	specType      = reflect.TypeFor[Spec]()
 	durationType  = reflect.TypeFor[Duration]()
-	compareToType = reflect.TypeFor[CompareTo]() // a job id string, or an object
+	compareToType = reflect.TypeFor[CompareTo]()       // a job id string, or an object
+	rawType       = reflect.TypeFor[json.RawMessage]() // any value, read later by its own decoder
 )
 
 // maxDepth bounds the nesting of a spec. A valid spec nests six levels
@@ -45,23 +48,47 @@ type walker struct {
 	p     problems
 	fatal *FieldError // why the walk stopped; it replaces every other problem
 	depth int
+	// unknown counts the problems in p that are unknown fields: when
+	// they are all there is, the rest of the body has the right shape.
+	unknown int
 	// fields caches jsonFields per struct type.
 	fields map[reflect.Type]map[string]reflect.StructField
 }
 
-// walkSpec checks that data holds one JSON object of Spec's shape and
-// nothing after it. A problem that stops the walk (malformed JSON,
-// trailing data, nesting too deep) comes back alone: what was found
-// before it is moot until the body can be read.
-func walkSpec(data []byte) error {
+// walk checks that data holds one JSON object of t's shape (t a struct
+// type) and nothing after it, and returns the walker with what it found.
+func walk(data []byte, t reflect.Type) *walker {
 	w := &walker{data: data, fields: make(map[reflect.Type]map[string]reflect.StructField)}
-	if err := w.body(); err != nil {
-		return Invalid([]FieldError{*w.fatal})
-	}
-	return w.p.err()
+	_ = w.body(t) // errStop: w.fatal says why
+	return w
 }
 
-func (w *walker) body() error {
+// problems returns what the walk found, nil for nothing. A problem that
+// stopped the walk (malformed JSON, trailing data, nesting too deep)
+// comes back alone: what was found before it is moot until the body can
+// be read.
+func (w *walker) problems() []FieldError {
+	if w.fatal != nil {
+		return []FieldError{*w.fatal}
+	}
+	return w.p.all()
+}
+
+// onlyUnknown reports whether every problem found is an unknown field.
+func (w *walker) onlyUnknown() bool {
+	return w.fatal == nil && w.unknown > 0 && w.unknown == len(w.p.list)+w.p.omitted
+}
+
+// walkSpec checks that data holds one JSON object of Spec's shape and
+// nothing after it, and returns every problem as an invalid-spec error.
+func walkSpec(data []byte) error {
+	if probs := walk(data, specType).problems(); probs != nil {
+		return Invalid(probs)
+	}
+	return nil
+}
+
+func (w *walker) body(t reflect.Type) error {
 	c, ok := w.peek()
 	if !ok {
 		return w.stop("", "body is empty: want a JSON object")
@@ -72,7 +99,7 @@ func (w *walker) body() error {
 		}
 		return w.stop("", "body is "+kindOf(c)+": want a JSON object")
 	}
-	if err := w.object("", specType); err != nil {
+	if err := w.object("", t); err != nil {
 		return err
 	}
 	if _, ok := w.peek(); ok {
@@ -92,16 +119,9 @@ func (w *walker) stop(field, msg string) error {
 // syntax stops the walk at a malformed byte (or the end of input), located
 // by line and column, which is what a person fixing a spec by hand needs.
 func (w *walker) syntax(context string) error {
+	line, col := errcode.LineColumn(w.data, w.pos)
 	if w.pos >= len(w.data) {
-		return w.stop("", "malformed JSON: unexpected end of input")
-	}
-	line, col := 1, 1
-	for _, b := range w.data[:w.pos] {
-		if b == '\n' {
-			line, col = line+1, 1
-			continue
-		}
-		col++
+		return w.stop("", fmt.Sprintf("malformed JSON: unexpected end of input (line %d, column %d)", line, col))
 	}
 	r, _ := utf8.DecodeRune(w.data[w.pos:])
 	return w.stop("", fmt.Sprintf("malformed JSON: invalid character %s %s (line %d, column %d)", strconv.QuoteRune(r), context, line, col))
@@ -141,6 +161,8 @@ func (w *walker) value(path string, t reflect.Type, limit int) error {
 	}
 	switch {
 	case c == 'n': // null leaves the zero value, as encoding/json does
+		return w.skip(path)
+	case t == rawType:
 		return w.skip(path)
 	case t == compareToType && c == '"':
 		return w.skip(path)
@@ -231,9 +253,10 @@ func (w *walker) object(path string, t reflect.Type) error {
 		if !known && bytes.IndexByte(key, '\\') >= 0 {
 			f, known = fields[w.text(key)]
 		}
-		field := join(path, w.text(key))
+		name := w.text(key)
+		field := join(path, name)
 		if !known {
-			w.p.add(field, "unknown field")
+			w.unknownField(field, name, fields)
 			return w.skip(field)
 		}
 		return w.value(field, f.Type, itemLimit(f))
@@ -552,4 +575,20 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// unknownField records a member of an object whose name is not one of
+// fields, with the name it most likely meant, or the names it may take
+// when there are few. Past the cap on problems it is only counted, as
+// every problem is, so a body of a million unknown keys costs no more
+// than their reading.
+func (w *walker) unknownField(field, name string, fields map[string]reflect.StructField) {
+	before := len(w.p.list) + w.p.omitted
+	switch {
+	case len(w.p.list) >= maxProblems || len(name) > maxSuggestable:
+		w.p.add(field, "unknown field")
+	default:
+		w.p.add(field, "%s", unknownFieldMessage(name, sortedKeys(fields)))
+	}
+	w.unknown += len(w.p.list) + w.p.omitted - before
 }

@@ -71,7 +71,7 @@ func (s Spec) resolveAB(t Target, field string) (source, []FieldError) {
 	var p problems
 	plan, err := parseABTarget(t.AB)
 	if err != nil {
-		p.add(field+".ab", "%s", redactABMessage(t.AB, err.Error()))
+		p.add(field+".ab", "%s", redactABMessage(t.AB, lineMessage(err)))
 		return source{}, p.list
 	}
 	// ab reads the body from a file (-p), which a job cannot name, so the
@@ -108,7 +108,7 @@ func resolveHTTPLoad(t Target, field string, req Request) (source, []FieldError)
 	var p problems
 	plan, err := parseHTTPLoadTarget(t.HTTPLoad)
 	if err != nil {
-		p.add(field+".http_load", "%v", err)
+		p.add(field+".http_load", "%s", lineMessage(err))
 		return source{}, p.list
 	}
 	if len(t.URLs) == 0 {

@@ -1,19 +1,37 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
 	"unicode"
 
+	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/netguard"
 )
 
 // URLChecker is the address policy: it returns an error for a URL the
 // service must not send traffic to (internal/netguard provides it). It sees
-// only URLs whose scheme is http or https and that have a host.
+// only URLs whose scheme is http or https and that have a host. An
+// *netguard.Error or *errcode.Error in its chain says what the client
+// reads (a refused address, a host that does not resolve); any other
+// error is shown as a refusal by the policy.
 type URLChecker func(u *url.URL) error
+
+// URLProblem is what a client reads of a URLChecker's error.
+func URLProblem(err error) string {
+	var ne *netguard.Error
+	if errors.As(err, &ne) {
+		return ne.Message
+	}
+	if ce, ok := errcode.As(err); ok {
+		return ce.Message
+	}
+	return "refused by the address policy: " + err.Error()
+}
 
 // validator checks a defaulted spec against limits.
 type validator struct {
@@ -166,7 +184,7 @@ func (v *validator) url(field, raw string) {
 		return
 	}
 	if err := v.check(u); err != nil {
-		v.add(field, "refused by the address policy: %v", err)
+		v.add(field, "%s", URLProblem(err))
 	}
 }
 

@@ -2,7 +2,6 @@ package netguard
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 	"sync"
@@ -28,14 +27,16 @@ type Checker struct {
 // CheckURL refuses a URL whose scheme is not http or https, that has no
 // host, or whose host is or resolves to any refused address. A host an
 // allowlist glob admits is not looked up. The error names the host and
-// wraps ErrRefused, or the resolver's error when the name does not resolve.
+// wraps ErrRefused, or ErrUnresolved (and the resolver's error) when the
+// name does not resolve; either is an *Error whose message is written
+// for the client.
 func (c *Checker) CheckURL(ctx context.Context, u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w: scheme %q (only http and https)", ErrRefused, u.Scheme)
+		return refuse("scheme %q (only http and https)", u.Scheme)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fmt.Errorf("%w: URL has no host", ErrRefused)
+		return refuse("the URL has no host")
 	}
 	if c.Policy.hostAllowed(host) {
 		return nil

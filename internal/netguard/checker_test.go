@@ -386,3 +386,63 @@ func TestSessionSharesOneBudgetAndResolvesEachHostOnce(t *testing.T) {
 		t.Errorf("resolved %d times for one host, want once", n)
 	}
 }
+
+// nxResolver answers every name as a DNS server does a mistyped one.
+type nxResolver struct{}
+
+func (nxResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host", Name: host, Server: "192.0.2.53:53", IsNotFound: true}
+}
+
+// TestCheckerTellsAMistypedHostFromARefusal: a name that does not
+// resolve is not refused by the policy; the client reads the host it
+// gave, not the resolver's address or this package's name.
+func TestCheckerTellsAMistypedHostFromARefusal(t *testing.T) {
+	def, _ := New(nil)
+	tests := []struct {
+		name     string
+		checker  *Checker
+		url      string
+		refused  bool
+		message  string
+		unwanted []string
+	}{
+		{"mistyped host", &Checker{Policy: def, Resolver: nxResolver{}}, "http://lcalhost:8080/", false,
+			"cannot resolve host 'lcalhost': no such host; check its spelling", []string{"192.0.2.53", "netguard", "policy"}},
+		{"mistyped host, loopback-only", &Checker{Policy: LoopbackOnly(), Resolver: nxResolver{}}, "http://lcalhost:8080/", false,
+			"cannot resolve host 'lcalhost': no such host; check its spelling", []string{"192.0.2.53", "netguard", "policy"}},
+		{"slow resolver", &Checker{Policy: def, Resolver: blockingResolver{}, Timeout: 20 * time.Millisecond}, "http://slow.test/", false,
+			"cannot resolve host 'slow.test': the lookup timed out", []string{"netguard", "policy"}},
+		{"empty answer", &Checker{Policy: def, Resolver: stubResolver{}}, "http://empty.test/", false,
+			"cannot resolve host 'empty.test': it has no addresses", []string{"netguard"}},
+		{"private literal", &Checker{Policy: def, Resolver: noLookup{t}}, "http://10.0.0.1/", true,
+			"refused by the address policy: 10.0.0.1 is private (RFC 1918)", []string{"netguard"}},
+		{"name to metadata", &Checker{Policy: def, Resolver: stubResolver{netip.MustParseAddr("169.254.169.254")}}, "http://meta.test/", true,
+			"refused by the address policy: host 'meta.test' resolves to a refused address: 169.254.169.254 is link-local (cloud metadata)", []string{"netguard"}},
+		{"scheme", &Checker{Policy: def, Resolver: noLookup{t}}, "ftp://example.test/", true,
+			`refused by the address policy: scheme "ftp" (only http and https)`, []string{"netguard"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.checker.CheckURL(t.Context(), mustURL(t, tt.url))
+			if got := errors.Is(err, ErrRefused); got != tt.refused {
+				t.Errorf("CheckURL(%s) = %v: errors.Is(ErrRefused) = %v, want %v", tt.url, err, got, tt.refused)
+			}
+			if got := errors.Is(err, ErrUnresolved); got == tt.refused {
+				t.Errorf("CheckURL(%s) = %v: errors.Is(ErrUnresolved) = %v, want %v", tt.url, err, got, !tt.refused)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("CheckURL(%s) = %v, want an *Error", tt.url, err)
+			}
+			if ce.Message != tt.message {
+				t.Errorf("CheckURL(%s) message = %q, want %q", tt.url, ce.Message, tt.message)
+			}
+			for _, u := range tt.unwanted {
+				if strings.Contains(ce.Message, u) {
+					t.Errorf("CheckURL(%s) message %q contains %q", tt.url, ce.Message, u)
+				}
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package netguard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -92,21 +93,57 @@ func (p *Policy) admit(ctx context.Context, r Resolver, host string) ([]netip.Ad
 		r = net.DefaultResolver
 	}
 	ips, err := r.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return nil, fmt.Errorf("netguard: resolve %q: %w", host, err)
+	if err == nil && len(ips) == 0 {
+		err = errNoAddresses
 	}
-	if len(ips) == 0 {
-		return nil, fmt.Errorf("netguard: resolve %q: no addresses", host)
+	if err != nil {
+		return nil, unresolved(host, err)
 	}
 	if p.hostAllowed(host) {
 		return ips, nil
 	}
 	for _, ip := range ips {
 		if err := p.CheckIP(ip); err != nil {
-			return nil, fmt.Errorf("netguard: %s resolves to a refused address: %w", host, err)
+			return nil, resolvesToRefused(host, err)
 		}
 	}
 	return ips, nil
+}
+
+// ErrUnresolved is wrapped by the error of a host name that does not
+// resolve: most often a mistyped name, which is not a refusal (it wraps
+// no ErrRefused), and the client reads it as such.
+var ErrUnresolved = errors.New("netguard: cannot resolve host")
+
+// errNoAddresses is a lookup that succeeded with nothing in it.
+var errNoAddresses = errors.New("no addresses")
+
+// unresolved is the error of a failed lookup of host: the client reads
+// the name it gave and why, never the resolver's address or Go's text.
+func unresolved(host string, err error) error {
+	msg := fmt.Sprintf("cannot resolve host '%s'", host)
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &de) && de.IsNotFound:
+		msg += ": no such host; check its spelling"
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &de) && de.IsTimeout:
+		msg += ": the lookup timed out"
+	case errors.Is(err, errNoAddresses):
+		msg += ": it has no addresses"
+	}
+	return &Error{Message: msg, cause: fmt.Errorf("%w %q: %w", ErrUnresolved, host, err)}
+}
+
+// resolvesToRefused is the refusal of host for one of its addresses,
+// refusal (from CheckIP), kept in the chain so that errors.Is(ErrRefused)
+// and Allowlistable still see it.
+func resolvesToRefused(host string, refusal error) error {
+	reason := refusal.Error()
+	var e *Error
+	if errors.As(refusal, &e) {
+		reason = strings.TrimPrefix(e.Message, refusedBy)
+	}
+	return &Error{Message: fmt.Sprintf(refusedBy+"host '%s' resolves to a refused address: %s", host, reason), cause: refusal}
 }
 
 // Control is a net.Dialer.Control hook for clients that dial by themselves

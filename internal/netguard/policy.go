@@ -13,6 +13,39 @@ import (
 // policy does not admit. Callers test it with errors.Is.
 var ErrRefused = errors.New("netguard: address refused")
 
+// Error is a URL the policy refuses or a host that cannot be resolved.
+// Message is written for the client: it names the host or the address
+// and why, never this package or the resolver. Error() adds the chain,
+// for logs; errors.Is finds ErrRefused or ErrUnresolved in it.
+type Error struct {
+	Message string
+	cause   error
+}
+
+func (e *Error) Error() string { return e.Message + " (" + e.cause.Error() + ")" }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Advise returns err with advice added to the message a client reads of
+// it, keeping err in the chain.
+func Advise(err error, advice string) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%w%s", err, advice)
+	}
+	return &Error{Message: e.Message + advice, cause: err}
+}
+
+// refuse is a refusal: ErrRefused for callers to test, with a sentence
+// for the client.
+func refuse(format string, args ...any) error {
+	return &Error{Message: refusedBy + fmt.Sprintf(format, args...), cause: ErrRefused}
+}
+
+// refusedBy begins the message of every refusal.
+const refusedBy = "refused by the address policy: "
+
 // allowlistable marks a refusal that an allowlist entry would lift, as
 // opposed to one no configuration admits (a scheme, a zone).
 type allowlistable struct{ error }
@@ -136,15 +169,15 @@ func (p *Policy) CheckIP(ip netip.Addr) error {
 		}
 	}
 	if p.onlyAllow {
-		return allowlistable{fmt.Errorf("%w: %s is not in the allowlist (only loopback is admitted in this mode)", ErrRefused, ip)}
+		return allowlistable{refuse("%s is not in the allowlist (only loopback is admitted in this mode)", ip)}
 	}
 	if ip.Zone() != "" {
-		return fmt.Errorf("%w: %s has a zone", ErrRefused, ip)
+		return refuse("%s has a zone", ip)
 	}
 	for _, c := range refusedClasses {
 		for _, n := range c.prefixes {
 			if n.Contains(ip) {
-				return allowlistable{fmt.Errorf("%w: %s is %s", ErrRefused, ip, c.name)}
+				return allowlistable{refuse("%s is %s", ip, c.name)}
 			}
 		}
 	}
@@ -169,11 +202,11 @@ func (p *Policy) hostAllowed(host string) bool {
 // them again, resolved, at dial time.
 func (p *Policy) CheckURL(u *url.URL) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%w: scheme %q (only http and https)", ErrRefused, u.Scheme)
+		return refuse("scheme %q (only http and https)", u.Scheme)
 	}
 	host := u.Hostname()
 	if host == "" {
-		return fmt.Errorf("%w: URL has no host", ErrRefused)
+		return refuse("the URL has no host")
 	}
 	if p.hostAllowed(host) {
 		return nil
@@ -185,7 +218,7 @@ func (p *Policy) CheckURL(u *url.URL) error {
 		return p.CheckIP(netip.MustParseAddr("127.0.0.1"))
 	}
 	if p.onlyAllow {
-		return fmt.Errorf("%w: host %q is not an allowlisted address (use 127.0.0.1 in this mode)", ErrRefused, host)
+		return refuse("host %q is not an allowlisted address (use 127.0.0.1 in this mode)", host)
 	}
 	return nil
 }

@@ -95,7 +95,13 @@ func (t Template) merge(values map[string]string) (map[string]string, error) {
 		field := "values." + k
 		switch {
 		case !isBuiltin(k) && !hasKey(t.Values, k):
-			probs = append(probs, job.FieldError{Field: field, Message: fmt.Sprintf("the template declares no placeholder {{%s}} (built in: %s; declare others in values)", k, strings.Join(Builtins(), ", "))})
+			msg := fmt.Sprintf("the template declares no placeholder {{%s}}", k)
+			if meant, ok := job.Suggest(k, append(Builtins(), sortedKeys(t.Values)...)); ok {
+				msg += fmt.Sprintf("; did you mean {{%s}}?", meant)
+			} else {
+				msg += fmt.Sprintf(" (built in: %s; declare others in values)", strings.Join(Builtins(), ", "))
+			}
+			probs = append(probs, job.FieldError{Field: field, Message: msg})
 		case len(v) > maxValueLen:
 			probs = append(probs, job.FieldError{Field: field, Message: fmt.Sprintf("at most %d bytes", maxValueLen)})
 		case strings.IndexFunc(v, unicode.IsControl) >= 0:

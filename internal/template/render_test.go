@@ -184,3 +184,20 @@ func TestTriggerMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSuggestsThePlaceholderMeant: a run's value for a name the
+// template does not declare, near one it does, is taken for a typo.
+func TestRenderSuggestsThePlaceholderMeant(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"brnach", "the template declares no placeholder {{brnach}}; did you mean {{branch}}?"},
+		{"pth", "the template declares no placeholder {{pth}}; did you mean {{path}}?"},
+		{"nope", "the template declares no placeholder {{nope}} (built in: commit, branch, target_url, pr, repo; declare others in values)"},
+	}
+	for _, tt := range tests {
+		_, err := tmpl(job.Target{URL: "http://127.0.0.1/"}).Render(map[string]string{"commit": "abc", tt.name: "x"})
+		ce, ok := errcode.As(err)
+		if !ok || len(ce.Problems) != 1 || ce.Problems[0].Message != tt.want {
+			t.Errorf("Render(values.%s) = %v, want the one problem %q", tt.name, err, tt.want)
+		}
+	}
+}
