@@ -20,13 +20,13 @@ const (
 	MaxTimelineIntervals = 3600
 )
 
-// An interval's latency histogram: the run's range (1 µs to an hour) at two
-// significant digits. The run's own histograms keep three; an interval's
-// percentiles are read from a chart, where 1 % is below what shows, and
-// the coarser buckets keep a stored timeline small (see EncodeTimeline).
-const (
-	intervalDigits = 1
-)
+// An interval's latency histogram: the run's range (1 µs to an hour) at one
+// significant digit, 16 buckets per doubling, so a percentile is within
+// 6 % (count and max are kept exactly beside it). The run's own histograms
+// keep three digits; an interval's percentiles are read off a chart, and a
+// full histogram per interval at two digits would not store a 10-minute
+// run in 64 KiB (see EncodeTimelineWithin).
+const intervalDigits = 1
 
 // NewIntervalHistogram returns an empty histogram with the geometry of an
 // interval's latency; Latency.Set takes one back.
@@ -107,7 +107,7 @@ func (l *Latency) Histogram() *hdrhistogram.Histogram {
 
 // Quantiles gives, for each fraction q (0..1), the value in µs below which
 // that fraction of the interval's latencies lie, within the histogram's
-// 1 %, at most Max; zeros for an interval without a completed request. One
+// 6 %, at most Max; zeros for an interval without a completed request. One
 // call rebuilds the histogram once for all of them.
 func (l *Latency) Quantiles(qs ...float64) []int64 {
 	out := make([]int64, len(qs))
