@@ -17,9 +17,10 @@ type record struct {
 	handshake                            int64 // -1: no TLS handshake
 	status                               int32
 
-	// The timeline's, set only when the engine records one.
+	// The timeline's, set only when the engine records one; the small
+	// fields share status's word.
 	kind         uint8 // recCompleted, recFailed, recBytes
-	failedAs     class // recFailed's class
+	failedAs     uint8 // recFailed's class
 	lengthFailed bool  // recCompleted with a body of another length
 	at           int64 // ns from the timeline's origin to the event
 	bytes        int64 // received since the worker's previous record

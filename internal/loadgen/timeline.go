@@ -84,7 +84,7 @@ func (t *timelineRecorder) add(r *record) {
 		iv.Latency.Max = max(iv.Latency.Max, r.total)
 		_ = t.histogram(i).RecordValue(min(r.total, maxRecordable)) // in range by the clamp
 	case recFailed:
-		countFailure(&iv.Failures, r.failedAs)
+		countFailure(&iv.Failures, class(r.failedAs))
 	}
 	if r.started >= 0 { // the open model's start
 		s := &t.tl.Intervals[t.index(r.started)]

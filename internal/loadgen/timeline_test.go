@@ -140,7 +140,7 @@ func TestTimelineRecorderBounded(t *testing.T) {
 			want.Bytes++
 		}
 		if i%11 == 0 {
-			f := record{kind: recFailed, failedAs: classTimeout, at: at, started: -1}
+			f := record{kind: recFailed, failedAs: uint8(classTimeout), at: at, started: -1}
 			rec.add(&f)
 			want.Failures.Timeout++
 		}

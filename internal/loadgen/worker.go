@@ -143,7 +143,7 @@ func (w *worker) stamp(r *record, at, intended, start time.Time) {
 // recordFailure queues a failed request of class c at now for the
 // timeline.
 func (w *worker) recordFailure(c class, now, intended, start time.Time) {
-	r := record{kind: recFailed, failedAs: c}
+	r := record{kind: recFailed, failedAs: uint8(c)}
 	w.stamp(&r, now, intended, start)
 	w.batch = append(w.batch, r)
 	if len(w.batch) == batchSize {
