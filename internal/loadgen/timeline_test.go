@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
+	"github.com/valyala/fasthttp"
 )
 
 // checkTimelineSums: the intervals add up to the run's counts exactly.
@@ -167,5 +168,38 @@ func TestTimelineRecorderBounded(t *testing.T) {
 	}
 	if buckets != want.Requests {
 		t.Errorf("buckets hold %d values, want %d", buckets, want.Requests)
+	}
+}
+
+// TestTimelineOpenModel: in the open model each interval holds the starts
+// the schedule intended in it and the actual starts of the requests that
+// ended; every interval's intended rate is the plan's.
+func TestTimelineOpenModel(t *testing.T) {
+	url := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{url + "/"}, Concurrency: 4, KeepAlive: true,
+		Rate: 200, Duration: 2 * time.Second, TimelineInterval: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTimelineSums(t, "open", m)
+	tl := m.Timeline
+	if len(tl.Intervals) < 4 {
+		t.Fatalf("%d intervals, want 4 of 500ms", len(tl.Intervals))
+	}
+	var started int64
+	for i, iv := range tl.Intervals {
+		started += iv.Started
+		if i < 4 && iv.Intended != 100 {
+			t.Errorf("interval %d: %d intended starts, want 100 (200/s over 500ms)", i, iv.Intended)
+		}
+		if i >= 4 && iv.Intended != 0 {
+			t.Errorf("interval %d, past the duration: %d intended starts", i, iv.Intended)
+		}
+		t.Logf("interval %d: intended %d, started %d, late %d, max lag %d µs, completed %d", i, iv.Intended, iv.Started, iv.Late, iv.MaxSendLag, iv.Requests)
+	}
+	if s := tl.Sum(); started != m.Complete+m.Failed || s.Late > m.Open.LateStarts {
+		t.Errorf("intervals: %d started, %d late; the run completed %d, failed %d, %d late starts", started, s.Late, m.Complete, m.Failed, m.Open.LateStarts)
 	}
 }
