@@ -255,7 +255,7 @@ func (m *Measurement) Merge(o *Measurement) {
 	}
 	m.Canceled = m.Canceled || o.Canceled
 	m.Samples = append(m.Samples, o.Samples...)
-	if o.Timeline != nil {
+	if o.Timeline != nil && o.Timeline.Interval > 0 {
 		if m.Timeline == nil {
 			m.Timeline = &Timeline{}
 		}

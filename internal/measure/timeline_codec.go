@@ -40,9 +40,9 @@ const (
 // buckets in runs, the whole deflated. Adjacent intervals of a run look
 // alike, so deflate finds most of an interval's bytes in the one before.
 // Nothing is rounded: DecodeTimeline gives back t, which merges exactly.
-// A nil t gives nil.
+// A nil t, or one without an interval (nothing was cut), gives nil.
 func EncodeTimeline(t *Timeline) ([]byte, error) {
-	if t == nil {
+	if t == nil || t.Interval <= 0 {
 		return nil, nil
 	}
 	raw := []byte{timelineVersion}

@@ -207,3 +207,37 @@ func TestIntervalQuantiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasurementMergeTimelines: merged measurements merge their timelines;
+// one without a timeline (stored before them) or with an empty one adds
+// none, and what merges still encodes and decodes.
+func TestMeasurementMergeTimelines(t *testing.T) {
+	a := &Measurement{Timeline: syntheticTimeline(3, 50, 400, 0.3)}
+	var m Measurement
+	m.Merge(&Measurement{})
+	m.Merge(&Measurement{Timeline: &Timeline{}})
+	if m.Timeline != nil {
+		t.Fatalf("merging measurements without a timeline made %+v", m.Timeline)
+	}
+	m.Merge(a)
+	m.Merge(a)
+	if m.Timeline == nil || len(m.Timeline.Intervals) != 3 || m.Timeline.Intervals[1].Requests != 2*a.Timeline.Intervals[1].Requests {
+		t.Fatalf("merged timeline = %+v, want a's twice", m.Timeline)
+	}
+	enc, err := EncodeMeasurement(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := DecodeMeasurement(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInterval(dec.Timeline.Sum(), m.Timeline.Sum()) {
+		t.Errorf("decoded timeline sums to %+v, want %+v", dec.Timeline.Sum(), m.Timeline.Sum())
+	}
+	if enc, err := EncodeMeasurement(&Measurement{Timeline: &Timeline{}}); err != nil {
+		t.Fatal(err)
+	} else if _, err := DecodeMeasurement(enc); err != nil {
+		t.Errorf("a measurement with an empty timeline does not decode: %v", err)
+	}
+}
