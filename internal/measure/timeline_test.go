@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -239,5 +240,20 @@ func TestMeasurementMergeTimelines(t *testing.T) {
 		t.Fatal(err)
 	} else if _, err := DecodeMeasurement(enc); err != nil {
 		t.Errorf("a measurement with an empty timeline does not decode: %v", err)
+	}
+}
+
+// TestPlanTimelineInterval: a plan's interval is zero (the default) or at
+// least MinTimelineInterval, and the error names the field.
+func TestPlanTimelineInterval(t *testing.T) {
+	for _, tt := range []struct {
+		interval time.Duration
+		ok       bool
+	}{{0, true}, {MinTimelineInterval, true}, {time.Second, true}, {MinTimelineInterval - 1, false}, {-time.Second, false}} {
+		p := Plan{URLs: []string{"http://127.0.0.1:1/"}, Requests: 1, TimelineInterval: tt.interval}
+		err := p.Validate()
+		if (err == nil) != tt.ok || (err != nil && (!errors.Is(err, ErrInvalidPlan) || !strings.Contains(err.Error(), "timeline_interval"))) {
+			t.Errorf("Validate(TimelineInterval %v) = %v, want ok %v or an error naming timeline_interval", tt.interval, err, tt.ok)
+		}
 	}
 }
