@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,4 +89,28 @@ func BenchmarkTimelineRecord(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkTimelineStoredSize measures what a real run's timeline costs to
+// store: one 30 s run at 1 s intervals against nginx (keep-alive,
+// concurrency 4, as fast as the machine goes), its timeline encoded whole
+// (measure.EncodeTimeline, before any bound), reported as stored bytes
+// (base64) per interval and projected to a 10-minute run at 1 s. b.N is not
+// used: the run is the measurement.
+func BenchmarkTimelineStoredSize(b *testing.B) {
+	srv := testservers.Nginx(b, testservers.Files{"page.html": fixedBody(7638)})
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{srv.URL + "/page.html"}, Concurrency: 4, KeepAlive: true, Duration: 30 * time.Second,
+	})
+	if err != nil || m.Timeline == nil {
+		b.Fatalf("run: %v, timeline %v", err, m.Timeline)
+	}
+	enc, err := measure.EncodeTimeline(m.Timeline)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perInterval := float64(base64.StdEncoding.EncodedLen(len(enc))) / float64(len(m.Timeline.Intervals))
+	b.ReportMetric(float64(m.Complete)/m.Elapsed.Seconds(), "req/s")
+	b.ReportMetric(perInterval, "B/interval")
+	b.ReportMetric(perInterval*600/1024, "KiB/10min")
 }
