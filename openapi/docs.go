@@ -3575,6 +3575,14 @@ const docTemplate = `{
                         "type": "string"
                     }
                 },
+                "timeline": {
+                    "description": "Timeline sets the interval of every run's timeline (see Timeline).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Timeline"
+                        }
+                    ]
+                },
                 "trend": {
                     "description": "Trend holds each cell to the median of the same cell in the last\njobs of the job's template (see Trend).",
                     "allOf": [
@@ -3825,6 +3833,15 @@ const docTemplate = `{
                 "value": {
                     "description": "the point's mean of the metric",
                     "type": "number"
+                }
+            }
+        },
+        "job.Timeline": {
+            "type": "object",
+            "properties": {
+                "interval": {
+                    "type": "string",
+                    "example": "250ms"
                 }
             }
         },

@@ -93,8 +93,18 @@ func writeABOutputs(a *abcmd.AB, m *measure.Measurement, stdout io.Writer) error
 			NoConfidence: a.NoConfidence, NoPercentiles: a.NoPercentiles,
 		})
 	}
-	if err != nil || m.Complete == 0 {
+	if err != nil {
 		return err
+	}
+	if a.TimelineFile != "" {
+		// Written whatever completed: a run that failed throughout is
+		// what a timeline is read for.
+		if err := writeABFile(a.TimelineFile, func(w io.Writer) error { return abreport.WriteTimelineNDJSON(w, m) }); err != nil {
+			return err
+		}
+	}
+	if m.Complete == 0 {
+		return nil
 	}
 	if a.CSVFile != "" {
 		if err := writeABFile(a.CSVFile, func(w io.Writer) error { return abreport.WriteCSV(w, r) }); err != nil {

@@ -44,6 +44,7 @@ type AB struct {
 	Quiet         bool   // -q: no "Completed N requests" heartbeat
 	CSVFile       string // -e: write ab's percentile CSV there
 	GnuplotFile   string // -g: write ab's per-request TSV there (Plan.RecordSamples is set)
+	TimelineFile  string // --timeline: write the run's timeline there, NDJSON, one line per interval
 	NoConfidence  bool   // -S: min/avg/max table, no sd, median or warnings
 	NoPercentiles bool   // -d: no percentile block
 	Verbosity     int    // -v: accepted for compatibility; benchq prints no request traces
@@ -186,6 +187,7 @@ func (a *AB) switchArgs() []string {
 	flag(a.Verbosity != 0, "-v", strconv.Itoa(a.Verbosity))
 	flag(a.CSVFile != "", "-e", a.CSVFile)
 	flag(a.GnuplotFile != "", "-g", a.GnuplotFile)
+	flag(a.TimelineFile != "", "--timeline", a.TimelineFile)
 	flag(a.Format != FormatAB, "--format", string(a.Format))
 	return args
 }

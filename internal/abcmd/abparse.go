@@ -132,7 +132,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 			p.a.Format = FormatJSON
 		}
 		return 0, nil
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline":
 		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
@@ -151,7 +151,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 // takes a value, so a scanner of ab lines can step over it as ParseAB does.
 func LongTakesValue(name string) bool {
 	switch name {
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline":
 		return true
 	}
 	return false
@@ -192,6 +192,11 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr("option '--cacert' requires a file name")
 		}
 		p.a.CAFile = value
+	case "--timeline":
+		if value == "" {
+			return usageErr("option '--timeline' requires a file name")
+		}
+		p.a.TimelineFile = value
 	case "--sni":
 		if value == "" || strings.ContainsAny(value, " /\r\n\x00") {
 			return usageErr(fmt.Sprintf("invalid --sni %q: want a host name", value))

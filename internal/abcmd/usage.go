@@ -73,6 +73,9 @@ benchq options:
                     line, where the service verifies, it must be given)
     --sni name      Send name as the TLS server name and verify it in the
                     certificate, instead of the URL's host
+    --timeline file Write the run's timeline to file: one JSON object a line
+                    per second of the run (requests, failures, bytes,
+                    p50/p90/p99/max latency)
 benchq service options (first on the command line):
     --server URL    Run through the benchq service at URL: the same command
                     line as a job, waited for, its result printed here

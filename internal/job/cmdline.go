@@ -72,6 +72,8 @@ func serverSideEffects(args []string) string {
 			return "--urls reads a file on the server: list the URLs in the target's urls with http_load, or one url per target"
 		case "--cacert":
 			return "--cacert reads a file on the server: put the CA bundle in request.tls.ca_pem"
+		case "--timeline":
+			return "--timeline writes a file on the server: every run keeps its timeline in the job's results"
 		}
 		if msg, bad := forbiddenAB[o.letter]; bad && o.long == "" {
 			return msg

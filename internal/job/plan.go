@@ -44,6 +44,7 @@ func (pl *Planner) Plan(p Point) (measure.Plan, error) {
 	plan.Headers = slices.Clone(plan.Headers)
 	plan.Body = slices.Clone(plan.Body)
 	plan.Concurrency, plan.Requests, plan.Duration, plan.Rate = p.Concurrency, p.Requests, p.Duration.Std(), p.Rate
+	plan.TimelineInterval = pl.spec.Timeline.interval()
 	return plan, nil
 }
 

@@ -36,6 +36,8 @@ type Spec struct {
 	// other jobs that say false, for a target meant to take several loads
 	// at once; it still waits while an exclusive job holds one.
 	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
+	// Timeline sets the interval of every run's timeline (see Timeline).
+	Timeline *Timeline `json:"timeline,omitempty"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

@@ -62,6 +62,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.trend(d)
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
+	v.timeline(d.Timeline)
 	return v.err()
 }
 

@@ -35,6 +35,8 @@
 //
 // Workers batch their timings into one set of histograms per CPU, so memory
 // does not grow with Requests or Concurrency (unless Plan.RecordSamples).
+// The same batches carry each completion and failure to the shard's
+// timeline recorder (timeline.go), which cuts the run into intervals.
 // Failures of the target are data: counted by ab's classes plus Timeout,
 // PortExhaustion, TLSHandshake, BodyTooLarge and HeaderTooLarge; Run
 // returns an error only for an invalid plan. Progress is

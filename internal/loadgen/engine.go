@@ -18,6 +18,12 @@ import (
 // When ctx is canceled the load stops within a second and Run returns what
 // completed, with Measurement.Canceled set.
 func Run(ctx context.Context, p measure.Plan) (*measure.Measurement, error) {
+	return runWith(ctx, p, true)
+}
+
+// runWith is Run, with the timeline recorded or not: a run always records one;
+// the engine's benchmarks measure what recording it costs.
+func runWith(ctx context.Context, p measure.Plan, recordTimeline bool) (*measure.Measurement, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -25,6 +31,7 @@ func Run(ctx context.Context, p measure.Plan) (*measure.Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.recordTimeline = recordTimeline
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
@@ -78,6 +85,12 @@ type engine struct {
 	abortedMsg string
 	refused    error // the Guard's refusal of a connect, wrapping ErrUnreachable
 	spin       bool  // each worker has a core: reads spin before they wait
+	// recordTimeline says whether the run keeps a timeline, of intervals
+	// timelineInterval long from origin: the engine's start, or the
+	// plan's StartAt when the run waited for it.
+	recordTimeline   bool
+	timelineInterval time.Duration
+	origin           time.Time
 	// sink is the buffer every worker names when it skips body bytes: the
 	// kernel discards them unread, so one buffer serves all (discard).
 	sink []byte
@@ -153,6 +166,7 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 	}
 	cpuStart := readCPU()
 	e.start = time.Now()
+	e.startTimeline()
 	close(begin)
 	watchDone := make(chan struct{})
 	go func() {

@@ -253,6 +253,9 @@ func (w *worker) failH2(c class, err error) {
 	countFailure(&w.local.failures, c)
 	w.pub.failed.Add(1)
 	w.local.lastEvent = time.Now()
+	if w.e.recordTimeline {
+		w.recordFailure(c, w.local.lastEvent, time.Time{}, time.Time{})
+	}
 	if c == classProtocol && !w.e.plan.ContinueOnError && w.e.docLen.Load() < 0 {
 		w.e.stop(stopAborted, err.Error())
 	}
@@ -643,9 +646,11 @@ func (c *h2conn) complete(s *h2stream) {
 	if doc < 0 {
 		doc = e.firstOf(s.ti, []byte(c.server), body)
 	}
+	lengthFailed := false
 	if body != doc && !e.plan.AcceptVariableLength {
 		w.local.failures.Length++
 		w.pub.failed.Add(1)
+		lengthFailed = true
 	}
 	if s.status < 200 || s.status > 299 {
 		w.local.non2xx++
@@ -658,14 +663,19 @@ func (c *h2conn) complete(s *h2stream) {
 	if s.newConn {
 		w.local.connectWrite.Record(micros(s.connected.Sub(s.start)))
 	}
-	w.batch = append(w.batch, record{
+	r := record{
 		connect:     micros(s.connected.Sub(s.start)),
 		waiting:     micros(s.firstByte.Sub(s.connected)),
 		total:       micros(c.now.Sub(s.start)),
 		uncorrected: micros(c.now.Sub(s.start)),
 		handshake:   handshakeMicros(s.handshake),
 		status:      int32(s.status),
-	})
+	}
+	if e.recordTimeline {
+		r.lengthFailed = lengthFailed
+		w.stamp(&r, c.now, time.Time{}, time.Time{})
+	}
+	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
 	w.pub.done.Add(1)
 	w.pub.bytes.Store(w.tc.total)
@@ -697,6 +707,9 @@ func (c *h2conn) failStream(s *h2stream, cl class, reset bool) {
 	countFailure(&w.local.failures, cl)
 	w.pub.failed.Add(1)
 	w.local.lastEvent = c.now
+	if w.e.recordTimeline {
+		w.recordFailure(cl, c.now, time.Time{}, time.Time{})
+	}
 	if !c.goaway && !s.inHeader {
 		c.fill(c.now)
 	}

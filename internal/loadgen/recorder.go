@@ -10,11 +10,22 @@ import (
 // few hundred bytes however long the run.
 const batchSize = 32
 
-// record is one completed request's timings in µs.
+// record is one completed request's timings in µs and, when the run keeps
+// a timeline, one event of it: a completion, a failure or bytes read.
 type record struct {
 	connect, waiting, total, uncorrected int64
 	handshake                            int64 // -1: no TLS handshake
 	status                               int32
+
+	// The timeline's, set only when the engine records one; the small
+	// fields share status's word.
+	kind         uint8 // recCompleted, recFailed, recBytes
+	failedAs     uint8 // recFailed's class
+	lengthFailed bool  // recCompleted with a body of another length
+	at           int64 // ns from the timeline's origin to the event
+	bytes        int64 // received since the worker's previous record
+	started      int64 // open model: ns from the origin to the actual start; -1 otherwise
+	lag          int64 // open model: µs from the intended to the actual start
 }
 
 // shard holds the histograms of a group of workers. Histograms are ~190 KB
@@ -27,6 +38,7 @@ type shard struct {
 	uncorrected                         measure.Phase // open model only
 	handshake                           measure.Phase // created at the first TLS handshake
 	status                              map[int]int64
+	timeline                            *timelineRecorder // nil when the run keeps none
 }
 
 func newShard(open bool) *shard {
@@ -49,6 +61,12 @@ func (s *shard) add(recs []record, open bool) {
 	defer s.mu.Unlock()
 	for i := range recs {
 		r := &recs[i]
+		if s.timeline != nil {
+			s.timeline.add(r)
+			if r.kind != recCompleted {
+				continue
+			}
+		}
 		s.connect.Record(r.connect)
 		s.processing.Record(r.uncorrected - r.connect)
 		s.waiting.Record(r.waiting)

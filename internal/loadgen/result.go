@@ -80,6 +80,7 @@ func (e *engine) measurement() *measure.Measurement {
 		s.into(m)
 	}
 	m.Elapsed = e.elapsed(lastEvent)
+	m.Timeline = e.timeline()
 	if m.Open != nil && !lastStart.IsZero() {
 		// n starts on time span (n-1) intervals; count the last one's too.
 		span := lastStart.Sub(e.start).Seconds() + 1/e.plan.Rate

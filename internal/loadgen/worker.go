@@ -49,7 +49,12 @@ type worker struct {
 
 	batch []record
 	local counts
-	h2    *h2conn // the HTTP/2 connection state, on HTTP/2 only
+	// tlBytes is what the worker's timeline records have counted of
+	// tc.total; reqIntended and reqStart are the open model's current
+	// request's, for its failure's record.
+	tlBytes               int64
+	reqIntended, reqStart time.Time
+	h2                    *h2conn // the HTTP/2 connection state, on HTTP/2 only
 }
 
 // counts are the worker's own totals, read only after it has stopped.
@@ -109,8 +114,41 @@ func (w *worker) run() {
 
 func (w *worker) finish() {
 	w.closeConn()
+	if w.e.recordTimeline && w.tc.total > w.tlBytes {
+		// Bytes read by requests the end cut short are in the run's
+		// total, so the timeline has them too, at the stop.
+		r := record{kind: recBytes}
+		w.stamp(&r, time.Now(), time.Time{}, time.Time{})
+		w.batch = append(w.batch, r)
+	}
 	w.flush()
 	w.br = nil
+}
+
+// stamp fills a timeline record's event time, the bytes received since the
+// worker's previous record and, in the open model, the request's intended
+// and actual start (zero intended: none).
+func (w *worker) stamp(r *record, at, intended, start time.Time) {
+	e := w.e
+	r.at = int64(at.Sub(e.origin))
+	r.bytes = w.tc.total - w.tlBytes
+	w.tlBytes = w.tc.total
+	r.started = -1
+	if e.open && !intended.IsZero() {
+		r.started = int64(start.Sub(e.origin))
+		r.lag = micros(start.Sub(intended))
+	}
+}
+
+// recordFailure queues a failed request of class c at now for the
+// timeline.
+func (w *worker) recordFailure(c class, now, intended, start time.Time) {
+	r := record{kind: recFailed, failedAs: uint8(c)}
+	w.stamp(&r, now, intended, start)
+	w.batch = append(w.batch, r)
+	if len(w.batch) == batchSize {
+		w.flush()
+	}
 }
 
 // runClosed is ab's model: the next request starts when the previous ends,
@@ -138,6 +176,9 @@ func (w *worker) runClosed() {
 // zero time when the next start must be read afresh.
 func (w *worker) do(intended, start time.Time) time.Time {
 	w.pub.started.Add(1)
+	if w.e.open {
+		w.reqIntended, w.reqStart = intended, start
+	}
 	ti := 0
 	if n := len(w.e.targets); n > 1 {
 		ti = rand.IntN(n)
@@ -306,6 +347,9 @@ func (w *worker) fail(st stage, err error) {
 	}
 	c := classify(st, err)
 	countFailure(&w.local.failures, c)
+	if w.e.recordTimeline {
+		w.recordFailure(c, now, w.reqIntended, w.reqStart)
+	}
 	var he *TLSHandshakeError
 	if c == classTLSHandshake && errors.As(err, &he) {
 		w.local.tlsFailures.Add(he.Reason)
@@ -333,9 +377,11 @@ func (w *worker) fail(st stage, err error) {
 func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Time {
 	e, body := w.e, w.body
 	status := w.hdr.StatusCode()
+	lengthFailed := false
 	if doc := e.first(ti, &w.hdr, body); body != doc && !e.plan.AcceptVariableLength {
 		w.local.failures.Length++
 		w.pub.failed.Add(1)
+		lengthFailed = true
 	}
 	if status < 200 || status > 299 {
 		w.local.non2xx++
@@ -348,14 +394,19 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	if !tm.reused {
 		w.local.connectWrite.Record(micros(tm.written.Sub(start)))
 	}
-	w.batch = append(w.batch, record{
+	r := record{
 		connect:     micros(tm.connected.Sub(start)),
 		waiting:     micros(tm.firstByte.Sub(tm.written)),
 		total:       micros(tm.done.Sub(intended)),
 		uncorrected: micros(tm.done.Sub(start)),
 		handshake:   handshakeMicros(tm.handshake),
 		status:      int32(status),
-	})
+	}
+	if e.recordTimeline {
+		r.lengthFailed = lengthFailed
+		w.stamp(&r, tm.done, intended, start)
+	}
+	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
 	w.pub.done.Add(1)
 	w.pub.bytes.Store(w.tc.total)

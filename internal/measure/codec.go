@@ -71,6 +71,10 @@ type wireMeasurement struct {
 	ClientCPUWaitNs int64 `json:"client_cpu_wait_ns,omitempty"`
 	ClientSpinNs    int64 `json:"client_spin_ns,omitempty"`
 	ClientCores     int   `json:"client_cores,omitempty"`
+
+	// Timeline is EncodeTimelineWithin's bytes (base64 in JSON), within
+	// MaxStoredTimeline; absent in encodings older than timelines.
+	Timeline []byte `json:"timeline,omitempty"`
 }
 
 // wirePhase is a Phase with its histogram in HdrHistogram's V2 compressed
@@ -172,6 +176,9 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 		if *p.dst, err = encodePhase(p.ph); err != nil {
 			return nil, fmt.Errorf("measure: encode measurement: %s: %w", p.name, err)
 		}
+	}
+	if w.Timeline, err = EncodeTimelineWithin(m.Timeline, MaxStoredTimeline); err != nil {
+		return nil, fmt.Errorf("measure: encode measurement: %w", err)
 	}
 	b, err := json.Marshal(&w)
 	if err != nil {
@@ -280,6 +287,9 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 		if *p.dst, err = decodePhase(p.src); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrBadEncoding, p.name, err)
 		}
+	}
+	if m.Timeline, err = DecodeTimeline(w.Timeline); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

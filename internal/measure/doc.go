@@ -3,8 +3,9 @@
 // outcome without driving load: a Plan (what to send, how many, how hard,
 // with the Guard that admits each address), the Measurement it yields (ab's
 // counters, the failure classes, status codes and, per timing phase, exact
-// count, sums and extremes plus an HdrHistogram) and the rules on it
-// (Merge, Quantile, Mean, StdDev, ClientSaturated).
+// count, sums and extremes plus an HdrHistogram, and the run's Timeline,
+// interval by interval) and the rules on it (Merge, Quantile, Mean, StdDev,
+// ClientSaturated).
 //
 // It does not import the engine or fasthttp, so the API, the job rules and
 // the report builders link neither.

@@ -96,6 +96,10 @@ type Measurement struct {
 	// measurement then holds what completed before.
 	Canceled bool
 
+	// Timeline is the run interval by interval (see Timeline); nil for a
+	// measurement stored before runs kept one.
+	Timeline *Timeline
+
 	// Samples holds each completed request's timings when Plan.RecordSamples.
 	Samples []Sample
 
@@ -251,6 +255,12 @@ func (m *Measurement) Merge(o *Measurement) {
 	}
 	m.Canceled = m.Canceled || o.Canceled
 	m.Samples = append(m.Samples, o.Samples...)
+	if o.Timeline != nil && o.Timeline.Interval > 0 {
+		if m.Timeline == nil {
+			m.Timeline = &Timeline{}
+		}
+		m.Timeline.Merge(o.Timeline)
+	}
 	m.ClientCPU += o.ClientCPU
 	m.ClientCPUWait += o.ClientCPUWait
 	m.ClientSpin += o.ClientSpin

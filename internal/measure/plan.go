@@ -112,6 +112,11 @@ type Plan struct {
 	// wait.
 	StartAt time.Time
 
+	// TimelineInterval is the length of the run's timeline intervals
+	// (Measurement.Timeline); zero means DefaultTimelineInterval, and it is
+	// at least MinTimelineInterval.
+	TimelineInterval time.Duration
+
 	// RecordSamples keeps every request's timings in Measurement.Samples
 	// (needed for ab -g). Memory then grows with Requests; off by default.
 	RecordSamples bool
@@ -224,6 +229,9 @@ func (p Plan) Validate() error {
 	}
 	if p.MaxBody < 0 {
 		bad("max_body", "%d is negative", p.MaxBody)
+	}
+	if p.TimelineInterval != 0 && p.TimelineInterval < MinTimelineInterval {
+		bad("timeline_interval", "%v is below the shortest interval, %v", p.TimelineInterval, MinTimelineInterval)
 	}
 	if p.ProgressInterval < 0 {
 		bad("progress_interval", "%v is negative", p.ProgressInterval)

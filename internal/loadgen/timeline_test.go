@@ -1,0 +1,205 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/testservers"
+	"github.com/valyala/fasthttp"
+)
+
+// checkTimelineSums: the intervals add up to the run's counts exactly.
+func checkTimelineSums(t *testing.T, name string, m *measure.Measurement) {
+	t.Helper()
+	if m.Timeline == nil {
+		t.Fatalf("%s: no timeline", name)
+	}
+	s := m.Timeline.Sum()
+	if s.Requests != m.Complete || s.Failures != m.Failures || s.Failures.Total() != m.Failed ||
+		s.Non2xx != m.Non2xx || s.Bytes != m.TotalReceivedBytes || s.Latency.Count != m.Total.Count || s.Latency.Max != m.Total.Max {
+		t.Errorf("%s: intervals sum to %d requests, failures %+v, %d non-2xx, %d bytes, %d latencies (max %d µs); run has %d, %+v (%d failed), %d, %d, %d (max %d µs)",
+			name, s.Requests, s.Failures, s.Non2xx, s.Bytes, s.Latency.Count, s.Latency.Max,
+			m.Complete, m.Failures, m.Failed, m.Non2xx, m.TotalReceivedBytes, m.Total.Count, m.Total.Max)
+	}
+}
+
+// TestTimelineShowsLatencySteps runs three shards at one agreed instant
+// against a target answering in 1 ms for 2 s, 20 ms for 2 s, then 1 ms
+// again. Each shard's timeline and their merge (through the stored
+// encoding, as the service merges shards) show the slow step in intervals
+// 2 and 3 (±1 at the edges), every interval of the merge is the sum of the
+// shards' intervals, and every sum equals its run's totals.
+func TestTimelineShowsLatencySteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 6 s run")
+	}
+	srv := testservers.StartScheduledLatency(t,
+		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
+		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
+		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	start := time.Now().Add(300 * time.Millisecond)
+	srv.Begin(start)
+	const shards = 3
+	ms := make([]*measure.Measurement, shards)
+	errs := make([]error, shards)
+	var wg sync.WaitGroup
+	for i := range shards {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ms[i], errs[i] = Run(context.Background(), measure.Plan{
+				URLs: []string{srv.URL + "/"}, Concurrency: 2, KeepAlive: true,
+				Duration: 6 * time.Second, StartAt: start,
+			})
+		}()
+	}
+	wg.Wait()
+	var merged measure.Measurement
+	for i, m := range ms {
+		if errs[i] != nil {
+			t.Fatalf("shard %d: %v", i, errs[i])
+		}
+		checkTimelineSums(t, "shard", m)
+		checkSteps(t, "shard", m.Timeline)
+		enc, err := measure.EncodeMeasurement(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := measure.DecodeMeasurement(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(dec)
+	}
+	checkTimelineSums(t, "merge", &merged)
+	checkSteps(t, "merge", merged.Timeline)
+	if !merged.Timeline.Start.Equal(start) {
+		t.Errorf("merged timeline starts at %v, want the agreed %v", merged.Timeline.Start, start)
+	}
+	for i, iv := range merged.Timeline.Intervals {
+		var want measure.Interval
+		for _, m := range ms {
+			if i < len(m.Timeline.Intervals) {
+				want.Merge(&m.Timeline.Intervals[i])
+			}
+		}
+		if iv.Requests != want.Requests || iv.Succeeded != want.Succeeded || iv.Failures != want.Failures ||
+			iv.Bytes != want.Bytes || iv.Latency.Count != want.Latency.Count || iv.Latency.Max != want.Latency.Max ||
+			iv.Latency.Quantiles(0.5, 0.99)[1] != want.Latency.Quantiles(0.5, 0.99)[1] {
+			t.Errorf("merged interval %d = %+v; the shards' sum is %+v", i, iv, want)
+		}
+	}
+}
+
+// checkSteps: intervals 0 and 5 answer in about 1 ms and interval 3 in
+// about 20 ms; the slow step covers two intervals, give or take one at its
+// edges.
+func checkSteps(t *testing.T, name string, tl *measure.Timeline) {
+	t.Helper()
+	if tl.Interval != time.Second || len(tl.Intervals) < 6 {
+		t.Fatalf("%s: timeline of %d intervals of %v; want 6 of 1s", name, len(tl.Intervals), tl.Interval)
+	}
+	slow := 0
+	for i, iv := range tl.Intervals[:6] {
+		p50 := time.Duration(iv.Latency.Quantiles(0.5)[0]) * time.Microsecond
+		t.Logf("%s: interval %d: %d requests, p50 %v", name, i, iv.Requests, p50)
+		isSlow := p50 >= 15*time.Millisecond
+		if isSlow {
+			slow++
+		}
+		if iv.Requests == 0 || (i == 0 || i == 5) && isSlow || i == 3 && !isSlow {
+			t.Errorf("%s: interval %d: %d requests, p50 %v", name, i, iv.Requests, p50)
+		}
+	}
+	if slow < 1 || slow > 3 {
+		t.Errorf("%s: %d slow intervals, want 2 ± 1", name, slow)
+	}
+}
+
+// TestTimelineRecorderBounded: a run longer than the cap has its intervals
+// merged pairwise, every count kept; records arriving late, after newer
+// intervals took the live histograms, still count where they belong.
+func TestTimelineRecorderBounded(t *testing.T) {
+	origin := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := newTimelineRecorder(origin, 100*time.Millisecond)
+	const n = 5000 // intervals of 100 ms: past the cap of 3600 once
+	var want measure.Interval
+	for i := range n {
+		at := int64(i)*int64(100*time.Millisecond) + int64(time.Millisecond)
+		r := record{kind: recCompleted, at: at, total: int64(100 + i%50), status: 200, bytes: 10, started: -1}
+		rec.add(&r)
+		want.Requests++
+		want.Bytes += 10
+		if i%7 == 0 { // a late one, three intervals back
+			late := record{kind: recCompleted, at: max(0, at-int64(300*time.Millisecond)), total: 5000, status: 503, bytes: 1, started: -1}
+			rec.add(&late)
+			want.Requests++
+			want.Non2xx++
+			want.Bytes++
+		}
+		if i%11 == 0 {
+			f := record{kind: recFailed, failedAs: uint8(classTimeout), at: at, started: -1}
+			rec.add(&f)
+			want.Failures.Timeout++
+		}
+	}
+	tl := rec.timeline()
+	if tl.Interval != 200*time.Millisecond || len(tl.Intervals) != n/2 {
+		t.Fatalf("timeline: %d intervals of %v; want %d of 200ms", len(tl.Intervals), tl.Interval, n/2)
+	}
+	got := tl.Sum()
+	if got.Requests != want.Requests || got.Non2xx != want.Non2xx || got.Bytes != want.Bytes || got.Failures != want.Failures ||
+		got.Latency.Count != want.Requests || got.Latency.Max != 5000 || got.Succeeded != want.Requests-want.Non2xx {
+		t.Errorf("sum = %+v; want %d requests, %d non-2xx, %d bytes, %+v", got, want.Requests, want.Non2xx, want.Bytes, want.Failures)
+	}
+	var buckets int64
+	for _, iv := range tl.Intervals {
+		var sum int64
+		for _, c := range iv.Latency.Counts {
+			sum += c
+		}
+		if sum != iv.Latency.Count {
+			t.Fatalf("an interval's buckets hold %d values, its count says %d", sum, iv.Latency.Count)
+		}
+		buckets += sum
+	}
+	if buckets != want.Requests {
+		t.Errorf("buckets hold %d values, want %d", buckets, want.Requests)
+	}
+}
+
+// TestTimelineOpenModel: in the open model each interval holds the starts
+// the schedule intended in it and the actual starts of the requests that
+// ended; every interval's intended rate is the plan's.
+func TestTimelineOpenModel(t *testing.T) {
+	url := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{url + "/"}, Concurrency: 4, KeepAlive: true,
+		Rate: 200, Duration: 2 * time.Second, TimelineInterval: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTimelineSums(t, "open", m)
+	tl := m.Timeline
+	if len(tl.Intervals) < 4 {
+		t.Fatalf("%d intervals, want 4 of 500ms", len(tl.Intervals))
+	}
+	var started int64
+	for i, iv := range tl.Intervals {
+		started += iv.Started
+		if i < 4 && iv.Intended != 100 {
+			t.Errorf("interval %d: %d intended starts, want 100 (200/s over 500ms)", i, iv.Intended)
+		}
+		if i >= 4 && iv.Intended != 0 {
+			t.Errorf("interval %d, past the duration: %d intended starts", i, iv.Intended)
+		}
+		t.Logf("interval %d: intended %d, started %d, late %d, max lag %d µs, completed %d", i, iv.Intended, iv.Started, iv.Late, iv.MaxSendLag, iv.Requests)
+	}
+	if s := tl.Sum(); started != m.Complete+m.Failed || s.Late > m.Open.LateStarts {
+		t.Errorf("intervals: %d started, %d late; the run completed %d, failed %d, %d late starts", started, s.Late, m.Complete, m.Failed, m.Open.LateStarts)
+	}
+}

@@ -1,0 +1,58 @@
+package testservers
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// LatencyStep is one step of a ScheduledLatency target: for For, every
+// request is answered after Delay.
+type LatencyStep struct {
+	For, Delay time.Duration
+}
+
+// ScheduledLatency is a fasthttp target whose latency changes on a
+// schedule: a run's timeline must show each step in its intervals.
+type ScheduledLatency struct {
+	URL   string
+	steps []LatencyStep
+	zero  atomic.Int64 // the schedule's time zero, Unix ns; 0 until Begin
+}
+
+// StartScheduledLatency serves "ok" on a free 127.0.0.1 port until the test
+// ends, each answer delayed by the step of the schedule its request arrived
+// in: the first step's delay before Begin, the last one's after the last
+// step.
+func StartScheduledLatency(t testing.TB, steps ...LatencyStep) *ScheduledLatency {
+	t.Helper()
+	if len(steps) == 0 {
+		t.Fatal("testservers: a latency schedule needs a step")
+	}
+	s := &ScheduledLatency{steps: steps}
+	s.URL = StartFasthttp(t, func(ctx *fasthttp.RequestCtx) {
+		time.Sleep(s.delay(time.Now()))
+		ctx.SetBodyString("ok")
+	})
+	return s
+}
+
+// Begin sets the schedule's time zero, the instant the load starts at.
+func (s *ScheduledLatency) Begin(at time.Time) { s.zero.Store(at.UnixNano()) }
+
+func (s *ScheduledLatency) delay(now time.Time) time.Duration {
+	zero := s.zero.Load()
+	if zero == 0 {
+		return s.steps[0].Delay
+	}
+	at := now.Sub(time.Unix(0, zero))
+	for _, st := range s.steps {
+		if at < st.For {
+			return st.Delay
+		}
+		at -= st.For
+	}
+	return s.steps[len(s.steps)-1].Delay
+}
