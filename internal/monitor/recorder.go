@@ -57,8 +57,11 @@ func (r *Recorder) loop(ctx context.Context) {
 
 // scrape takes one reading, or counts one failure.
 func (r *Recorder) scrape(ctx context.Context) {
+	sent := time.Now()
 	exp, err := r.scraper.Scrape(ctx, r.spec.Prometheus)
-	at := time.Now()
+	// The endpoint read its counters somewhere between the request and
+	// the answer: the middle is the best guess at when.
+	at := sent.Add(time.Since(sent) / 2)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.scrapes++
@@ -85,6 +88,6 @@ func (r *Recorder) Stop(ctx context.Context) *Recording {
 	r.scrape(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &Recording{source: r.spec.Prometheus, meaning: r.meaning, counters: r.counters,
+	return &Recording{source: Redacted(r.spec.Prometheus), meaning: r.meaning, counters: r.counters,
 		readings: r.readings, scrapes: r.scrapes, failed: r.failed, firstErr: r.firstErr}
 }

@@ -87,8 +87,9 @@ func (s *Scraper) Scrape(ctx context.Context, target string) (Exposition, error)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not a URL", ErrScrape, target)
+		return nil, fmt.Errorf("%w: %s is not a URL", ErrScrape, Redacted(target))
 	}
+	target = req.URL.Redacted() // for messages: no password
 	req.Header.Set("Accept", "text/plain;version="+expfmt.TextVersion)
 	req.Header.Set("User-Agent", "benchq-monitor")
 	resp, err := s.client.Do(req)
@@ -112,6 +113,16 @@ func (s *Scraper) Scrape(ctx context.Context, target string) (Exposition, error)
 		return nil, fmt.Errorf("%w: %s is not Prometheus text format: %s", ErrScrape, target, parseMessage(err))
 	}
 	return fams, nil
+}
+
+// Redacted is raw with any password in it replaced, for a message or a
+// stored field.
+func Redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }
 
 // describe turns a transport error into what happened: the url.Error

@@ -64,9 +64,12 @@ type SeriesValues struct {
 	Values   []*float64 `json:"values"`
 }
 
-// Grid is a run's timeline as the server's series are cut to: N intervals
-// of Interval from Start.
-type Grid struct {
+// Run is what the server's numbers are read against: the run's measured
+// span (From, To), its completed requests, and its timeline's grid, N
+// intervals of Interval from Start (zero Interval: no timeline).
+type Run struct {
+	From, To time.Time
+	Requests int64
 	Start    time.Time
 	Interval time.Duration
 	N        int
@@ -83,9 +86,11 @@ type Recording struct {
 	firstErr error
 }
 
-// Server sums the recording up for a run that completed requests
-// requests on grid.
-func (rec *Recording) Server(grid Grid, requests int64) *Server {
+// Server sums the recording up for run. The CPU figures cover the run's
+// span, the counter interpolated between the scrapes around its ends
+// (the first scrape is taken before the load starts, the last after it
+// ends), so a sharded run's wait for its shards does not count.
+func (rec *Recording) Server(run Run) *Server {
 	s := &Server{Source: rec.source, Scrapes: rec.scrapes, ScrapeErrors: rec.failed}
 	var notes []string
 	if rec.failed > 0 {
@@ -101,10 +106,10 @@ func (rec *Recording) Server(grid Grid, requests int64) *Server {
 		if m.cpu != nil {
 			s.CPUSelector = m.cpu.String()
 		}
-		notes = append(notes, rec.cpu(s, requests)...)
+		notes = append(notes, rec.cpu(s, run)...)
 		rec.memory(s)
-		if grid.Interval > 0 && grid.N > 0 {
-			s.Timeline = rec.timeline(grid)
+		if run.Interval > 0 && run.N > 0 {
+			s.Timeline = rec.timeline(run)
 		}
 	}
 	s.Message = strings.Join(notes, "; ")
@@ -112,7 +117,7 @@ func (rec *Recording) Server(grid Grid, requests int64) *Server {
 }
 
 // cpu fills the run's CPU figures; it returns why it could not.
-func (rec *Recording) cpu(s *Server, requests int64) []string {
+func (rec *Recording) cpu(s *Server, run Run) []string {
 	if rec.meaning.cpu == nil {
 		return []string{fmt.Sprintf("no CPU series: %s exposes none of %s, %s, %s; name one in monitor.cpu",
 			rec.source, processCPU, namedCPU, nodeCPU)}
@@ -121,20 +126,26 @@ func (rec *Recording) cpu(s *Server, requests int64) []string {
 	if len(pts) < 2 {
 		return []string{fmt.Sprintf("CPU unknown: %s matched in fewer than two scrapes", s.CPUSelector)}
 	}
-	first, last := pts[0], pts[len(pts)-1]
-	used := last.v - first.v
-	if used < 0 {
-		return []string{"CPU unknown: the CPU counter went down (did the server restart?)"}
+	for k := 1; k < len(pts); k++ {
+		if pts[k].v < pts[k-1].v {
+			return []string{"CPU unknown: the CPU counter went down (did the server restart?)"}
+		}
 	}
+	from, to := run.From, run.To
+	if from.IsZero() || !to.After(from) { // no span given: the scrapes'
+		from, to = pts[0].at, pts[len(pts)-1].at
+	}
+	from, to = clamp(from, pts), clamp(to, pts)
+	used := at(pts, to) - at(pts, from)
 	s.CPUSeconds = ptr(used)
-	if wall := last.at.Sub(first.at).Seconds(); wall > 0 {
+	if wall := to.Sub(from).Seconds(); wall > 0 {
 		s.CoresBusy = ptr(used / wall)
 		if s.Cores > 0 {
 			s.CPUShare = ptr(used / wall / s.Cores)
 		}
 	}
-	if requests > 0 {
-		s.CPUMsPerRequest = ptr(used * 1000 / float64(requests))
+	if run.Requests > 0 {
+		s.CPUMsPerRequest = ptr(used * 1000 / float64(run.Requests))
 	}
 	return nil
 }
@@ -151,7 +162,18 @@ func (rec *Recording) memory(s *Server) {
 	s.MemoryBytes, s.MemoryPeakBytes = ptr(pts[len(pts)-1].v), ptr(peak)
 }
 
-func (rec *Recording) timeline(g Grid) *ServerTimeline {
+// clamp keeps t within the scrapes: outside them nothing is known.
+func clamp(t time.Time, pts []point) time.Time {
+	switch first, last := pts[0].at, pts[len(pts)-1].at; {
+	case t.Before(first):
+		return first
+	case t.After(last):
+		return last
+	}
+	return t
+}
+
+func (rec *Recording) timeline(g Run) *ServerTimeline {
 	t := &ServerTimeline{IntervalMs: g.Interval.Milliseconds()}
 	if rec.meaning.cpu != nil {
 		t.CPUSeconds = increases(g, rec.points(func(r reading) (float64, bool) { return r.cpu, r.hasCPU }))
@@ -191,7 +213,7 @@ func (rec *Recording) points(get func(reading) (float64, bool)) []point {
 // the scrapes are clamped to them, so the intervals add up to the
 // increase the scrapes saw within the timeline; an interval wholly
 // outside them is null.
-func increases(g Grid, pts []point) []*float64 {
+func increases(g Run, pts []point) []*float64 {
 	out := make([]*float64, g.N)
 	if len(pts) < 2 {
 		return out
@@ -229,7 +251,7 @@ func at(pts []point, t time.Time) float64 {
 
 // lasts cuts a gauge on the grid: interval i gets the last value scraped
 // by its end, null before the first scrape.
-func lasts(g Grid, pts []point) []*float64 {
+func lasts(g Run, pts []point) []*float64 {
 	out := make([]*float64, g.N)
 	k := -1
 	for i := range g.N {
