@@ -51,12 +51,12 @@ func mean(spec Spec, exp Exposition) *meaning {
 	case spec.Memory != "":
 		sel, _ := ParseSelector(spec.Memory)
 		m.memory = &sel
-	case exp[processMemory] != nil:
-		m.memory = &Selector{Name: processMemory}
 	case exp[namedMemory] != nil:
 		m.memory = &Selector{Name: namedMemory, Matchers: []Matcher{{Label: "memtype", Op: MatchEqual, Value: "resident"}}}
 	case exp[nodeMemTotal] != nil && exp[nodeMemAvail] != nil:
 		m.nodeUsed = true
+	case exp[processMemory] != nil:
+		m.memory = &Selector{Name: processMemory}
 	}
 	for _, s := range spec.Series {
 		sel, _ := ParseSelector(s)
@@ -67,7 +67,10 @@ func mean(spec Spec, exp Exposition) *meaning {
 		m.cores, m.coresFrom = spec.Cores, CoresFromSpec
 	case nodeCores(exp) > 0:
 		m.cores, m.coresFrom = float64(nodeCores(exp)), CoresFromNodeCPU
-	default:
+	case m.cpu != nil && m.cpu.Name == processCPU:
+		// A Go server's own GOMAXPROCS, which Go sets from its CPU
+		// affinity and cgroup quota; an exporter's would be the
+		// exporter's, hence only beside the process's own CPU.
 		if v, _, ok := value(Selector{Name: goMaxProcs}, exp); ok && v > 0 {
 			m.cores, m.coresFrom = v, CoresFromGoMaxProcs
 		}
@@ -75,14 +78,17 @@ func mean(spec Spec, exp Exposition) *meaning {
 	return m
 }
 
+// defaultCPU picks the exporters' series before process_cpu_seconds_total:
+// every exporter built on client_golang exposes its own process's too,
+// which would count the exporter, not the server.
 func defaultCPU(exp Exposition) *Selector {
 	switch {
-	case exp[processCPU] != nil:
-		return &Selector{Name: processCPU}
 	case exp[namedCPU] != nil:
 		return &Selector{Name: namedCPU}
 	case exp[nodeCPU] != nil:
 		return &Selector{Name: nodeCPU, Matchers: []Matcher{{Label: "mode", Op: MatchNotEqual, Value: "idle"}}}
+	case exp[processCPU] != nil:
+		return &Selector{Name: processCPU}
 	}
 	return nil
 }

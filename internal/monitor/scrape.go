@@ -94,7 +94,7 @@ func (s *Scraper) Scrape(ctx context.Context, target string) (Exposition, error)
 	req.Header.Set("User-Agent", "benchq-monitor")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrScrape, s.describe(ctx, err))
+		return nil, fmt.Errorf("%w: %s", ErrScrape, s.describe(ctx, target, err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -102,7 +102,7 @@ func (s *Scraper) Scrape(ctx context.Context, target string) (Exposition, error)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, s.maxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading %s: %s", ErrScrape, target, s.describe(ctx, err))
+		return nil, fmt.Errorf("%w: reading %s: %s", ErrScrape, target, s.describe(ctx, target, err))
 	}
 	if int64(len(body)) > s.maxBody {
 		return nil, fmt.Errorf("%w: %s answered more than %d bytes", ErrScrape, target, s.maxBody)
@@ -127,9 +127,9 @@ func Redacted(raw string) string {
 
 // describe turns a transport error into what happened: the url.Error
 // wrapper only repeats the method and URL the message already names.
-func (s *Scraper) describe(ctx context.Context, err error) string {
+func (s *Scraper) describe(ctx context.Context, target string, err error) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return fmt.Sprintf("no answer within %v", s.timeout)
+		return fmt.Sprintf("%s: no answer within %v", target, s.timeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

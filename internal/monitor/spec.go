@@ -24,23 +24,26 @@ type Spec struct {
 	// application's own /metrics. The address policy applies as to a
 	// target.
 	Prometheus string `json:"prometheus" example:"http://127.0.0.1:9100/metrics"`
-	// CPU selects the counters of the server's CPU seconds, summed:
-	// default process_cpu_seconds_total, else process-exporter's
-	// namedprocess_namegroup_cpu_seconds_total, else
-	// node_cpu_seconds_total{mode!="idle"}, whichever is exposed.
+	// CPU selects the counters of the server's CPU seconds, summed. By
+	// default the first exposed of process-exporter's
+	// namedprocess_namegroup_cpu_seconds_total, node_exporter's
+	// node_cpu_seconds_total{mode!="idle"} and the application's own
+	// process_cpu_seconds_total (an exporter exposes its own process's
+	// too, so it comes last).
 	CPU string `json:"cpu,omitempty" example:"node_cpu_seconds_total{cpu=\"0\",mode!=\"idle\"}"`
-	// Memory selects the server's memory in bytes, summed: default
-	// process_resident_memory_bytes, else process-exporter's
-	// namedprocess_namegroup_memory_bytes{memtype="resident"}, else
-	// node_exporter's MemTotal minus MemAvailable (used).
+	// Memory selects the server's memory in bytes, summed. By default,
+	// in the same order: process-exporter's
+	// namedprocess_namegroup_memory_bytes{memtype="resident"},
+	// node_exporter's MemTotal minus MemAvailable (used), the process's
+	// process_resident_memory_bytes.
 	Memory string `json:"memory,omitempty" example:"process_resident_memory_bytes"`
 	// Series are extra selectors recorded per interval: a counter's
 	// increase, a gauge's value at the interval's end.
 	Series []string `json:"series,omitempty" maxItems:"20" example:"nginx_connections_active"`
 	// Cores is how many cores the server has, for the share of them it
 	// kept busy; default: the number of cpu labels of
-	// node_cpu_seconds_total, else a Go server's
-	// go_sched_gomaxprocs_threads, else unknown.
+	// node_cpu_seconds_total, else, beside process_cpu_seconds_total, a
+	// Go server's go_sched_gomaxprocs_threads, else unknown.
 	Cores float64 `json:"cores,omitempty" minimum:"0" example:"1"`
 }
 
