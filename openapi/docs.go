@@ -3276,6 +3276,15 @@ const docTemplate = `{
                 "good_rps": {
                     "$ref": "#/definitions/job.Stat"
                 },
+                "limited_by": {
+                    "description": "LimitedBy names what held the point's req/s back: \"client\" (the\nload generator was short of CPU, ClientSaturated), \"server_cpu\" (the\ntarget kept at least 90 % of its cores busy) or \"neither\" (both had\nheadroom: latency, the network, locks or a queue). Absent when it\ncannot be told: the client had headroom and the server's CPU share\nis unknown.",
+                    "type": "string",
+                    "enum": [
+                        "client",
+                        "server_cpu",
+                        "neither"
+                    ]
+                },
                 "noisy": {
                     "description": "Noisy is set when the CV of req/s is above 0.10\n(analysis.NoisyCV): rerun, or add repeats, before trusting a\ndifference between targets.",
                     "type": "boolean"
@@ -3303,6 +3312,21 @@ const docTemplate = `{
                 },
                 "runs": {
                     "type": "integer"
+                },
+                "server_cores": {
+                    "type": "number",
+                    "example": 1
+                },
+                "server_cores_busy": {
+                    "description": "ServerCoresBusy is, over the repeats, how many cores the target kept\nbusy (its runs' server.cores_busy, from the target's monitor),\nServerCores how many it has and ServerCPUShare the share of them\nbusy; nil (0) when the target has no monitor or its CPU or cores\nare unknown.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Stat"
+                        }
+                    ]
+                },
+                "server_cpu_share": {
+                    "$ref": "#/definitions/job.Stat"
                 },
                 "time_per_request_ms": {
                     "$ref": "#/definitions/job.Stat"
@@ -3456,6 +3480,10 @@ const docTemplate = `{
                 "sentence": {
                     "description": "one sentence a person reads",
                     "type": "string"
+                },
+                "server_cpu_bound_from": {
+                    "description": "ServerCPUBoundFrom is the lowest c whose point is limited by the\nserver's CPU (PointSummary.LimitedBy \"server_cpu\").",
+                    "type": "integer"
                 },
                 "target": {
                     "type": "string"
@@ -4052,18 +4080,18 @@ const docTemplate = `{
             "type": "object",
             "properties": {
                 "cores": {
-                    "description": "Cores is how many cores the server has, for the share of them it\nkept busy; default: the number of cpu labels of\nnode_cpu_seconds_total, else a Go server's\ngo_sched_gomaxprocs_threads, else unknown.",
+                    "description": "Cores is how many cores the server has, for the share of them it\nkept busy; default: the number of cpu labels of\nnode_cpu_seconds_total, else, beside process_cpu_seconds_total, a\nGo server's go_sched_gomaxprocs_threads, else unknown.",
                     "type": "number",
                     "minimum": 0,
                     "example": 1
                 },
                 "cpu": {
-                    "description": "CPU selects the counters of the server's CPU seconds, summed:\ndefault process_cpu_seconds_total, else process-exporter's\nnamedprocess_namegroup_cpu_seconds_total, else\nnode_cpu_seconds_total{mode!=\"idle\"}, whichever is exposed.",
+                    "description": "CPU selects the counters of the server's CPU seconds, summed. By\ndefault the first exposed of process-exporter's\nnamedprocess_namegroup_cpu_seconds_total, node_exporter's\nnode_cpu_seconds_total{mode!=\"idle\"} and the application's own\nprocess_cpu_seconds_total (an exporter exposes its own process's\ntoo, so it comes last).",
                     "type": "string",
                     "example": "node_cpu_seconds_total{cpu=\"0\",mode!=\"idle\"}"
                 },
                 "memory": {
-                    "description": "Memory selects the server's memory in bytes, summed: default\nprocess_resident_memory_bytes, else process-exporter's\nnamedprocess_namegroup_memory_bytes{memtype=\"resident\"}, else\nnode_exporter's MemTotal minus MemAvailable (used).",
+                    "description": "Memory selects the server's memory in bytes, summed. By default,\nin the same order: process-exporter's\nnamedprocess_namegroup_memory_bytes{memtype=\"resident\"},\nnode_exporter's MemTotal minus MemAvailable (used), the process's\nprocess_resident_memory_bytes.",
                     "type": "string",
                     "example": "process_resident_memory_bytes"
                 },
