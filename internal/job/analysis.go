@@ -153,11 +153,11 @@ type Saturation struct {
 	FailuresFrom  *int    `json:"failures_from,omitempty"`   // lowest c with failed requests
 	// ClientBoundFrom is the lowest c whose load generator was short of
 	// CPU: a plateau from there on may be the client's, not the server's.
-	ClientBoundFrom *int   `json:"client_bound_from,omitempty"`
+	ClientBoundFrom *int `json:"client_bound_from,omitempty"`
 	// ServerCPUBoundFrom is the lowest c whose point is limited by the
 	// server's CPU (PointSummary.LimitedBy "server_cpu").
-	ServerCPUBoundFrom *int `json:"server_cpu_bound_from,omitempty"`
-	Sentence        string `json:"sentence"` // one sentence a person reads
+	ServerCPUBoundFrom *int   `json:"server_cpu_bound_from,omitempty"`
+	Sentence           string `json:"sentence"` // one sentence a person reads
 }
 
 // VerdictResult is the outcome of the spec's thresholds, and of the rule
