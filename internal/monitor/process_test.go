@@ -115,7 +115,7 @@ func checkCPU(t *testing.T, s *monitor.Server, used float64) {
 // process collector, burns CPU per request; the server CPU stored is
 // within 10 % of what its /proc/PID/stat says it used.
 func TestProcessCPUOfARealTarget(t *testing.T) {
-	target := testservers.StartCPUTarget(t, "0")
+	target := testservers.StartCPUTarget(t, testservers.CPUTargetConfig{CPUs: "0"})
 	s, used := recordLoad(t, monitor.Spec{Prometheus: target.MetricsURL()}, target.URL+"/work?rounds=20000", 2, 250*time.Millisecond,
 		func() float64 { return testservers.ProcessCPU(t, target.Pid) })
 	checkCPU(t, s, used)
@@ -137,7 +137,7 @@ func TestProcessCPUOfARealTarget(t *testing.T) {
 // TestProcessExporterCPU: the same target seen by Debian's
 // prometheus-process-exporter, which reads /proc itself.
 func TestProcessExporterCPU(t *testing.T) {
-	target := testservers.StartCPUTarget(t, "0")
+	target := testservers.StartCPUTarget(t, testservers.CPUTargetConfig{CPUs: "0"})
 	exp := testservers.StartExporter(t, "prometheus-process-exporter", "prometheus-process-exporter", "-web.listen-address",
 		"-procnames", "cputarget")
 	s, used := recordLoad(t, monitor.Spec{Prometheus: exp.URL, Cores: 1}, target.URL+"/work?rounds=20000", 2, 250*time.Millisecond,
@@ -152,7 +152,7 @@ func TestProcessExporterCPU(t *testing.T) {
 // machine: its busy CPU within 10 % of /proc/stat's over the same span,
 // its cores the machine's.
 func TestNodeExporterCPU(t *testing.T) {
-	target := testservers.StartCPUTarget(t, "")
+	target := testservers.StartCPUTarget(t, testservers.CPUTargetConfig{})
 	exp := testservers.StartExporter(t, "prometheus-node-exporter", "prometheus-node-exporter", "--web.listen-address",
 		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo")
 	s, used := recordLoad(t, monitor.Spec{Prometheus: exp.URL}, target.URL+"/work?rounds=20000", 2, 250*time.Millisecond,

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -61,18 +62,41 @@ func buildCPUTarget(t testing.TB) string {
 	return b.path
 }
 
+// CPUTargetConfig says how a cputarget runs.
+type CPUTargetConfig struct {
+	// CPUs pins it with taskset -c (e.g. "0"); "" runs it unpinned.
+	CPUs string
+	// Favoured gives it the CPU before other work on the machine, as a
+	// benchmarked server has it: nice -20, in a session of its own whose
+	// autogroup is at nice -20 too (with autogroups the kernel shares CPU
+	// fairly between sessions first, whatever a process's own nice). A
+	// test that needs it busy on all its cores sets it. It needs root
+	// (CAP_SYS_NICE): StartCPUTarget skips the test without, or fails it
+	// under CI.
+	Favoured bool
+}
+
 // StartCPUTarget runs the cputarget test server as a process of its own,
-// pinned by taskset to cpus (e.g. "0"; "" runs it unpinned), and stops it
-// when the test ends.
-func StartCPUTarget(t testing.TB, cpus string) *CPUTarget {
+// as cfg says, and stops it when the test ends.
+func StartCPUTarget(t testing.TB, cfg CPUTargetConfig) *CPUTarget {
 	t.Helper()
 	bin := buildCPUTarget(t)
-	var cmd *exec.Cmd
-	if cpus != "" {
-		taskset := Require(t, "taskset", "util-linux")
-		cmd = exec.Command(taskset, "-c", cpus, bin)
-	} else {
-		cmd = exec.Command(bin)
+	args := []string{bin}
+	if cfg.CPUs != "" {
+		args = append([]string{Require(t, "taskset", "util-linux"), "-c", cfg.CPUs}, args...)
+	}
+	if cfg.Favoured {
+		if os.Geteuid() != 0 {
+			if os.Getenv("CI") != "" {
+				t.Fatal("testservers: a favoured cputarget needs root (nice -20) under CI")
+			}
+			t.Skip("testservers: a favoured cputarget needs root (nice -20); skipping")
+		}
+		args = append([]string{Require(t, "nice", "coreutils"), "-n", "-20"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	if cfg.Favoured {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -83,6 +107,10 @@ func StartCPUTarget(t testing.TB, cpus string) *CPUTarget {
 		t.Fatalf("start cputarget: %v", err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	if cfg.Favoured {
+		// Absent when the kernel has no autogroups: nice alone then does it.
+		_ = os.WriteFile(fmt.Sprintf("/proc/%d/autogroup", cmd.Process.Pid), []byte("-20"), 0)
+	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	if err != nil || !ok {
