@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,43 @@ func TestMonitoredJob(t *testing.T) {
 		if p.LimitedBy != want {
 			t.Errorf("%s: limited_by = %q (server cpu share %+v, client saturated %v), want %q",
 				p.Point.Target, p.LimitedBy, p.ServerCPUShare, p.ClientSaturated, want)
+		}
+	}
+}
+
+// TestMonitorFailuresNeverFailTheRun: metrics endpoints the address
+// policy refuses, that hang, that answer garbage: every run completes and
+// is stored, its failed scrapes counted and the problem named.
+func TestMonitorFailuresNeverFailTheRun(t *testing.T) {
+	e := newEnv(t)
+	target := testservers.StartTarget(t, "hello benchq", 0)
+	hang := testservers.StartHostile(t, testservers.Silent())
+	garbage := testservers.StartHostile(t, testservers.Answer("garbage", []byte("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nnot { ok\n")))
+	endpoints := map[string]struct{ url, says string }{
+		"refused": {"http://10.0.0.1:9100/metrics", "refused by the address policy"},
+		"hangs":   {hang.URL, "no answer within"},
+		"garbage": {garbage.URL, "is not Prometheus text format"},
+	}
+	spec := job.Spec{Sweep: job.Sweep{Concurrency: []int{2}, Requests: []int{200}, Repeats: 1}}
+	for name, ep := range endpoints {
+		spec.Targets = append(spec.Targets, job.Target{Name: name, URL: target.URL, Monitor: &monitor.Spec{Prometheus: ep.url}})
+	}
+	j, task := e.create(t, spec)
+	e.enqueue(t, task)
+	e.startWorker(t)
+	got := e.waitJob(t, j.ID, 60*time.Second, "a terminal status", terminal)
+	if got.Status != job.StatusSucceeded {
+		t.Fatalf("job status = %s (%s), want succeeded", got.Status, got.Error)
+	}
+	runs, err := e.st.Runs(t.Context(), j.ID)
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs = %d, %v; want 3", len(runs), err)
+	}
+	for _, r := range runs {
+		s, want := r.Server, endpoints[r.Target].says
+		if r.Result.CompleteRequests != 200 || s == nil || s.ScrapeErrors < 2 || s.ScrapeErrors != s.Scrapes ||
+			!strings.Contains(s.Message, want) || s.CPUSeconds != nil {
+			t.Errorf("%s: %d complete, server %+v; want 200 complete, every scrape failed, the message saying %q", r.Target, r.Result.CompleteRequests, s, want)
 		}
 	}
 }
