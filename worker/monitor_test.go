@@ -28,7 +28,7 @@ func TestMonitoredJob(t *testing.T) {
 			{Name: "busy", URL: busy.URL + "/work?rounds=20000", Monitor: &monitor.Spec{Prometheus: busy.MetricsURL()}},
 			{Name: "sleepy", URL: sleepy.URL + "/sleep?ms=20", Monitor: &monitor.Spec{Prometheus: sleepy.MetricsURL(), Cores: 1}},
 		},
-		Sweep:    job.Sweep{Concurrency: []int{8}, Duration: []job.Duration{job.Duration(2 * time.Second)}, Repeats: 1},
+		Sweep:    job.Sweep{Concurrency: []int{16}, Duration: []job.Duration{job.Duration(2 * time.Second)}, Repeats: 1},
 		Timeline: &job.Timeline{Interval: job.Duration(250 * time.Millisecond)},
 	}
 	before := map[string]float64{"busy": testservers.ProcessCPU(t, busy.Pid), "sleepy": testservers.ProcessCPU(t, sleepy.Pid)}
