@@ -155,9 +155,23 @@ func TestNodeExporterCPU(t *testing.T) {
 	target := testservers.StartCPUTarget(t, testservers.CPUTargetConfig{})
 	exp := testservers.StartExporter(t, "prometheus-node-exporter", "prometheus-node-exporter", "--web.listen-address",
 		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo")
-	s, used := recordLoad(t, monitor.Spec{Prometheus: exp.URL}, target.URL+"/work?rounds=20000", 2, 250*time.Millisecond,
+	spec := monitor.Spec{Prometheus: exp.URL, Series: []string{`node_cpu_seconds_total{mode=~"user|system"}`, "node_memory_MemFree_bytes"}}
+	s, used := recordLoad(t, spec, target.URL+"/work?rounds=20000", 2, 250*time.Millisecond,
 		func() float64 { return testservers.SystemBusyCPU(t) })
 	checkCPU(t, s, used)
+	// The extra series, on the same grid: a counter's increase per
+	// interval (user + system, most of the busy CPU), a gauge's value.
+	if len(s.Timeline.Series) != 2 {
+		t.Fatalf("series = %+v, want 2", s.Timeline.Series)
+	}
+	user, free := s.Timeline.Series[0], s.Timeline.Series[1]
+	userSum, nulls := sum(user.Values)
+	if !user.Counter || nulls > 0 || len(user.Values) != len(s.Timeline.CPUSeconds) || userSum > *s.CPUSeconds*1.01 || userSum < *s.CPUSeconds/2 {
+		t.Errorf("user+system series %+v sums to %.3f: want a counter on the run's grid, between half the busy CPU (%.3f) and all of it", user, userSum, *s.CPUSeconds)
+	}
+	if _, nulls := sum(free.Values); free.Counter || nulls > 0 || len(free.Values) != len(s.Timeline.CPUSeconds) || *free.Values[0] <= 0 {
+		t.Errorf("MemFree series %+v: want a gauge with a value in every interval", free)
+	}
 	if s.CPUSelector != `node_cpu_seconds_total{mode!="idle"}` || s.MemorySelector != "node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes" {
 		t.Errorf("selectors = %q, %q; want node_exporter's defaults", s.CPUSelector, s.MemorySelector)
 	}
