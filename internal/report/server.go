@@ -41,3 +41,33 @@ func writeServerCPU(w io.Writer, r *job.Run) error {
 	_, err := fmt.Fprintf(w, "cpu %.0f%%\n", *r.Server.CPUShare*100)
 	return err
 }
+
+// writeServerLine writes, after a run's ab text, what its monitor said of
+// the server's CPU: "Server CPU: 0.97 of 1 core busy (97 %), 1.69 ms per
+// request". After everything ab prints, so a parser of ab's lines meets
+// only lines it knows before it.
+func writeServerLine(w io.Writer, r *job.Run) error {
+	s := r.Server
+	if s == nil || s.CoresBusy == nil {
+		return nil
+	}
+	line := "Server CPU: " + strconv.FormatFloat(math.Round(*s.CoresBusy*100)/100, 'f', -1, 64)
+	if s.Cores > 0 {
+		unit := "cores"
+		if s.Cores == 1 {
+			unit = "core"
+		}
+		line += " of " + strconv.FormatFloat(s.Cores, 'f', -1, 64) + " " + unit
+	} else {
+		line += " cores"
+	}
+	line += " busy"
+	if s.CPUShare != nil {
+		line += fmt.Sprintf(" (%.0f %%)", *s.CPUShare*100)
+	}
+	if s.CPUMsPerRequest != nil {
+		line += fmt.Sprintf(", %.3g ms per request", *s.CPUMsPerRequest)
+	}
+	_, err := fmt.Fprintln(w, line)
+	return err
+}

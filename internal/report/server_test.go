@@ -11,7 +11,7 @@ import (
 
 // TestServerCPUInReports: with the target's monitor readings stored, the
 // http_load text puts seed 004's "cpu N%" line above each run's summary,
-// and the Markdown and HTML tables show the server's CPU beside req/s,
+// the ab text ends each run with the server's CPU, and the Markdown and HTML tables show the server's CPU beside req/s,
 // with a legend; the saturation sentence names the limit.
 func TestServerCPUInReports(t *testing.T) {
 	j := fixtureJob()
@@ -38,6 +38,10 @@ func TestServerCPUInReports(t *testing.T) {
 	if n := strings.Count(text, "<==\ncpu 100%\n"); n != 12 {
 		t.Errorf("http_load text: %d lighttpd runs with \"cpu 100%%\" under their header, want 12", n)
 	}
+	ab := render(FormatAB)
+	if n := strings.Count(ab, "\nServer CPU: 0.55 of 1 core busy (55 %)\n"); n != 12 {
+		t.Errorf("ab text: %d apache runs end with the server's CPU, want 12:\n%.3000s", n, ab)
+	}
 	md := render(FormatMarkdown)
 	for _, want := range []string{", cpu 55 %", ", cpu 100 %", "cpu: the share of the server's cores", "server CPU is the limit"} {
 		if !strings.Contains(md, want) {
@@ -52,7 +56,7 @@ func TestServerCPUInReports(t *testing.T) {
 		runs[i].Server = nil
 	}
 	a = analysis.Analyze(j.Spec, runs)
-	if strings.Contains(render(FormatHTTPLoad), "cpu ") || strings.Contains(render(FormatMarkdown), "cpu ") {
+	if strings.Contains(render(FormatHTTPLoad), "cpu ") || strings.Contains(render(FormatMarkdown), "cpu ") || strings.Contains(render(FormatAB), "Server CPU") {
 		t.Errorf("a job without monitor readings shows a server CPU")
 	}
 }

@@ -10,10 +10,14 @@ import (
 
 // writeAB prints every run's ab report, each under its header line and
 // separated by a blank line, so a script that splits on the headers gets
-// text it already knows how to parse.
+// text it already knows how to parse; a monitored run's server CPU
+// follows ab's text, as the client's warning does.
 func writeAB(w io.Writer, j *job.Job, runs []job.Run) error {
 	return writeEach(w, j, runs, func(w io.Writer, r *job.Run) error {
-		return abreport.WriteAB(w, r.Result, abreport.TextOptions{})
+		if err := abreport.WriteAB(w, r.Result, abreport.TextOptions{}); err != nil {
+			return err
+		}
+		return writeServerLine(w, r) // server.go
 	})
 }
 
