@@ -239,7 +239,7 @@ func parseHGRM(t *testing.T, text string) (rows []hgrmRow, plotted int, footer m
 	footer = map[string]float64{}
 	for line := range strings.SplitSeq(text, "\n") {
 		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "#[") && strings.Contains(line, "=") {
+		if strings.HasPrefix(line, "#[") && !strings.HasPrefix(line, "#[run ") && strings.Contains(line, "=") {
 			for part := range strings.SplitSeq(strings.Trim(line, "#[]"), ",") {
 				k, v, _ := strings.Cut(part, "=")
 				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
