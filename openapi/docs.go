@@ -3101,6 +3101,11 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/abreport.TimelinePoint"
                     }
+                },
+                "latency_error_pct": {
+                    "description": "LatencyErrorPct: an interval's percentiles are read from a compact\nhistogram, at most this much above the recorded latency (6.25; 12.5\nor 25 where a long, fast run was stored coarser to stay within its\nbound). The run's own percentiles are exact to 0.1 %.",
+                    "type": "number",
+                    "example": 6.25
                 }
             }
         },
