@@ -80,6 +80,25 @@ type RunResponse struct {
 	// Server is the target's CPU and memory during the run, read from its
 	// monitor endpoint; absent for a target without one.
 	Server *monitor.Server `json:"server,omitempty"`
+	// Timeline is the run's intervals, with ?timeline=true only; absent
+	// then for a run stored before timelines were recorded.
+	Timeline *TimelineResponse `json:"timeline,omitempty"`
+}
+
+// TimelineResponse is what happened during a run, interval by interval:
+// interval i starts i × interval_s seconds after the run's start (the
+// shards' agreed start for a sharded run); a request counts in the
+// interval it ended in, so the intervals' requests, failures, non_2xx and
+// bytes add up to the run's exactly. Percentiles are read from each
+// interval's own histogram (within 6 %); max is exact.
+type TimelineResponse struct {
+	IntervalS float64 `json:"interval_s" example:"1"`
+	// LatencyErrorPct: an interval's percentiles are read from a compact
+	// histogram, at most this much above the recorded latency (6.25; 12.5
+	// or 25 where a long, fast run was stored coarser to stay within its
+	// bound). The run's own percentiles are exact to 0.1 %.
+	LatencyErrorPct float64                  `json:"latency_error_pct" example:"6.25"`
+	Intervals       []abreport.TimelinePoint `json:"intervals"`
 }
 
 // HealthResponse answers /healthz and /readyz.
