@@ -75,3 +75,26 @@ func TestExporterKilledMidRun(t *testing.T) {
 		t.Fatalf("no CPU from the scrapes before the kill: %+v", s)
 	}
 }
+
+// TestNoCPUSeries: an endpoint that answers but exposes no CPU the
+// defaults know, and a selector that matches nothing: the scrapes count
+// as good, and the message says what is missing and where to name it.
+func TestNoCPUSeries(t *testing.T) {
+	body := "# TYPE up gauge\nup 1\n# TYPE nginx_connections_active gauge\nnginx_connections_active 3\n"
+	url := testservers.StartHostile(t, testservers.Answer("plain", answer("200 OK", body))).URL
+	tests := []struct {
+		spec monitor.Spec
+		want string
+	}{
+		{monitor.Spec{Prometheus: url}, "exposes none of namedprocess_namegroup_cpu_seconds_total, node_cpu_seconds_total, process_cpu_seconds_total; name one in monitor.cpu"},
+		{monitor.Spec{Prometheus: url, CPU: `node_cpu_seconds_total{mode="user"}`}, `CPU unknown: node_cpu_seconds_total{mode="user"} matched in fewer than two scrapes`},
+	}
+	for _, tc := range tests {
+		rec := monitor.Start(context.Background(), scraper(), tc.spec, 100*time.Millisecond)
+		time.Sleep(150 * time.Millisecond)
+		s := rec.Stop(context.Background()).Server(monitor.Run{Requests: 1})
+		if s.ScrapeErrors != 0 || s.CPUSeconds != nil || !strings.Contains(s.Message, tc.want) {
+			t.Errorf("spec %+v: server %+v, want no failed scrape, no CPU, the message saying %q", tc.spec, s, tc.want)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (rec *Recording) Server(run Run) *Server {
 func (rec *Recording) cpu(s *Server, run Run) []string {
 	if rec.meaning.cpu == nil {
 		return []string{fmt.Sprintf("no CPU series: %s exposes none of %s, %s, %s; name one in monitor.cpu",
-			rec.source, processCPU, namedCPU, nodeCPU)}
+			rec.source, namedCPU, nodeCPU, processCPU)}
 	}
 	pts := rec.points(func(r reading) (float64, bool) { return r.cpu, r.hasCPU })
 	if len(pts) < 2 {
