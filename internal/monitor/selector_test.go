@@ -34,6 +34,9 @@ func TestParseSelector(t *testing.T) {
 		{in: `x{a='\n'}`, err: "cannot hold escapes"},
 		{in: `x{a="\q"}`, err: "not a valid quoted string"},
 		{in: `x{a=~"("}`, err: "not a regular expression"},
+		{in: `x{a=~"` + strings.Repeat("a{1000}", 140) + `"}`, err: "expands to more than"},
+		{in: `x{a!~"a{1000}b{1000}c{1000}d{1000}e{1000}"}`, err: "expands to more than"},
+		{in: `x{a=~"[0-9]{1,64}|idle"}`, want: `x{a=~"[0-9]{1,64}|idle"}`},
 		{in: `x{a=="b"}`, err: "want a quoted value"},
 		{in: "x" + strings.Repeat("y", maxSelectorLen), err: "longer than"},
 	}
