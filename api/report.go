@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,8 +29,10 @@ import (
 //	@Produce		text/tab-separated-values
 //	@Param			id		path		string	true	"job id"
 //	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot)
+//	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, timeline, distribution)
+//	@Param			run		query		string	false	"with chart timeline or distribution, the run as POINT:REPEAT (0:0 is the first repeat of the first point); may be left out for a job of one run"
 //	@Success		200		{string}	string	"the report"
-//	@Failure		400		{object}	Problem	"unknown format (field: format)"
+//	@Failure		400		{object}	Problem	"unknown format (field: format), unknown chart or one not drawn in that format (field: chart), a run malformed, not stored or not named (field: run)"
 //	@Failure		404		{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
@@ -41,6 +44,10 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	chart, err := reportChart(c.Request(), f)
+	if err != nil {
+		return err
+	}
 	id := c.Param("id")
 	j, runs, a, err := s.jobResults(c, id)
 	if err != nil {
@@ -49,8 +56,20 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	// Render fully before sending: a renderer error then becomes a clean
 	// problem response instead of a truncated 200.
 	var buf bytes.Buffer
-	if err := report.Write(&buf, f, j, runs, a); err != nil {
-		return fmt.Errorf("api: report %s: %w", id, err)
+	name := id
+	if chart == report.ChartSweep {
+		if err := report.Write(&buf, f, j, runs, a); err != nil {
+			return fmt.Errorf("api: report %s: %w", id, err)
+		}
+	} else {
+		run, err := report.SelectRun(runs, c.QueryParam("run"))
+		if err != nil {
+			return runProblem(err)
+		}
+		if err := report.WriteRunChart(&buf, f, chart, j, run); err != nil {
+			return fmt.Errorf("api: report %s: %w", id, err)
+		}
+		name = fmt.Sprintf("%s.%s.%d-%d", id, chart, run.Point, run.Repeat)
 	}
 	c.Response().Header().Set("Vary", "Accept")
 	if f == report.FormatHTML {
@@ -58,13 +77,66 @@ func (s *Server) handleGetReport(c echo.Context) error {
 		// from the API, whatever a job's names hold.
 		c.Response().Header().Set("Content-Security-Policy", htmlReportCSP)
 	}
-	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+f.Extension()))
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name+"."+f.Extension()))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }
 
 // htmlReportCSP allows the HTML report its inline stylesheet and SVG and
 // nothing else: no script, no fetch, no frame.
 const htmlReportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// reportChart reads ?chart=, the sweep's chart when absent; a run's chart
+// is an image, and ?run= names the run of one.
+func reportChart(r *http.Request, f report.Format) (report.Chart, error) {
+	q := r.URL.Query()
+	name := q.Get("chart")
+	if name == "" {
+		if q.Has("run") {
+			return "", errcode.New(errcode.BadQuery, "run names the run of a chart: add chart=timeline or chart=distribution, with format=svg or png").WithField("run")
+		}
+		return report.ChartSweep, nil
+	}
+	chart, err := report.ParseChart(name)
+	if err != nil {
+		names := make([]string, 0, len(report.Charts()))
+		for _, c := range report.Charts() {
+			names = append(names, string(c))
+		}
+		return "", errcode.Wrapf(err, errcode.BadQuery, "unknown chart %q: want one of %s", name, strings.Join(names, ", ")).WithField("chart")
+	}
+	if chart != report.ChartSweep && f != report.FormatSVG && f != report.FormatPNG {
+		return "", errcode.Newf(errcode.BadQuery, "chart %s is drawn as format svg or png, not %s", chart, f).WithField("chart")
+	}
+	return chart, nil
+}
+
+// maxListedRuns bounds the run ids a problem about ?run= lists.
+const maxListedRuns = 8
+
+// runProblem says why ?run= names no run, and which runs there are.
+func runProblem(err error) error {
+	var ce *report.RunChoiceError
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("api: choose a run: %w", err)
+	}
+	ids := ce.Stored
+	listed := strings.Join(ids[:min(len(ids), maxListedRuns)], ", ")
+	if len(ids) > maxListedRuns {
+		listed += fmt.Sprintf(", … (%d in all)", len(ids))
+	}
+	var msg string
+	switch {
+	case len(ids) == 0:
+		msg = "the job has no stored run yet"
+	case ce.Malformed:
+		msg = fmt.Sprintf("run %q is not POINT:REPEAT, such as 0:0 (the first repeat of the first point); the job's runs are %s", ce.ID, listed)
+	case ce.ID == "":
+		msg = fmt.Sprintf("the job has %d runs: name one as run=POINT:REPEAT; they are %s", len(ids), listed)
+	default:
+		msg = fmt.Sprintf("the job has no stored run %s; its runs are %s", ce.ID, listed)
+	}
+	return errcode.Wrap(err, errcode.BadQuery, msg).WithField("run")
+}
 
 // reportFormat reads ?format=, falling back to the Accept header and then
 // to JSON, the format every client can read.

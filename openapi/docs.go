@@ -954,6 +954,23 @@ const docTemplate = `{
                         "description": "report format; when absent, chosen by Accept, else json",
                         "name": "format",
                         "in": "query"
+                    },
+                    {
+                        "enum": [
+                            "sweep",
+                            "timeline",
+                            "distribution"
+                        ],
+                        "type": "string",
+                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
+                        "name": "chart",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "with chart timeline or distribution, the run as POINT:REPEAT (0:0 is the first repeat of the first point); may be left out for a job of one run",
+                        "name": "run",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -964,7 +981,7 @@ const docTemplate = `{
                         }
                     },
                     "400": {
-                        "description": "unknown format (field: format)",
+                        "description": "unknown format (field: format), unknown chart or one not drawn in that format (field: chart), a run malformed, not stored or not named (field: run)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }

@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,12 +63,28 @@ func ParseChart(s string) (Chart, error) {
 // from 0 as the results number them.
 func RunID(k job.RunKey) string { return strconv.Itoa(k.Point) + ":" + strconv.Itoa(k.Repeat) }
 
-// maxListedRuns bounds the run ids an ErrUnknownRun message lists.
-const maxListedRuns = 8
+// RunChoiceError says why SelectRun found no run; it wraps ErrUnknownRun.
+type RunChoiceError struct {
+	ID        string   // as given; "" when none was
+	Malformed bool     // ID is not POINT:REPEAT
+	Stored    []string // the job's stored runs' ids, by point then repeat
+}
+
+func (e *RunChoiceError) Error() string {
+	switch {
+	case e.Malformed:
+		return fmt.Sprintf("%v %q: want POINT:REPEAT", ErrUnknownRun, e.ID)
+	case e.ID == "":
+		return fmt.Sprintf("%v: none named of %d runs", ErrUnknownRun, len(e.Stored))
+	}
+	return fmt.Sprintf("%v %q: not stored", ErrUnknownRun, e.ID)
+}
+
+func (e *RunChoiceError) Unwrap() error { return ErrUnknownRun }
 
 // SelectRun finds the stored run named id (RunID's form) among runs; ""
-// picks the only run of a job that has one. Its errors wrap ErrUnknownRun
-// and are written for the person who chose the run.
+// picks the only run of a job that has one. Its errors are
+// *RunChoiceError.
 func SelectRun(runs []job.Run, id string) (job.Run, error) {
 	var stored []job.Run
 	for _, r := range runs {
@@ -74,41 +92,31 @@ func SelectRun(runs []job.Run, id string) (job.Run, error) {
 			stored = append(stored, r)
 		}
 	}
+	slices.SortFunc(stored, func(x, y job.Run) int {
+		return cmp.Or(cmp.Compare(x.Point, y.Point), cmp.Compare(x.Repeat, y.Repeat))
+	})
+	ids := make([]string, len(stored))
+	for i, r := range stored {
+		ids[i] = RunID(r.RunKey)
+	}
 	if id == "" {
 		if len(stored) == 1 {
 			return stored[0], nil
 		}
-		return job.Run{}, fmt.Errorf("%w: the job has %s; name one as POINT:REPEAT%s", ErrUnknownRun, plural(len(stored), "run"), runList(stored))
+		return job.Run{}, &RunChoiceError{Stored: ids}
 	}
 	p, r, ok := strings.Cut(strings.TrimSpace(id), ":")
 	point, perr := strconv.Atoi(p)
 	repeat, rerr := strconv.Atoi(r)
 	if !ok || perr != nil || rerr != nil || point < 0 || repeat < 0 {
-		return job.Run{}, fmt.Errorf("%w %q: want POINT:REPEAT, such as 0:0 (the first repeat of the first point)", ErrUnknownRun, id)
+		return job.Run{}, &RunChoiceError{ID: id, Malformed: true, Stored: ids}
 	}
 	for _, run := range stored {
 		if run.Point == point && run.Repeat == repeat {
 			return run, nil
 		}
 	}
-	return job.Run{}, fmt.Errorf("%w %q: the job has no stored run at point %d, repeat %d%s", ErrUnknownRun, id, point, repeat, runList(stored))
-}
-
-// runList names the first stored runs for an error message: ": its runs
-// are 0:0, 0:1, … (12 in all)".
-func runList(runs []job.Run) string {
-	if len(runs) == 0 {
-		return ""
-	}
-	ids := make([]string, 0, maxListedRuns)
-	for i, r := range runs {
-		if i == maxListedRuns {
-			ids = append(ids, fmt.Sprintf("… (%d in all)", len(runs)))
-			break
-		}
-		ids = append(ids, RunID(r.RunKey))
-	}
-	return "; its runs are " + strings.Join(ids, ", ")
+	return job.Run{}, &RunChoiceError{ID: id, Stored: ids}
 }
 
 // WriteRunChart draws chart c (ChartTimeline or ChartDistribution) of run,

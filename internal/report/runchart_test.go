@@ -371,26 +371,29 @@ func TestSelectRun(t *testing.T) {
 		runs []job.Run
 		id   string
 		want job.RunKey
-		msg  string // in the error; "" for none
+		err  *RunChoiceError // nil for none
 	}{
-		{"by id", runs, "3:1", job.RunKey{Point: 3, Repeat: 1}, ""},
-		{"the only run", one, "", one[0].RunKey, ""},
-		{"none named of many", runs, "", job.RunKey{}, "the job has 24 runs; name one as POINT:REPEAT; its runs are"},
-		{"malformed", runs, "3", job.RunKey{}, "want POINT:REPEAT"},
-		{"negative", runs, "-1:0", job.RunKey{}, "want POINT:REPEAT"},
-		{"not stored", runs, "99:0", job.RunKey{}, "no stored run at point 99, repeat 0"},
-		{"list bounded", runs, "99:0", job.RunKey{}, "… (24 in all)"},
+		{"by id", runs, "3:1", job.RunKey{Point: 3, Repeat: 1}, nil},
+		{"the only run", one, "", one[0].RunKey, nil},
+		{"none named of many", runs, "", job.RunKey{}, &RunChoiceError{}},
+		{"malformed", runs, "3", job.RunKey{}, &RunChoiceError{ID: "3", Malformed: true}},
+		{"negative", runs, "-1:0", job.RunKey{}, &RunChoiceError{ID: "-1:0", Malformed: true}},
+		{"not stored", runs, "99:0", job.RunKey{}, &RunChoiceError{ID: "99:0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := SelectRun(tc.runs, tc.id)
-			if tc.msg == "" {
+			if tc.err == nil {
 				if err != nil || got.RunKey != tc.want {
 					t.Fatalf("SelectRun(%q) = %v, %v; want %v", tc.id, got.RunKey, err, tc.want)
 				}
 				return
 			}
-			if !errors.Is(err, ErrUnknownRun) || !strings.Contains(err.Error(), tc.msg) {
-				t.Fatalf("SelectRun(%q) = %v; want ErrUnknownRun saying %q", tc.id, err, tc.msg)
+			var ce *RunChoiceError
+			if !errors.Is(err, ErrUnknownRun) || !errors.As(err, &ce) {
+				t.Fatalf("SelectRun(%q) = %v; want a *RunChoiceError wrapping ErrUnknownRun", tc.id, err)
+			}
+			if ce.ID != tc.err.ID || ce.Malformed != tc.err.Malformed || len(ce.Stored) != len(tc.runs) || ce.Stored[0] != "0:0" {
+				t.Errorf("SelectRun(%q) = %+v; want %+v with the %d stored runs' ids", tc.id, ce, tc.err, len(tc.runs))
 			}
 		})
 	}
