@@ -36,9 +36,11 @@ type Table struct {
 func (v View) RepeatsPhrase() string { return plural(v.Repeats, "repeat") }
 
 // RunText is one run's ab text under the header line that names its point,
-// with the run's id as SelectRun reads it, for the links to its charts.
+// with the run's id as SelectRun reads it and its title as its charts name
+// it ("apache · c=50 · n=1000 · repeat 1/2"), for the links to its charts.
 type RunText struct {
 	ID     string
+	Title  string
 	Header string
 	Text   string
 }
@@ -105,7 +107,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 		if err := writeAB(&text, j, []job.Run{rv.Run}); err != nil {
 			return View{}, fmt.Errorf("report: view: %w", err)
 		}
-		v.Runs = append(v.Runs, RunText{ID: RunID(rv.RunKey), Header: rv.header(), Text: text.String()})
+		v.Runs = append(v.Runs, RunText{ID: RunID(rv.RunKey), Title: runTitle(j, rv.Run), Header: rv.header(), Text: text.String()})
 	}
 	return v, nil
 }

@@ -313,6 +313,30 @@ func TestOpenModelCharts(t *testing.T) {
 	}
 }
 
+// TestTimelineRates: a run of a few ms, inside one interval, keeps its
+// rate (over its whole span, the run's own); a run that ends a few ms
+// into its last interval draws no rate there, where a handful of
+// requests over a few ms would read as a rate that never happened.
+func TestTimelineRates(t *testing.T) {
+	srv := testservers.StartTarget(t, "ok", 0)
+	_, run := measuredJob(t, srv.URL+"/", measure.Plan{Concurrency: 1, KeepAlive: true, Requests: 20})
+	m, err := run.DecodeMeasurement()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTimelineSeries(m, maxChartIntervals)
+	if len(s.t) != 1 || s.shortTail || !(s.succeeded[0] > 20) || s.lastCovered <= 0 {
+		t.Errorf("a 20-request run: %d intervals, short tail %v, %v succeeded/s over %.4f s; want one interval and its rate over the run's span",
+			len(s.t), s.shortTail, s.succeeded, s.lastCovered)
+	}
+	tail := &measure.Measurement{Started: m.Started, Elapsed: 2*time.Second + 10*time.Millisecond,
+		Timeline: &measure.Timeline{Start: m.Started, Interval: time.Second, Intervals: []measure.Interval{{Requests: 100, Succeeded: 100}, {Requests: 100, Succeeded: 100}, {Requests: 2, Succeeded: 2}}}}
+	s = newTimelineSeries(tail, maxChartIntervals)
+	if !s.shortTail || !math.IsNaN(s.succeeded[2]) || s.succeeded[1] != 100 {
+		t.Errorf("a run 10 ms into its third interval: short tail %v, succeeded/s %v; want 100, 100 and no rate", s.shortTail, s.succeeded)
+	}
+}
+
 func TestNinesLabel(t *testing.T) {
 	for d, want := range []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"} {
 		if got := ninesLabel(d); got != want {

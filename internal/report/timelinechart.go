@@ -63,7 +63,8 @@ type timelineSeries struct {
 // minRateSpan is the least part of its interval the run's last interval
 // must cover to have its rates drawn: a run that ends a few ms into an
 // interval has a handful of requests there, and a handful over a few ms
-// is a rate of thousands that never happened.
+// is a rate of thousands that never happened. A run shorter than one
+// interval keeps its rate: over its whole span, that is the run's.
 const minRateSpan = 0.25
 
 // newTimelineSeries reads m's timeline. Errors count, per interval, the
@@ -98,7 +99,7 @@ func newTimelineSeries(m *measure.Measurement, maxPoints int) timelineSeries {
 			length = p.Failures.Length
 		}
 		perSecond := 1 / span
-		if span < minRateSpan*sec {
+		if span < minRateSpan*sec && len(points) > 1 {
 			perSecond, s.shortTail = math.NaN(), true
 		}
 		s.t = append(s.t, p.TS+span/2)
