@@ -142,8 +142,22 @@ func (c *Client) Cancel(ctx context.Context, id string) (Job, error) {
 // Report GETs /v1/jobs/{id}/report?format=format. The caller closes the
 // body; it is bounded by the request timeout like every other call.
 func (c *Client) Report(ctx context.Context, id, format string) (io.ReadCloser, error) {
+	return c.report(ctx, id, url.Values{"format": {format}})
+}
+
+// RunChart GETs one run's chart, /v1/jobs/{id}/report?format=format&chart=chart&run=run
+// (run "" for a job of one run), as Report does.
+func (c *Client) RunChart(ctx context.Context, id, format, chart, run string) (io.ReadCloser, error) {
+	q := url.Values{"format": {format}, "chart": {chart}}
+	if run != "" {
+		q.Set("run", run)
+	}
+	return c.report(ctx, id, q)
+}
+
+func (c *Client) report(ctx context.Context, id string, q url.Values) (io.ReadCloser, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
-	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?format="+url.QueryEscape(format), nil)
+	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?"+q.Encode(), nil)
 	if err != nil {
 		cancel()
 		return nil, err

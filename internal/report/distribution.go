@@ -95,7 +95,7 @@ func (c *distributionChart) size() (vg.Length, vg.Length) {
 	return chartWidth, distributionHeight
 }
 
-// distributionColors: the corrected latency in the first target colour,
+// distributionStyle: the corrected latency in the first target colour,
 // the uncorrected one in grey and dashed, as the lesser view of the two.
 func distributionStyle(i int) draw.LineStyle {
 	if i == 0 {
