@@ -36,8 +36,8 @@ type inlineRunCharts struct {
 
 // htmlRunCharts draws the timeline and distribution of the job's runs,
 // in runViews' order, at most maxChartedRuns of them; uncharted counts the
-// runs left out. A run with neither a timeline nor a histogram is left
-// out and not counted.
+// runs left out. A run stored with neither a measurement nor a histogram
+// (before runs kept them) is left out and not counted.
 func htmlRunCharts(j *job.Job, runs []job.Run) (charts []inlineRunCharts, uncharted int) {
 	views := runViews(j, runs)
 	chosen := slices.Clone(views)
@@ -46,13 +46,13 @@ func htmlRunCharts(j *job.Job, runs []job.Run) (charts []inlineRunCharts, unchar
 	})
 	drawn := map[job.RunKey]inlineRunCharts{}
 	for _, rv := range chosen {
-		c, ok := inlineCharts(j, rv)
 		switch {
-		case !ok:
-		case len(drawn) < maxChartedRuns:
-			drawn[rv.RunKey] = c
-		default:
+		case len(rv.Measurement) == 0 && rv.Result.LatencyHistogram == "":
+			// Nothing stored to draw from.
+		case len(drawn) == maxChartedRuns:
 			uncharted++
+		default:
+			drawn[rv.RunKey] = inlineCharts(j, rv)
 		}
 	}
 	for _, rv := range views {
@@ -63,9 +63,8 @@ func htmlRunCharts(j *job.Job, runs []job.Run) (charts []inlineRunCharts, unchar
 	return charts, uncharted
 }
 
-// inlineCharts draws one run's charts; ok is false when the run has
-// nothing to draw.
-func inlineCharts(j *job.Job, rv runView) (inlineRunCharts, bool) {
+// inlineCharts draws one run's charts, those it has what to draw from.
+func inlineCharts(j *job.Job, rv runView) inlineRunCharts {
 	c := inlineRunCharts{ID: RunID(rv.RunKey), Header: runTitle(j, rv.Run)}
 	tl, err := newTimelineChart(j, rv.Run, htmlChartIntervals)
 	if err == nil && tl.series != nil {
@@ -73,7 +72,7 @@ func inlineCharts(j *job.Job, rv runView) (inlineRunCharts, bool) {
 	}
 	if err != nil {
 		c.Note = "The run's stored measurement could not be read, so it is not charted."
-		return c, true
+		return c
 	}
 	dist, err := newDistributionChart(j, rv.Run)
 	if err == nil && len(dist.curves) > 0 {
@@ -82,7 +81,10 @@ func inlineCharts(j *job.Job, rv runView) (inlineRunCharts, bool) {
 	if err != nil {
 		c.Note = "The run's latency histogram could not be read, so its distribution is not charted."
 	}
-	return c, c.Timeline != "" || c.Distribution != "" || c.Note != ""
+	if c.Timeline == "" && c.Distribution == "" && c.Note == "" {
+		c.Note = "This run completed no request to chart."
+	}
+	return c
 }
 
 func inlineChart(ch runChart, label string) (template.HTML, error) {
