@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/report"
 )
 
@@ -17,7 +19,7 @@ import (
 // formats.
 //
 //	@Summary		Get a job's report
-//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
 //	@Tags			jobs
 //	@Produce		json
 //	@Produce		plain
@@ -27,12 +29,13 @@ import (
 //	@Produce		image/png
 //	@Produce		html
 //	@Produce		text/tab-separated-values
+//	@Produce		application/x-ndjson
 //	@Param			id		path		string	true	"job id"
-//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot)
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm)
 //	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, timeline, distribution)
-//	@Param			run		query		string	false	"with chart timeline or distribution, the run as POINT:REPEAT (0:0 is the first repeat of the first point); may be left out for a job of one run"
+//	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson; the run drawn, for chart timeline or distribution (may be left out for a job of one run)"
 //	@Success		200		{string}	string	"the report"
-//	@Failure		400		{object}	Problem	"unknown format (field: format), unknown chart or one not drawn in that format (field: chart), a run malformed, not stored or not named (field: run)"
+//	@Failure		400		{object}	Problem	"unknown format (field: format); an unknown chart or one not drawn in that format (field: chart); a run the job has not stored, malformed, not named for a run's chart, or with another format (field: run)"
 //	@Failure		404		{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
@@ -48,28 +51,28 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if chart != report.ChartSweep {
+		return s.runChart(c, f, chart)
+	}
+	only, err := runQuery(c, f)
+	if err != nil {
+		return err
+	}
 	id := c.Param("id")
 	j, runs, a, err := s.jobResults(c, id)
 	if err != nil {
 		return err
 	}
+	if only != nil {
+		if runs = selectRun(runs, *only); len(runs) == 0 {
+			return queryError("run", "job %s has no stored run %d:%d", id, only.Point, only.Repeat)
+		}
+	}
 	// Render fully before sending: a renderer error then becomes a clean
 	// problem response instead of a truncated 200.
 	var buf bytes.Buffer
-	name := id
-	if chart == report.ChartSweep {
-		if err := report.Write(&buf, f, j, runs, a); err != nil {
-			return fmt.Errorf("api: report %s: %w", id, err)
-		}
-	} else {
-		run, err := report.SelectRun(runs, c.QueryParam("run"))
-		if err != nil {
-			return runProblem(err)
-		}
-		if err := report.WriteRunChart(&buf, f, chart, j, run); err != nil {
-			return fmt.Errorf("api: report %s: %w", id, err)
-		}
-		name = fmt.Sprintf("%s.%s.%d-%d", id, chart, run.Point, run.Repeat)
+	if err := report.Write(&buf, f, j, runs, a); err != nil {
+		return fmt.Errorf("api: report %s: %w", id, err)
 	}
 	c.Response().Header().Set("Vary", "Accept")
 	if f == report.FormatHTML {
@@ -77,23 +80,36 @@ func (s *Server) handleGetReport(c echo.Context) error {
 		// from the API, whatever a job's names hold.
 		c.Response().Header().Set("Content-Security-Policy", htmlReportCSP)
 	}
-	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name+"."+f.Extension()))
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+f.Extension()))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }
 
-// htmlReportCSP allows the HTML report its inline stylesheet and SVG and
-// nothing else: no script, no fetch, no frame.
-const htmlReportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+// runChart draws one run's chart, chosen by ?run= (SelectRun's form).
+func (s *Server) runChart(c echo.Context, f report.Format, chart report.Chart) error {
+	id := c.Param("id")
+	j, runs, _, err := s.jobResults(c, id)
+	if err != nil {
+		return err
+	}
+	run, err := report.SelectRun(runs, c.QueryParam("run"))
+	if err != nil {
+		return runProblem(err)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteRunChart(&buf, f, chart, j, run); err != nil {
+		return fmt.Errorf("api: report %s: %w", id, err)
+	}
+	c.Response().Header().Set("Vary", "Accept")
+	name := fmt.Sprintf("%s.%s.%d-%d.%s", id, chart, run.Point, run.Repeat, f.Extension())
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
+	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
+}
 
 // reportChart reads ?chart=, the sweep's chart when absent; a run's chart
-// is an image, and ?run= names the run of one.
+// is an image.
 func reportChart(r *http.Request, f report.Format) (report.Chart, error) {
-	q := r.URL.Query()
-	name := q.Get("chart")
+	name := r.URL.Query().Get("chart")
 	if name == "" {
-		if q.Has("run") {
-			return "", errcode.New(errcode.BadQuery, "run names the run of a chart: add chart=timeline or chart=distribution, with format=svg or png").WithField("run")
-		}
 		return report.ChartSweep, nil
 	}
 	chart, err := report.ParseChart(name)
@@ -113,7 +129,8 @@ func reportChart(r *http.Request, f report.Format) (report.Chart, error) {
 // maxListedRuns bounds the run ids a problem about ?run= lists.
 const maxListedRuns = 8
 
-// runProblem says why ?run= names no run, and which runs there are.
+// runProblem says why ?run= names no run of a chart, and which runs
+// there are.
 func runProblem(err error) error {
 	var ce *report.RunChoiceError
 	if !errors.As(err, &ce) {
@@ -138,6 +155,10 @@ func runProblem(err error) error {
 	return errcode.Wrap(err, errcode.BadQuery, msg).WithField("run")
 }
 
+// htmlReportCSP allows the HTML report its inline stylesheet and SVG and
+// nothing else: no script, no fetch, no frame.
+const htmlReportCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
 // reportFormat reads ?format=, falling back to the Accept header and then
 // to JSON, the format every client can read.
 func reportFormat(r *http.Request) (report.Format, error) {
@@ -156,4 +177,36 @@ func reportFormat(r *http.Request) (report.Format, error) {
 		return f, nil
 	}
 	return report.FormatJSON, nil
+}
+
+// runQuery reads &run=POINT:REPEAT, which narrows the per-run data formats
+// to one run: a .hgrm file for HdrHistogram's plotter must hold one
+// distribution, which it draws as one series. nil when absent.
+func runQuery(c echo.Context, f report.Format) (*job.RunKey, error) {
+	v := c.QueryParam("run")
+	if v == "" {
+		return nil, nil
+	}
+	switch f {
+	case report.FormatHGRM, report.FormatTimelineCSV, report.FormatTimelineNDJSON:
+	default:
+		return nil, queryError("run", "run selects one run of the hgrm, timeline-csv and timeline-ndjson formats, or the run of chart=timeline or chart=distribution (format svg or png), not of %s", f)
+	}
+	p, r, ok := strings.Cut(v, ":")
+	point, err1 := strconv.Atoi(p)
+	repeat, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || point < 0 || repeat < 0 {
+		return nil, queryError("run", "run %q is not POINT:REPEAT, two numbers from 0 as the results number runs", v)
+	}
+	return &job.RunKey{Point: point, Repeat: repeat}, nil
+}
+
+// selectRun keeps the run k of runs, if stored.
+func selectRun(runs []job.Run, k job.RunKey) []job.Run {
+	for _, r := range runs {
+		if r.RunKey == k {
+			return []job.Run{r}
+		}
+	}
+	return nil
 }

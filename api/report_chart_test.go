@@ -99,7 +99,7 @@ func TestReportRunChartErrors(t *testing.T) {
 		{one, "format=svg&chart=pie", "chart", `unknown chart "pie": want one of sweep, timeline, distribution`},
 		{one, "format=json&chart=timeline", "chart", "chart timeline is drawn as format svg or png, not json"},
 		{one, "format=html&chart=distribution&run=0:0", "chart", "not html"},
-		{one, "format=svg&run=0:0", "run", "add chart=timeline or chart=distribution"},
+		{one, "format=svg&run=0:0", "run", "or the run of chart=timeline or chart=distribution (format svg or png), not of svg"},
 		{one, "format=svg&chart=timeline&run=zero", "run", `run "zero" is not POINT:REPEAT, such as 0:0 (the first repeat of the first point); the job's runs are 0:0`},
 		{one, "format=svg&chart=timeline&run=1:0", "run", "the job has no stored run 1:0; its runs are 0:0"},
 		{many, "format=svg&chart=timeline", "run", "the job has 8 runs: name one as run=POINT:REPEAT; they are 0:0, 0:1, 1:0, 1:1, 2:0, 2:1, 3:0, 3:1"},

@@ -36,7 +36,7 @@ type reportArgs struct {
 	timeout time.Duration
 }
 
-// Report is `benchq report JOB_ID [--format F] [--chart C --run P:R]
+// Report is `benchq report JOB_ID [--format F] [--chart C] [--run P:R]
 // [--server URL] [--out FILE]`: it fetches GET
 // /v1/jobs/{id}/report?format=F (with chart and run, one run's chart) and
 // writes the body to stdout or FILE.
@@ -65,7 +65,7 @@ func Report(ctx context.Context, args []string, env Env) int {
 	return ReportExitOK
 }
 
-const reportSynopsis = `benchq report JOB_ID [--format F] [--out FILE] [flags]
+const reportSynopsis = `benchq report JOB_ID [--format F] [--run POINT:REPEAT] [--out FILE] [flags]
 benchq report JOB_ID --chart timeline|distribution [--run POINT:REPEAT] [--out FILE.svg|.png]
 
 Fetches a job's report, to stdout or --out FILE, in any of the formats
@@ -80,8 +80,8 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&format, "format", "",
 		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown (svg for a run's --chart)")
 	fs.StringVar(&chart, "chart", "", "one run's chart instead of the report: timeline (req/s, errors/s and latency percentiles against time) or distribution (latency by percentile)")
-	fs.StringVar(&a.run, "run", "", "the run of --chart as POINT:REPEAT, counted from 0 (0:0 is the first repeat of the first point); may be left out for a job of one run")
 	a.api = AddAPIFlags(fs, getenv)
+	fs.StringVar(&a.run, "run", "", "only this run (point and repeat from 0, as in the results) of an hgrm, timeline-csv or timeline-ndjson report, or the run of --chart (may be left out for a job of one run)")
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
 	id, err := parseJobID(fs, args)
@@ -94,12 +94,9 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 			return a, err
 		}
 	}
-	if a.run != "" && (a.chart == "" || a.chart == report.ChartSweep) {
-		return a, fmt.Errorf("--run names the run of a --chart timeline or distribution")
-	}
 	if format == "" {
 		format = string(report.FormatMarkdown)
-		if a.chart != "" {
+		if a.chart != "" && a.chart != report.ChartSweep {
 			format = string(report.FormatSVG)
 		}
 		if f, err := report.FormatOfPath(a.out); a.out != "" && err == nil {
@@ -122,12 +119,7 @@ func fetchReport(ctx context.Context, a reportArgs) (io.ReadCloser, int, error) 
 		return nil, ReportExitUsage, err
 	}
 	c.RequestTimeout = a.timeout
-	var body io.ReadCloser
-	if a.chart == "" || a.chart == report.ChartSweep {
-		body, err = c.Report(ctx, a.id, string(a.format))
-	} else {
-		body, err = c.RunChart(ctx, a.id, string(a.format), string(a.chart), a.run)
-	}
+	body, err := c.ReportWith(ctx, a.id, client.ReportQuery{Format: string(a.format), Run: a.run, Chart: string(a.chart)})
 	var ae *client.APIError
 	switch {
 	case err == nil:

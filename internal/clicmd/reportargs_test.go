@@ -30,8 +30,8 @@ func TestReportFormatFromOut(t *testing.T) {
 }
 
 // TestReportChartArgs: --chart asks for one run's chart, as svg unless
-// --format or --out's extension says png; --run without a run's chart,
-// or an unknown chart, is a usage error.
+// --format or --out's extension says png; an unknown chart is a usage
+// error.
 func TestReportChartArgs(t *testing.T) {
 	tests := []struct {
 		args   []string
@@ -44,7 +44,6 @@ func TestReportChartArgs(t *testing.T) {
 		{[]string{"j1", "--chart", "distribution", "--out", "d.png"}, report.FormatPNG, report.ChartDistribution, "", ""},
 		{[]string{"j1", "--chart", "timeline", "--format", "png"}, report.FormatPNG, report.ChartTimeline, "", ""},
 		{[]string{"j1", "--chart", "pie"}, "", "", "", "unknown chart"},
-		{[]string{"j1", "--run", "0:0"}, "", "", "", "--run names the run of a --chart"},
 	}
 	for _, tt := range tests {
 		a, err := parseReportArgs(tt.args, func(string) string { return "" }, io.Discard)
