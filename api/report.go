@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -192,13 +191,11 @@ func runQuery(c echo.Context, f report.Format) (*job.RunKey, error) {
 	default:
 		return nil, queryError("run", "run selects one run of the hgrm, timeline-csv and timeline-ndjson formats, or the run of chart=timeline or chart=distribution (format svg or png), not of %s", f)
 	}
-	p, r, ok := strings.Cut(v, ":")
-	point, err1 := strconv.Atoi(p)
-	repeat, err2 := strconv.Atoi(r)
-	if !ok || err1 != nil || err2 != nil || point < 0 || repeat < 0 {
+	k, ok := report.ParseRunID(v)
+	if !ok {
 		return nil, queryError("run", "run %q is not POINT:REPEAT, two numbers from 0 as the results number runs", v)
 	}
-	return &job.RunKey{Point: point, Repeat: repeat}, nil
+	return &k, nil
 }
 
 // selectRun keeps the run k of runs, if stored.

@@ -63,6 +63,18 @@ func ParseChart(s string) (Chart, error) {
 // from 0 as the results number them.
 func RunID(k job.RunKey) string { return strconv.Itoa(k.Point) + ":" + strconv.Itoa(k.Repeat) }
 
+// ParseRunID reads a run id in RunID's form, "POINT:REPEAT"; ok is false
+// for anything else.
+func ParseRunID(id string) (k job.RunKey, ok bool) {
+	p, r, found := strings.Cut(strings.TrimSpace(id), ":")
+	point, perr := strconv.Atoi(p)
+	repeat, rerr := strconv.Atoi(r)
+	if !found || perr != nil || rerr != nil || point < 0 || repeat < 0 {
+		return job.RunKey{}, false
+	}
+	return job.RunKey{Point: point, Repeat: repeat}, true
+}
+
 // RunChoiceError says why SelectRun found no run; it wraps ErrUnknownRun.
 type RunChoiceError struct {
 	ID        string   // as given; "" when none was
@@ -105,14 +117,12 @@ func SelectRun(runs []job.Run, id string) (job.Run, error) {
 		}
 		return job.Run{}, &RunChoiceError{Stored: ids}
 	}
-	p, r, ok := strings.Cut(strings.TrimSpace(id), ":")
-	point, perr := strconv.Atoi(p)
-	repeat, rerr := strconv.Atoi(r)
-	if !ok || perr != nil || rerr != nil || point < 0 || repeat < 0 {
+	k, ok := ParseRunID(id)
+	if !ok {
 		return job.Run{}, &RunChoiceError{ID: id, Malformed: true, Stored: ids}
 	}
 	for _, run := range stored {
-		if run.Point == point && run.Repeat == repeat {
+		if run.RunKey == k {
 			return run, nil
 		}
 	}

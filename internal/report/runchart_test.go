@@ -386,6 +386,31 @@ func TestParseChart(t *testing.T) {
 	}
 }
 
+func TestParseRunID(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want job.RunKey
+		ok   bool
+	}{
+		{"0:0", job.RunKey{}, true},
+		{" 12:3 ", job.RunKey{Point: 12, Repeat: 3}, true},
+		{"3", job.RunKey{}, false},
+		{"a:b", job.RunKey{}, false},
+		{"-1:0", job.RunKey{}, false},
+		{"1:2:3", job.RunKey{}, false},
+		{"", job.RunKey{}, false},
+	} {
+		if got, ok := ParseRunID(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRunID(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+		if tc.ok {
+			if back, _ := ParseRunID(RunID(tc.want)); back != tc.want {
+				t.Errorf("ParseRunID(RunID(%v)) = %v", tc.want, back)
+			}
+		}
+	}
+}
+
 func TestSelectRun(t *testing.T) {
 	j := fixtureJob()
 	runs := fixtureRuns(j)
