@@ -17,14 +17,10 @@ import (
 	"github.com/benchq/benchq/internal/job"
 )
 
-// The distribution chart's geometry, in points.
-const (
-	distributionHeight = 480
-	// distributionTicks is the HdrHistogram plotter's (and .hgrm's)
-	// percentile ticks per half distance: 5 points between 0 and 50 %,
-	// 5 between 50 and 75 %, and so on into the nines.
-	distributionTicks = 5
-)
+// The distribution chart's height, in points. Its points are the hgrm
+// report's (hgrmTicksPerHalfDistance): 5 between 0 and 50 %, 5 between 50
+// and 75 %, and so on into the nines.
+const distributionHeight = 480
 
 // distributionCurve is one latency distribution as HdrHistogram's plotter
 // draws it: x is 1/(1-q), so the axis' decades are the nines (1 = 0 %,
@@ -40,7 +36,7 @@ type distributionCurve struct {
 // point, at an infinite x, is left to the caption's max.
 func newDistributionCurve(name string, h *hdrhistogram.Histogram) distributionCurve {
 	c := distributionCurve{name: name, count: h.TotalCount(), maxMs: float64(h.Max()) / 1000}
-	for _, b := range h.CumulativeDistributionWithTicks(distributionTicks) {
+	for _, b := range h.CumulativeDistributionWithTicks(hgrmTicksPerHalfDistance) {
 		if b.Quantile >= 100 || b.ValueAt <= 0 {
 			continue
 		}
