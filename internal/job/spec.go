@@ -1,5 +1,7 @@
 package job
 
+import "github.com/benchq/benchq/internal/monitor"
+
 // Spec is a benchmark job as a client submits it. Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
@@ -59,6 +61,11 @@ type Target struct {
 	// set (the line's --max-body and --max-streams win, its -f, -Z,
 	// --insecure and --sni over tls).
 	Request *Request `json:"request,omitempty"`
+	// Monitor names the server's Prometheus metrics endpoint: scraped at
+	// each run's start, every timeline interval and its end, so the run
+	// stores the server's CPU and memory (`server`) beside the client's
+	// numbers.
+	Monitor *monitor.Spec `json:"monitor,omitempty"`
 }
 
 // Request holds the options of every request sent to a target.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/monitor"
 	"github.com/benchq/benchq/internal/netguard"
 )
 
@@ -105,6 +106,9 @@ func (v *validator) targets(s Spec, res []resolved) {
 		} else {
 			seen[t.Name] = i
 		}
+		if t.Monitor != nil {
+			v.monitor(field+".monitor", *t.Monitor)
+		}
 		src, errs := res[i].src, res[i].errs
 		if len(errs) > 0 {
 			v.append(errs...)
@@ -141,6 +145,19 @@ func (v *validator) targets(s Spec, res []resolved) {
 		case t.Request != nil:
 			v.request(field+".request", *t.Request)
 		}
+	}
+}
+
+// monitor checks a target's metrics endpoint: its URL as a target's
+// (scheme, host, the address policy), its selectors and numbers.
+func (v *validator) monitor(field string, m monitor.Spec) {
+	if m.Prometheus == "" {
+		v.add(field+".prometheus", "required: the URL of a Prometheus metrics endpoint, e.g. http://127.0.0.1:9100/metrics")
+	} else {
+		v.url(field+".prometheus", m.Prometheus)
+	}
+	for _, p := range m.Problems() {
+		v.add(field+"."+p.Field, "%s", p.Message)
 	}
 }
 

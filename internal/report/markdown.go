@@ -219,7 +219,8 @@ func hasTarget(g grid, name string) bool {
 // rpsCell is a point's throughput as a reader means it: the successful
 // requests per second, with the share of errors beside it when there were
 // any, and no number at all when nothing succeeded (ab's req/s counts a
-// 500 as a request served). Marks: clientMark, noisyMark.
+// 500 as a request served). Marks: clientMark, noisyMark; then the
+// server's CPU where its monitor told it.
 func rpsCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Runs == 0 {
 		return "–"
@@ -238,6 +239,9 @@ func rpsCell(ps *job.PointSummary) string {
 	}
 	if noisy(ps) {
 		cell += " " + noisyMark
+	}
+	if cpu := serverCPUCell(ps); cpu != "" { // server.go
+		cell += ", " + cpu
 	}
 	return cell
 }
@@ -266,7 +270,7 @@ func errorShare(r float64) string {
 // cellNotes are the legends a table of rpsCells needs, one per mark or
 // annotation that appears in it.
 func cellNotes(cells []*job.PointSummary) []string {
-	var errs, client, noise bool
+	var errs, client, noise, cpu bool
 	for _, ps := range cells {
 		if ps == nil || ps.Runs == 0 {
 			continue
@@ -274,6 +278,7 @@ func cellNotes(cells []*job.PointSummary) []string {
 		errs = errs || ps.ErrorRatio.Mean > 0
 		client = client || clientBound(ps)
 		noise = noise || noisy(ps)
+		cpu = cpu || serverCPUCell(ps) != ""
 	}
 	var notes []string
 	if errs {
@@ -284,6 +289,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 	}
 	if noise {
 		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% (coefficient of variation) over the repeats; rerun, or add repeats, before trusting a difference.", noisyMark, analysis.NoisyCV*100))
+	}
+	if cpu {
+		notes = append(notes, serverNote())
 	}
 	return notes
 }

@@ -24,4 +24,11 @@
 // A SpanTarget records when it served each load, named by a request
 // header, so a test can see from the target's side whether two loads ran
 // at once.
+//
+// StartCPUTarget runs cputarget, a Go server whose CPU a test knows (a
+// handler that burns it, one that sleeps, client_golang's process
+// metrics), as a process of its own, pinned with taskset and optionally
+// favoured by the scheduler; ProcessCPU and SystemBusyCPU read what
+// /proc says was used. StartExporter runs one of Debian's Prometheus
+// exporters on a free loopback port.
 package testservers
