@@ -39,9 +39,7 @@ func send(t *testing.T, base, method, path, body string, header map[string]strin
 }
 
 func (e *testEnv) queued() int {
-	e.queue.mu.Lock()
-	defer e.queue.mu.Unlock()
-	return len(e.queue.tasks)
+	return len(e.queue.Tasks())
 }
 
 // TestOpenModeRefusesWhatAPageCouldSend: without a key, a POST that a

@@ -9,19 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
 type testEnv struct {
 	store *fakeStore
-	queue *fakeQueue
+	queue *jobtest.Queue
 	srv   *Server
 	url   string
 }
 
 func newTestEnv(t *testing.T, tune func(*Config)) *testEnv {
 	t.Helper()
-	env := &testEnv{store: newFakeStore(), queue: &fakeQueue{}}
+	env := &testEnv{store: newFakeStore(), queue: &jobtest.Queue{}}
 	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)

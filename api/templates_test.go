@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/testservers"
@@ -36,7 +37,7 @@ func newKeyedEnvWith(t *testing.T, cfg Config) *keyedEnv {
 	rdb := redistest.Start(t).Client(t)
 	st := store.New(rdb, store.Options{})
 	cfg.CheckURL = testservers.LoopbackOnly
-	srv := New(cfg, Deps{Store: st, Queue: &fakeQueue{}, Keys: st, Quotas: st,
+	srv := New(cfg, Deps{Store: st, Queue: &jobtest.Queue{}, Keys: st, Quotas: st,
 		Idempotency: st, Selector: st, Templates: st, Pinner: st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
