@@ -280,3 +280,35 @@ func TestSourceString(t *testing.T) {
 		}
 	}
 }
+
+// TestCallerJob: a caller loads its own job, an admin any job; another
+// key's job is not found, exactly as a missing one.
+func TestCallerJob(t *testing.T) {
+	e := newEnv(t, Config{}, nil)
+	owner := e.addKey(t, apikey.Quota{}, "")
+	other := e.addKey(t, apikey.Quota{}, "")
+	j, _, err := e.adm.Create(t.Context(), owner, spec(t, okSpec), apiSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		who   Caller
+		id    string
+		found bool
+	}{
+		{"owner", owner, j.ID, true},
+		{"admin", Caller{KeyID: "key_admin", Admin: true}, j.ID, true},
+		{"another key", other, j.ID, false},
+		{"no caller", Caller{}, j.ID, false},
+		{"missing job", owner, "01JC3W9Q5V1ZK2M4N6P8R0T2V4", false},
+	} {
+		got, err := tc.who.Job(t.Context(), e.st, tc.id)
+		switch {
+		case tc.found && (err != nil || got.ID != j.ID):
+			t.Errorf("%s: Job = %v, %v; want job %s", tc.name, got, err, j.ID)
+		case !tc.found && !errors.Is(err, store.ErrNotFound):
+			t.Errorf("%s: Job = %v, %v; want store.ErrNotFound", tc.name, got, err)
+		}
+	}
+}
