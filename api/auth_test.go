@@ -82,16 +82,7 @@ func (e *keyEnv) do(t *testing.T, method, path, key, body string) (*http.Respons
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return roundTrip(t, req)
 }
 
 const okSpec = `{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[2],"requests":[10]}}`

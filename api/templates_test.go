@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,13 +69,7 @@ func (e *keyedEnv) do(t *testing.T, key, method, path, body string) (*http.Respo
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 const aliceTemplate = `{"name": "shop", "values": {"target_url": "http://127.0.0.1:9"},
