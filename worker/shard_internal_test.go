@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"log/slog"
 	"math"
 	"slices"
@@ -60,15 +59,7 @@ func (e *shardEnv) startWorkers(t *testing.T, n int, cfg Config) {
 			e.samples[shard] = append(e.samples[shard], m.Samples...)
 			e.shards[shard] = append(e.shards[shard], m)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Worker.Run = %v", err)
-			}
-		})
+		RunInTest(t, w)
 	}
 }
 
