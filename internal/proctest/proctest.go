@@ -59,6 +59,14 @@ func Cleanup() {
 	}
 }
 
+// Main is the TestMain of a package whose tests call Build: it runs the
+// tests, removes the binary and exits with the tests' code.
+func Main(m *testing.M) {
+	code := m.Run()
+	Cleanup()
+	os.Exit(code)
+}
+
 func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
