@@ -28,13 +28,7 @@ func TestParseRelativeThreshold(t *testing.T) {
 		{"nginx: rps >= 0.95 * baseline.rps", Threshold{Target: "nginx", Metric: "rps", Op: ">=", Baseline: "rps", Factor: 0.95}},
 	}
 	for _, tt := range tests {
-		got, err := ParseThreshold(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("ParseThreshold(%q) = %+v, %v, want %+v", tt.in, got, err, tt.want)
-		}
-		if again, err := ParseThreshold(got.String()); err != nil || again != got {
-			t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", tt.in, got.String(), again, err)
-		}
+		checkParsed(t, tt.in, tt.want)
 	}
 }
 
