@@ -75,7 +75,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		r.TLSHandshakes, r.TLSHandshakeMs = m.Handshake.Count, &hs
 	}
 	if !m.TLSFailures.IsZero() {
-		f := TLSFailures(m.TLSFailures)
+		f := m.TLSFailures
 		r.TLSFailures = &f
 	}
 	if m.Open != nil {

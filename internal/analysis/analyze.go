@@ -127,7 +127,7 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 			if ps.TLSFailures == nil {
 				ps.TLSFailures = &abreport.TLSFailures{}
 			}
-			addTLSFailures(ps.TLSFailures, f)
+			ps.TLSFailures.Merge(*f)
 		}
 	}
 	if len(handshakes) > 0 {
@@ -135,16 +135,6 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 		ps.TLSHandshakeMs = &st
 	}
 	return ps
-}
-
-func addTLSFailures(dst, f *abreport.TLSFailures) {
-	dst.UnknownAuthority += f.UnknownAuthority
-	dst.BadCertificate += f.BadCertificate
-	dst.ClientCertificate += f.ClientCertificate
-	dst.ProtocolVersion += f.ProtocolVersion
-	dst.HandshakeFailure += f.HandshakeFailure
-	dst.NotTLS += f.NotTLS
-	dst.Other += f.Other
 }
 
 // sliceKey names a point's requests/duration/rate value: the points of one

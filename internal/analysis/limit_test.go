@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/monitor"
 )
 
@@ -53,7 +54,7 @@ func TestLimitedBy(t *testing.T) {
 // TestSaturationNamesTheServerCPU: the sentence says from which c the
 // server's CPU is the limit, or that it had headroom at the last point.
 func TestSaturationNamesTheServerCPU(t *testing.T) {
-	s := sweepSpec([]int{1, 2, 4, 8}, "lighttpd", "sleepy")
+	s := jobtest.SweepSpec([]int{1, 2, 4, 8}, "lighttpd", "sleepy")
 	runs := series(t, s, "lighttpd", 1000, 1900, 2300, 2310)
 	for i, busy := range []float64{0.4, 0.8, 0.97, 1.2} {
 		runs[i].Server = server(busy, 1)

@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ func (v *validator) meta(s Spec) {
 	if len(s.Labels) > maxLabels {
 		v.add("labels", "%d labels exceed the limit of %d", len(s.Labels), maxLabels)
 	}
-	for _, k := range sortedKeys(s.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 		field := "labels[" + fmt.Sprintf("%q", k) + "]"
 		if !validLabelKey(k) {
 			v.add(field, "a label name is 1 to %d letters, digits, '_', '-', '.' or '/'", maxLabelKey)

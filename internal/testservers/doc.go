@@ -14,6 +14,8 @@
 // servers that misbehave in one named way on every connection (huge or
 // endless bodies, garbage status lines, resets, header floods, short
 // bodies, silence), for tests that a client survives what a target sends.
+// ServeTCP is the loopback listener under them and under RawH2, for a
+// test of any package that writes its own bytes on the wire.
 //
 // StartFasthttp is the plain case: an in-process fasthttp server answering
 // with the test's handler. StartTarget and StartCounting add a count of the
