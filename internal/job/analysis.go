@@ -80,6 +80,11 @@ type PointSummary struct {
 	// any repeat (abreport's client_saturated): the point's req/s then
 	// measures the client, not the server.
 	ClientSaturated bool `json:"client_saturated"`
+	// Unsteady counts the repeats whose throughput or latency shifted
+	// while they ran (abreport's unsteady); UnsteadyReason is the first
+	// such repeat's reason.
+	Unsteady       int    `json:"unsteady,omitempty"`
+	UnsteadyReason string `json:"unsteady_reason,omitempty"`
 
 	// TLSHandshakeMs is the mean TLS handshake time of the new
 	// connections, over the repeats that made one; nil for plain HTTP.
