@@ -203,3 +203,60 @@ func TestTimelineOpenModel(t *testing.T) {
 		t.Errorf("intervals: %d started, %d late; the run completed %d, failed %d, %d late starts", started, s.Late, m.Complete, m.Failed, m.Open.LateStarts)
 	}
 }
+
+// TestWarmupExcludesItsRequestsFromTheResult runs 2 s of warm-up and 2 s
+// measured against a target that answers in 20 ms for its first 1.5 s and
+// in 1 ms after: the result's latency holds only fast requests, its clock
+// only the window, while the timeline keeps the slow start, and the
+// timeline's counts are the result's plus the warm-up intervals'.
+func TestWarmupExcludesItsRequestsFromTheResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4 s run")
+	}
+	srv := testservers.StartScheduledLatency(t,
+		testservers.LatencyStep{For: 1500 * time.Millisecond, Delay: 20 * time.Millisecond},
+		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	const interval = 500 * time.Millisecond
+	srv.Begin(time.Now())
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{srv.URL + "/"}, Concurrency: 2, KeepAlive: true,
+		Duration: 2 * time.Second, Warmup: 2 * time.Second, TimelineInterval: interval,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := m.Timeline
+	if m.Warmup != 2*time.Second || !m.Started.Equal(tl.Start.Add(2*time.Second)) {
+		t.Fatalf("Warmup %v, Started %v after the timeline's start, want 2s and 2s", m.Warmup, m.Started.Sub(tl.Start))
+	}
+	if m.Elapsed < 1900*time.Millisecond || m.Elapsed > 2500*time.Millisecond {
+		t.Errorf("Elapsed = %v, want the 2 s window", m.Elapsed)
+	}
+	warmIntervals := int(m.Warmup / interval)
+	var warm measure.Interval
+	for i := range warmIntervals {
+		warm.Merge(&tl.Intervals[i])
+	}
+	if p50 := tl.Intervals[0].Latency.Quantiles(0.5)[0]; p50 < 15000 {
+		t.Errorf("the timeline's first interval has p50 %d µs, want the slow start (20 ms)", p50)
+	}
+	if p99 := m.Total.Hist.ValueAtQuantile(99); p99 > 10000 {
+		t.Errorf("the result's p99 = %d µs, want only the fast window's (1 ms)", p99)
+	}
+	if warm.Requests == 0 || m.Complete == 0 {
+		t.Fatalf("%d requests in the warm-up, %d measured: want both", warm.Requests, m.Complete)
+	}
+	sum := tl.Sum()
+	if sum.Requests != m.Complete+warm.Requests || sum.Latency.Count != m.Total.Count+warm.Latency.Count ||
+		sum.Bytes != m.TotalReceivedBytes+warm.Bytes || sum.Failures.Total() != m.Failed+warm.Failures.Total() {
+		t.Errorf("timeline: %d requests, %d latencies, %d bytes, %d failed; result %d, %d, %d, %d plus warm-up %d, %d, %d, %d",
+			sum.Requests, sum.Latency.Count, sum.Bytes, sum.Failures.Total(),
+			m.Complete, m.Total.Count, m.TotalReceivedBytes, m.Failed,
+			warm.Requests, warm.Latency.Count, warm.Bytes, warm.Failures.Total())
+	}
+	if got := m.StatusCodes[200]; got != m.Complete {
+		t.Errorf("status 200 counted %d times, want the %d measured requests", got, m.Complete)
+	}
+	t.Logf("warm-up: %d requests (p50 %d µs); measured: %d requests in %v, p99 %d µs", warm.Requests,
+		tl.Intervals[0].Latency.Quantiles(0.5)[0], m.Complete, m.Elapsed, m.Total.Hist.ValueAtQuantile(99))
+}

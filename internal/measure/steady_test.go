@@ -115,3 +115,29 @@ func TestUnsteadyJudgesTheMeasuredWindowOnly(t *testing.T) {
 		t.Errorf("with the slow start before the measured window, Unsteady() = %q, want \"\"", got)
 	}
 }
+
+// TestUnsteadyLeavesAStarvedClientsThroughputAlone: a throughput fall in a
+// run whose client waited for a CPU is the client's share moving, not the
+// server; its latency is still judged.
+func TestUnsteadyLeavesAStarvedClientsThroughputAlone(t *testing.T) {
+	const n = 20
+	fall := func() *Measurement {
+		m := syntheticRun(1, with(constant(n, 3000), 10, n, 1000), constant(n, 1000), 0.03)
+		m.Concurrency, m.ClientCores = 2, 2
+		return m
+	}
+	quiet := fall()
+	quiet.ClientCPUWait = 500 * time.Millisecond // 1.25 % of 2 × 20 s
+	if got := quiet.Unsteady(); !strings.Contains(got, "throughput fell") {
+		t.Errorf("with the client's CPU to itself, Unsteady() = %q, want a throughput fall", got)
+	}
+	starved := fall()
+	starved.ClientCPUWait = 4 * time.Second // 10 %
+	if got := starved.Unsteady(); got != "" {
+		t.Errorf("with the client starved of CPU, Unsteady() = %q, want \"\"", got)
+	}
+	starved.Timeline = syntheticRun(1, constant(n, 3000), with(constant(n, 1000), 10, n, 5000), 0.03).Timeline
+	if got := starved.Unsteady(); !strings.Contains(got, "p50 rose") {
+		t.Errorf("with the client starved of CPU and a p50 step, Unsteady() = %q, want the p50 step", got)
+	}
+}
