@@ -2231,6 +2231,13 @@ const docTemplate = `{
                     "description": "KiB received per second",
                     "type": "number"
                 },
+                "unsteady": {
+                    "description": "Unsteady is set when the run's throughput or latency shifted while\nit was measured (measure.Measurement.Unsteady's rule over its\ntimeline): its averages then mix two behaviours. UnsteadyReason says\nwhich metric moved, how much and when.",
+                    "type": "boolean"
+                },
+                "unsteady_reason": {
+                    "type": "string"
+                },
                 "variable_length": {
                     "description": "ab -l: \"Document Length: Variable\", no Length failures",
                     "type": "boolean"
@@ -3314,6 +3321,13 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Stat"
                         }
                     ]
+                },
+                "unsteady": {
+                    "description": "Unsteady counts the repeats whose throughput or latency shifted\nwhile they ran (abreport's unsteady); UnsteadyReason is the first\nsuch repeat's reason.",
+                    "type": "integer"
+                },
+                "unsteady_reason": {
+                    "type": "string"
                 }
             }
         },
@@ -3590,6 +3604,11 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Trend"
                         }
                     ]
+                },
+                "warmup": {
+                    "description": "Warmup loads the target for that long at the start of every run\nbefore the run is measured, as wrk2 calibrates first: the result\ncovers the measured window after it (the point's duration), the\nrun's timeline keeps both. Every point needs a duration and no\nrequest count, over HTTP/1.x. Unlike sweep.warmup_requests (a\nseparate, discarded run before each run) it warms the very\nconnections and server state the run measures.",
+                    "type": "string",
+                    "example": "5s"
                 },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"
