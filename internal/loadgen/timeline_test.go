@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
 	"github.com/valyala/fasthttp"
@@ -240,8 +241,11 @@ func TestWarmupExcludesItsRequestsFromTheResult(t *testing.T) {
 	if p50 := tl.Intervals[0].Latency.Quantiles(0.5)[0]; p50 < 15000 {
 		t.Errorf("the timeline's first interval has p50 %d µs, want the slow start (20 ms)", p50)
 	}
-	if p99 := m.Total.Hist.ValueAtQuantile(99); p99 > 10000 {
-		t.Errorf("the result's p99 = %d µs, want only the fast window's (1 ms)", p99)
+	// The warm-up's slow requests (20 ms) must not be the result's: a few
+	// fast ones may take as long on a busy machine, not as many.
+	warmSlow, slow := countFrom(warm.Latency.Histogram(), 19000), countFrom(m.Total.Hist, 19000)
+	if warmSlow == 0 || slow*2 >= warmSlow {
+		t.Errorf("requests of 19 ms or more: %d in the warm-up, %d in the result; want the warm-up's, not the result's", warmSlow, slow)
 	}
 	if warm.Requests == 0 || m.Complete == 0 {
 		t.Fatalf("%d requests in the warm-up, %d measured: want both", warm.Requests, m.Complete)
@@ -257,6 +261,18 @@ func TestWarmupExcludesItsRequestsFromTheResult(t *testing.T) {
 	if got := m.StatusCodes[200]; got != m.Complete {
 		t.Errorf("status 200 counted %d times, want the %d measured requests", got, m.Complete)
 	}
-	t.Logf("warm-up: %d requests (p50 %d µs); measured: %d requests in %v, p99 %d µs", warm.Requests,
-		tl.Intervals[0].Latency.Quantiles(0.5)[0], m.Complete, m.Elapsed, m.Total.Hist.ValueAtQuantile(99))
+	t.Logf("warm-up: %d requests, %d of 19 ms or more; measured: %d requests in %v, %d of 19 ms or more, p99 %d µs",
+		warm.Requests, warmSlow, m.Complete, m.Elapsed, slow, m.Total.Hist.ValueAtQuantile(99))
+}
+
+// countFrom is how many of h's values are at least v (within h's
+// precision).
+func countFrom(h *hdrhistogram.Histogram, v int64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From >= v {
+			n += b.Count
+		}
+	}
+	return n
 }
