@@ -2363,6 +2363,10 @@ const docTemplate = `{
                 "t_s": {
                     "description": "the interval's start, seconds from the run's",
                     "type": "number"
+                },
+                "warmup": {
+                    "description": "Warmup marks an interval of the run's warm-up (a spec's warmup),\nwhich the run's result does not cover; TimelineOf sets it.",
+                    "type": "boolean"
                 }
             }
         },

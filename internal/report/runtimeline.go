@@ -38,7 +38,7 @@ func TimelineOf(r *job.Run) (*RunTimeline, error) {
 	if m.Timeline == nil || m.Timeline.Interval <= 0 {
 		return nil, nil
 	}
-	return &RunTimeline{IntervalS: m.Timeline.Interval.Seconds(), Intervals: abreport.Timeline(m.Timeline, m.Open != nil)}, nil
+	return &RunTimeline{IntervalS: m.Timeline.Interval.Seconds(), Intervals: abreport.TimelineOf(m)}, nil
 }
 
 // timelineRow is one line of the timeline formats: the run it belongs to,
