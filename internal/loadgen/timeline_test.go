@@ -276,3 +276,27 @@ func countFrom(h *hdrhistogram.Histogram, v int64) int64 {
 	}
 	return n
 }
+
+// TestWarmupInTheOpenModel: at 200 starts a second, 1 s of warm-up and
+// 1 s measured, the result holds about a second's requests and rate,
+// while the timeline's intended starts cover both.
+func TestWarmupInTheOpenModel(t *testing.T) {
+	url := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{url + "/"}, Concurrency: 4, KeepAlive: true, Rate: 200,
+		Duration: time.Second, Warmup: time.Second, TimelineInterval: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := m.Timeline.Sum()
+	if sum.Intended != 400 {
+		t.Errorf("the timeline's intended starts = %d, want 400 (2 s at 200/s)", sum.Intended)
+	}
+	if m.Complete < 180 || m.Complete > 220 || sum.Requests < m.Complete+180 {
+		t.Errorf("%d measured requests of %d in the timeline, want about 200 of about 400", m.Complete, sum.Requests)
+	}
+	if r := m.Open.AchievedRate; r < 180 || r > 220 {
+		t.Errorf("achieved rate = %.1f/s over the window, want about 200", r)
+	}
+}
