@@ -44,6 +44,13 @@ const (
 // for 23-45 % of its capacity), while the server's latency holds.
 const steadyMaxClientWait = 0.05
 
+// steadyMinLatencyShift is the least change of the p50, in µs, that
+// counts: below it the client's own wake-ups move a loopback target's p50
+// (a read that spins or waits in the poller, a context switch: a steady
+// in-process fasthttp target's p50 moved between 15 and 20 µs with the
+// machine's load, 25 % and significant).
+const steadyMinLatencyShift = 100
+
 // steadyMetric is one per-interval series the rule reads: its name in a
 // reason, the least relative change that matters to a reader, and how an
 // interval gives its value (ok false: the interval is not judged).
@@ -51,6 +58,7 @@ type steadyMetric struct {
 	name       string
 	throughput bool // judged only where the client had its CPU
 	minRatio   float64
+	minChange  float64 // the least absolute change that counts, in the value's units
 	value      func(iv *Interval, sec float64) (v float64, ok bool)
 	unit       func(v float64) string
 }
@@ -63,10 +71,10 @@ type steadyMetric struct {
 // which says nothing of the server.
 func steadyMetrics() []steadyMetric {
 	return []steadyMetric{
-		{"throughput", true, 1.2, func(iv *Interval, sec float64) (float64, bool) {
+		{"throughput", true, 1.2, 0, func(iv *Interval, sec float64) (float64, bool) {
 			return float64(iv.Requests) / sec, true
 		}, func(v float64) string { return fmt.Sprintf("%.0f req/s", v) }},
-		{"p50", false, 1.2, func(iv *Interval, _ float64) (float64, bool) {
+		{"p50", false, 1.2, steadyMinLatencyShift, func(iv *Interval, _ float64) (float64, bool) {
 			return float64(iv.Latency.Quantiles(0.5)[0]), iv.Latency.Count >= steadyMinLatencyCount
 		}, latencyText},
 	}
@@ -89,9 +97,9 @@ func steadyMetrics() []steadyMetric {
 // deviation of interval-to-interval changes, which a step or a ramp
 // barely moves, at least 5 %), against Student's t at 0.1 % two-sided
 // after a Bonferroni correction over every stretch tried; and it must
-// matter: a 20 % change. A step (the stretch starts or ends the run), a
-// stretch that came and went, and a ramp (its halves differ) are found; a
-// single outlier interval is not. Throughput is not judged in a run whose
+// matter: a 20 % change, and for the p50 at least 0.1 ms. A step (the
+// stretch starts or ends the run), a stretch that came and went, and a
+// ramp (its halves differ) are found; a single outlier interval is not. Throughput is not judged in a run whose
 // client waited for a CPU more than 5 % of its capacity (see
 // steadyMaxClientWait).
 func (m *Measurement) Unsteady() string {
@@ -196,11 +204,14 @@ func judgeSeries(tl *Timeline, first, last int, sm *steadyMetric) *steadyShift {
 		for a := 0; a+L <= n; a++ {
 			in := ys[a : a+L]
 			rest := append(slices.Clone(ys[:a]), ys[a+L:]...)
-			shift := steadyLevel(in, median(rest)) - median(rest)
+			ref := median(rest)
+			level := steadyLevel(in, ref)
+			shift := level - ref
 			// The standard error of a median is about 1.25 σ/√n.
 			se := 1.2533 * sigma * math.Sqrt(1/float64(L)+1/float64(len(rest)))
 			z := math.Abs(shift) / se
-			if math.Abs(shift) >= bar && z >= zCrit && z > bestZ {
+			big := math.Abs(shift) >= bar && math.Abs(math.Exp(level)-math.Exp(ref)) >= sm.minChange
+			if big && z >= zCrit && z > bestZ {
 				bestA, bestL, bestZ = a, L, z
 			}
 		}

@@ -69,6 +69,8 @@ func TestUnsteady(t *testing.T) {
 		{"steady, very noisy", constant(n, 2000), constant(n, 1000), 0.15, ""},
 		{"steady, few requests per interval", constant(n, 30), constant(n, 1000), 0.1, ""},
 		{"p50 step up", constant(n, 2000), with(constant(n, 1000), 10, n, 20000), 0.05, "rose|ms to 2|at 10 s of the run"},
+		{"p50 step of 5 µs", constant(n, 2000), with(constant(n, 20), 10, n, 15), 0.02, ""},
+		{"p50 step of 0.2 ms", constant(n, 2000), with(constant(n, 200), 10, n, 400), 0.02, "p50 rose"},
 		{"p50 bump", constant(n, 2000), with(constant(n, 1100), 6, 10, 20000), 0.05, "between 6 s and 10 s of the run, and came back"},
 		{"throughput falls a third", with(constant(n, 3000), 10, n, 2000), constant(n, 1000), 0.03, "throughput fell 3|req/s at 10 s of the run"},
 		{"throughput step below the bar", with(constant(n, 3000), 10, n, 2700), constant(n, 1000), 0.02, ""},
