@@ -2264,6 +2264,13 @@ const docTemplate = `{
                     "description": "KiB received per second",
                     "type": "number"
                 },
+                "unsteady": {
+                    "description": "Unsteady is set when the run's throughput or latency shifted while\nit was measured (measure.Measurement.Unsteady's rule over its\ntimeline): its averages then mix two behaviours. UnsteadyReason says\nwhich metric moved, how much and when.",
+                    "type": "boolean"
+                },
+                "unsteady_reason": {
+                    "type": "string"
+                },
                 "variable_length": {
                     "description": "ab -l: \"Document Length: Variable\", no Length failures",
                     "type": "boolean"
@@ -2367,6 +2374,10 @@ const docTemplate = `{
                 "t_s": {
                     "description": "the interval's start, seconds from the run's",
                     "type": "number"
+                },
+                "warmup": {
+                    "description": "Warmup marks an interval of the run's warm-up (a spec's warmup),\nwhich the run's result does not cover; TimelineOf sets it.",
+                    "type": "boolean"
                 }
             }
         },
@@ -3478,6 +3489,13 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Stat"
                         }
                     ]
+                },
+                "unsteady": {
+                    "description": "Unsteady counts the repeats whose throughput or latency shifted\nwhile they ran (abreport's unsteady); UnsteadyReason is the first\nsuch repeat's reason.",
+                    "type": "integer"
+                },
+                "unsteady_reason": {
+                    "type": "string"
                 }
             }
         },
@@ -3758,6 +3776,11 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Trend"
                         }
                     ]
+                },
+                "warmup": {
+                    "description": "Warmup loads the target for that long at the start of every run\nbefore the run is measured, as wrk2 calibrates first: the result\ncovers the measured window after it (the point's duration), the\nrun's timeline keeps both. Every point needs a duration and no\nrequest count, over HTTP/1.x. Unlike sweep.warmup_requests (a\nseparate, discarded run before each run) it warms the very\nconnections and server state the run measures.",
+                    "type": "string",
+                    "example": "5s"
                 },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"

@@ -62,6 +62,9 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 	if r.StatusCodes == nil {
 		r.StatusCodes = map[int]int64{}
 	}
+	if why := m.Unsteady(); why != "" {
+		r.Unsteady, r.UnsteadyReason = true, why
+	}
 	r.setRates()
 	r.ConnectionTimesMs = ConnectionTimes{
 		Connect:    phaseStats(&m.Connect),

@@ -128,6 +128,13 @@ type Report struct {
 	Connections  int64            `json:"connections,omitempty"`
 	MaxStreams   int              `json:"max_streams,omitempty"`
 	H2ErrorCodes map[string]int64 `json:"h2_error_codes,omitempty"`
+
+	// Unsteady is set when the run's throughput or latency shifted while
+	// it was measured (measure.Measurement.Unsteady's rule over its
+	// timeline): its averages then mix two behaviours. UnsteadyReason says
+	// which metric moved, how much and when.
+	Unsteady       bool   `json:"unsteady,omitempty"`
+	UnsteadyReason string `json:"unsteady_reason,omitempty"`
 }
 
 // TLSFailures splits failed.tls_handshake by reason: unknown_authority

@@ -120,6 +120,12 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 	var handshakes []float64
 	for _, r := range reports {
 		ps.ClientSaturated = ps.ClientSaturated || r.ClientSaturated
+		if r.Unsteady {
+			if ps.Unsteady == 0 {
+				ps.UnsteadyReason = r.UnsteadyReason
+			}
+			ps.Unsteady++
+		}
 		if r.TLSHandshakeMs != nil {
 			handshakes = append(handshakes, r.TLSHandshakeMs.Mean)
 		}

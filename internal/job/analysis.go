@@ -95,6 +95,11 @@ type PointSummary struct {
 	// cannot be told: the client had headroom and the server's CPU share
 	// is unknown.
 	LimitedBy string `json:"limited_by,omitempty" enums:"client,server_cpu,neither"`
+	// Unsteady counts the repeats whose throughput or latency shifted
+	// while they ran (abreport's unsteady); UnsteadyReason is the first
+	// such repeat's reason.
+	Unsteady       int    `json:"unsteady,omitempty"`
+	UnsteadyReason string `json:"unsteady_reason,omitempty"`
 
 	// TLSHandshakeMs is the mean TLS handshake time of the new
 	// connections, over the repeats that made one; nil for plain HTTP.

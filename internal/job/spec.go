@@ -40,6 +40,14 @@ type Spec struct {
 	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 	// Timeline sets the interval of every run's timeline (see Timeline).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Warmup loads the target for that long at the start of every run
+	// before the run is measured, as wrk2 calibrates first: the result
+	// covers the measured window after it (the point's duration), the
+	// run's timeline keeps both. Every point needs a duration and no
+	// request count, over HTTP/1.x. Unlike sweep.warmup_requests (a
+	// separate, discarded run before each run) it warms the very
+	// connections and server state the run measures.
+	Warmup Duration `json:"warmup,omitempty" example:"5s"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

@@ -65,6 +65,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
 	v.timeline(d.Timeline)
+	v.warmup(d, res)
 	return v.err()
 }
 

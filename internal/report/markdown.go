@@ -240,6 +240,9 @@ func rpsCell(ps *job.PointSummary) string {
 	if noisy(ps) {
 		cell += " " + noisyMark
 	}
+	if ps.Unsteady > 0 {
+		cell += " " + unsteadyMark
+	}
 	if cpu := serverCPUCell(ps); cpu != "" { // server.go
 		cell += ", " + cpu
 	}
@@ -252,6 +255,11 @@ func noSuccess(ps *job.PointSummary) bool { return ps.GoodRPS.N > 0 && ps.GoodRP
 // noisyMark follows a cell whose req/s varied by more than analysis.NoisyCV over
 // its repeats; the legend under the table says so.
 const noisyMark = "‡"
+
+// unsteadyMark follows a cell with a repeat whose throughput or latency
+// shifted while it ran (job.PointSummary.Unsteady); the legend under the
+// table gives the count and the first one's reason.
+const unsteadyMark = "§"
 
 func noisy(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 1 && ps.Noisy && !noSuccess(ps) }
 
@@ -271,6 +279,7 @@ func errorShare(r float64) string {
 // annotation that appears in it.
 func cellNotes(cells []*job.PointSummary) []string {
 	var errs, client, noise, cpu bool
+	var unsteady []string
 	for _, ps := range cells {
 		if ps == nil || ps.Runs == 0 {
 			continue
@@ -279,6 +288,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 		client = client || clientBound(ps)
 		noise = noise || noisy(ps)
 		cpu = cpu || serverCPUCell(ps) != ""
+		if ps.Unsteady > 0 {
+			unsteady = append(unsteady, fmt.Sprintf("%s at c=%d: %d of %s, e.g. %s", ps.Point.Target, ps.Point.Concurrency, ps.Unsteady, plural(ps.Runs, "run"), ps.UnsteadyReason))
+		}
 	}
 	var notes []string
 	if errs {
@@ -292,6 +304,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 	}
 	if cpu {
 		notes = append(notes, serverNote())
+	}
+	if len(unsteady) > 0 {
+		notes = append(notes, unsteadyMark+" unsteady: throughput or latency shifted during a run, so its averages mix two behaviours ("+strings.Join(unsteady, "; ")+").")
 	}
 	return notes
 }
