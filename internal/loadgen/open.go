@@ -41,7 +41,9 @@ func (w *worker) runOpen() {
 		}
 		if e.warming(now) {
 			w.local.warmStarts++
-		} else if now.Sub(intended) > lateAfter {
+		} else if micros(now.Sub(intended)) > lateAfter.Microseconds() {
+			// In whole µs, as the send lag's histogram and the timeline
+			// judge a start late.
 			w.local.late++
 		}
 		w.local.lastStart = now
