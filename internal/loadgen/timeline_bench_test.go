@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -25,17 +21,7 @@ import (
 //	taskset -c 0 go test ./internal/loadgen/ -run '^$' -bench Timeline -count 6 | tee t.txt
 //	benchstat -col /timeline t.txt
 func BenchmarkTimeline(b *testing.B) {
-	taskset := testservers.Require(b, "taskset", "util-linux")
-	srv := testservers.Nginx(b, testservers.Files{"page.html": fixedBody(7638)})
-	pid, err := os.ReadFile(filepath.Join(srv.Dir, "nginx.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if out, err := exec.Command(taskset, "-a", "-cp", "1", strings.TrimSpace(string(pid))).CombinedOutput(); err != nil {
-		// The machine has no second core (the client's own pinning
-		// does not count: nginx is moved off it).
-		b.Skipf("taskset nginx to core 1: %v %s", err, out)
-	}
+	srv := pinnedNginx(b)
 	p := measure.Plan{URLs: []string{srv.URL + "/page.html"}, KeepAlive: true, Concurrency: 8}
 	for _, on := range []bool{true, false} {
 		b.Run(map[bool]string{true: "timeline=on", false: "timeline=off"}[on], func(b *testing.B) {
