@@ -485,3 +485,24 @@ func TestRunOpenModelSendLagCountsFailures(t *testing.T) {
 		t.Errorf("SendLag's histogram = %v, want its 40 starts", m.Open.SendLag.Hist)
 	}
 }
+
+// TestRunOpenModelNeverStartsEarly: a start due within sleepFloor waits
+// for its time instead of going at once, so the send lag is never
+// negative. At 20k/s two workers take slots a few µs ahead of their time
+// all the time.
+func TestRunOpenModelNeverStartsEarly(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("x") }, nil)
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 2000, Rate: 20000, Concurrency: 2, KeepAlive: true, RecordSamples: true})
+	checkEq(t, "Complete", m.Complete, 2000)
+	early := 0
+	for _, s := range m.Samples {
+		// Total runs from the intended start, Connect + Processing from
+		// the actual one.
+		if lag := s.Total - s.Connect - s.Processing; lag < 0 {
+			early++
+		}
+	}
+	if early > 0 {
+		t.Errorf("%d of %d requests started before their intended time", early, len(m.Samples))
+	}
+}

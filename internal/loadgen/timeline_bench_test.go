@@ -26,13 +26,13 @@ func BenchmarkTimeline(b *testing.B) {
 	for _, on := range []bool{true, false} {
 		b.Run(map[bool]string{true: "timeline=on", false: "timeline=off"}[on], func(b *testing.B) {
 			p.Requests = 200 // warm nginx and the runtime
-			if _, err := runWith(context.Background(), p, on); err != nil {
+			if _, err := runWith(context.Background(), p, runOptions{noTimeline: !on}); err != nil {
 				b.Fatal(err)
 			}
 			p.Requests = max(b.N, p.Concurrency)
 			b.ReportAllocs()
 			b.ResetTimer()
-			m, err := runWith(context.Background(), p, on)
+			m, err := runWith(context.Background(), p, runOptions{noTimeline: !on})
 			b.StopTimer()
 			if err != nil || m.Complete != int64(p.Requests) || m.Failed != 0 || (m.Timeline != nil) != on {
 				b.Fatalf("run = %d complete, %d failed, timeline %v, %v; want %d, 0, %v", m.Complete, m.Failed, m.Timeline != nil, err, p.Requests, on)
