@@ -9,7 +9,8 @@
 # bench/arrivals serves 127.0.0.1 and notes when each request arrived;
 # `benchq ab --rate R` (open model, keep-alive, -c 64) and `vegeta attack
 # -rate R/1s` (keep-alive, its default workers) take turns against a fresh
-# one, DURATION seconds per run, ROUNDS rounds, each rate. The k-th arrival
+# one, DURATION seconds per run (both stop sending then, behind or not),
+# ROUNDS rounds, each rate. The k-th arrival
 # is matched with the k-th slot of the schedule (k/R after the first) and
 # its send-time error is how much later than its slot it arrived, counted
 # from the best-timed arrival; the table prints each tool's median over
@@ -23,7 +24,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF2'
 
   --quick          --rounds 1 --duration 3, the pair once
@@ -100,8 +101,10 @@ run_one() {
 	read -r addr <&"${TARGET[0]}" || die "arrivals did not start"
 	local url="http://$addr/"
 	case $tool in
+	# -t as vegeta's -duration: a tool that falls behind stops at the
+	# same time, its unsent requests missing for both alike.
 	benchq) in_bg timeout $((duration * 4 + 30)) taskset -c "$client_cpu" "$work/benchq" ab -q -k -c 64 \
-		--rate "$rate" -n "$n" "$url" >"$out.report" 2>"$work/err" ||
+		--rate "$rate" -t "$duration" -n "$n" "$url" >"$out.report" 2>"$work/err" ||
 		{ tail -3 "$work/err" >&2; die "benchq ab failed"; } ;;
 	vegeta) echo "GET $url" | in_bg timeout $((duration * 4 + 30)) taskset -c "$client_cpu" "$vegeta" attack \
 		-rate "$rate/1s" -duration "${duration}s" -keepalive=true >/dev/null 2>"$work/err" ||
@@ -140,7 +143,8 @@ if [ "$pair" = 1 ]; then
 fi
 echo
 echo "Send-time error at the target (arrival - its slot, from the best-timed arrival), µs,"
-echo "median over $rounds round(s) of ${duration}s; benchq self = its own send lag p50/p99:"
+echo "median over $rounds round(s) of ${duration}s; sent% = arrivals / the schedule's requests;"
+echo "benchq self = its own send lag p50/p99 (open_model.send_lag_ms):"
 awk -F'|' '
 	function median(list,   v, k, i, j, x) {
 		k = split(list, v, " ")
@@ -154,12 +158,13 @@ awk -F'|' '
 		if ($8 != "-") self[key] = $8
 	}
 	END {
-		printf "%-8s %7s %9s %10s %10s %13s\n", "tool", "rate", "requests", "p50 µs", "p99 µs", "benchq self"
+		printf "%-8s %7s %9s %6s %10s %10s %13s\n", "tool", "rate", "arrived", "sent%", "p50 µs", "p99 µs", "benchq self"
 		for (i = 1; i <= nr; i++) {
 			r = order[i]
 			for (t = 1; t <= 2; t++) {
 				tool = t == 1 ? "benchq" : "vegeta"; key = tool "|" r
-				printf "%-8s %7s %9d %10.1f %10.1f %13s\n", tool, r, median(n[key]), median(p50[key]), median(p99[key]), (key in self) ? self[key] : "-"
+				printf "%-8s %7s %9d %6.1f %10.1f %10.1f %13s\n", tool, r, median(n[key]), 100 * median(n[key]) / (r * dur),
+					median(p50[key]), median(p99[key]), (key in self) ? self[key] : "-"
 			}
 		}
 		print ""
@@ -170,4 +175,4 @@ awk -F'|' '
 			q99 = median(p99[v]) > 0 ? median(p99[b]) / median(p99[v]) : 0
 			printf "%7s %17.2f %17.2f\n", r, q50, q99
 		}
-	}' "$rows"
+	}' dur="$duration" "$rows"
