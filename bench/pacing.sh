@@ -18,13 +18,14 @@
 #
 # The target is pinned to CPU 1 and the clients to CPU 0. Only 127.0.0.1
 # is ever loaded; every run is bounded by its request count and time.
-# Default settings take about 4 minutes; --quick about 1.
+# Default settings take about 8 minutes on a loaded 2-core machine;
+# --quick about 4.
 #
 # Usage: bench/pacing.sh [--quick] [--rounds N] [--duration S] [--rates "1000 10000 50000"] [--no-pair]
 set -euo pipefail
 
 usage() {
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
 	cat <<'EOF2'
 
   --quick          --rounds 1 --duration 3, the pair once
