@@ -369,6 +369,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		return err
 	}
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
+	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	started := time.Now().UTC()
 	m, err := sw.load(plan)
 	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
@@ -438,6 +439,7 @@ func (sw *sweep) save(run *job.Run) error {
 	if saved { // else an overlapping attempt stored it first
 		sw.stored++
 	}
+	sw.progress.endRun(ctx)
 	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
 		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
 		RequestsPerSecond: run.Result.RequestsPerSecond}

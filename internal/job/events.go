@@ -13,9 +13,12 @@ const (
 	// EventStarted opens a job's stream; a webhook gets it only when it
 	// lists it: most receivers care about the end.
 	EventStarted = "job.started"
-	// EventProgress and EventRunFinished are stream events only.
-	EventProgress    = "progress"
-	EventRunFinished = "run.finished"
+	// EventProgress, EventRunIntervals and EventRunFinished are stream
+	// events only. EventRunIntervals carries intervals of the current
+	// run's timeline as they close, a few at a time.
+	EventProgress     = "progress"
+	EventRunIntervals = "run.intervals"
+	EventRunFinished  = "run.finished"
 	// EventFinished is always the last event of a job's stream.
 	EventFinished = "job.finished"
 	// The webhook events of the terminal statuses, "job." + status.
