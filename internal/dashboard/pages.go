@@ -111,6 +111,7 @@ type jobData struct {
 	Active  bool
 	Repeats int
 	Points  []string // each point as the live view names it, by index
+	Live    liveData // the live view's ETA and chart (live.go)
 	Targets []job.Target
 	Sweep   job.Sweep
 	Formats []format
@@ -136,8 +137,12 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	spec := res.Job.Spec
 	d := jobData{base: h.base(r, v.Title, "jobs"), Job: res.Job, View: v, Active: !res.Job.Status.Terminal(),
 		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice")}
-	for _, p := range spec.Points() {
+	points := spec.Points()
+	for _, p := range points {
 		d.Points = append(d.Points, pointLabel(p))
+	}
+	if d.Active {
+		d.Live = newLiveData(res.Job, points)
 	}
 	if !d.Active {
 		if page, err := h.apiClient(r).List(r.Context(), client.ListFilter{Limit: 50}); err == nil {

@@ -43,6 +43,12 @@ func (w Webhook) Subscribed() []string {
 	return w.Events
 }
 
+// StreamEvents are the events of a job's stream before its final one, in
+// the order a run writes them first.
+func StreamEvents() []string {
+	return []string{EventStarted, EventProgress, EventRunIntervals, EventRunFinished}
+}
+
 // WebhookEvents are the events webhook.events may list.
 func WebhookEvents() []string { return append([]string{EventStarted}, TerminalEvents()...) }
 
