@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -112,5 +113,72 @@ func TestLiveIntervalsOff(t *testing.T) {
 	}
 	if n := calls.Load(); n != 0 {
 		t.Errorf("OnInterval called %d times for a run without a timeline", n)
+	}
+}
+
+// TestLiveIntervalsPastTheCap drives the live timeline by hand over two
+// shards, one of which has coarsened past MaxTimelineIntervals and one not
+// yet: the intervals are handed out on the coarser grid, each once, and
+// equal the run's merged timeline; the first hand-out before any
+// coarsening stays on the fine grid.
+func TestLiveIntervalsPastTheCap(t *testing.T) {
+	origin := time.Now().Add(-3 * time.Hour)
+	e := &engine{recordTimeline: true, origin: origin, start: origin, timelineInterval: time.Second,
+		stopCh: make(chan struct{})}
+	var got []measure.ClosedInterval
+	e.plan.OnInterval = func(c measure.ClosedInterval) { got = append(got, c) }
+	for range 2 {
+		s := newShard(false)
+		s.timeline = newTimelineRecorder(origin, time.Second)
+		e.shards = append(e.shards, s)
+	}
+	w := &worker{e: e}
+	w.pending.Store(math.MaxInt64)
+	e.workers = []*worker{w}
+	rec := func(s *shard, at time.Duration, total int64) {
+		s.add([]record{{kind: recCompleted, status: 200, total: total, at: int64(at), handshake: -1, started: -1}}, false)
+	}
+	l := &liveTimeline{e: e}
+	// An hour less ten seconds on both shards: fine intervals.
+	for sec := range 3590 {
+		rec(e.shards[0], time.Duration(sec)*time.Second+time.Millisecond, int64(100+sec%7))
+		rec(e.shards[1], time.Duration(sec)*time.Second+500*time.Millisecond, int64(2000+sec%5))
+	}
+	l.closeSettled(origin.Add(3590*time.Second + settleDelay))
+	if len(got) != 3590 || got[3589].Length != time.Second {
+		t.Fatalf("%d intervals handed out before the cap, the last of %v; want 3590 of 1s", len(got), got[len(got)-1].Length)
+	}
+	// Past the cap on shard 0 only: it coarsens to 2 s, shard 1 stays at 1 s.
+	for sec := 3590; sec < 5000; sec++ {
+		rec(e.shards[0], time.Duration(sec)*time.Second+time.Millisecond, 300)
+		if sec < 3599 {
+			rec(e.shards[1], time.Duration(sec)*time.Second+500*time.Millisecond, 4000)
+		}
+	}
+	if e.shards[0].timeline.tl.Interval != 2*time.Second || e.shards[1].timeline.tl.Interval != time.Second {
+		t.Fatalf("shard intervals %v and %v, want 2s and 1s", e.shards[0].timeline.tl.Interval, e.shards[1].timeline.tl.Interval)
+	}
+	l.closeSettled(origin.Add(4000*time.Second + settleDelay))
+	tl := e.timeline()
+	before := 3590
+	for i, c := range got[before:] {
+		if c.Length != 2*time.Second || c.Index != before/2+i {
+			t.Fatalf("hand-out %d is interval %d of %v; want %d of 2s", before+i, c.Index, c.Length, before/2+i)
+		}
+		if !sameInterval(c.Interval, tl.Intervals[c.Index]) {
+			t.Errorf("interval %d of 2s handed out as %+v, merged as %+v", c.Index, c.Interval, tl.Intervals[c.Index])
+		}
+	}
+	if n := len(got) - before; n != (4000-3590)/2 {
+		t.Errorf("%d intervals of 2s handed out up to 4000 s, want %d", n, (4000-3590)/2)
+	}
+	// The fine ones equal the merged timeline's, pairwise.
+	for k := 0; k < before/2; k++ {
+		var pair measure.Interval
+		pair.Merge(&got[2*k].Interval)
+		pair.Merge(&got[2*k+1].Interval)
+		if !sameInterval(pair, tl.Intervals[k]) {
+			t.Fatalf("intervals %d and %d of 1s add up to %+v, merged 2 s interval %d is %+v", 2*k, 2*k+1, pair, k, tl.Intervals[k])
+		}
 	}
 }
