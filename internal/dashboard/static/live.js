@@ -153,9 +153,12 @@
     svg.dataset.intervals = String(series.length);
   }
   function onIntervals(d) {
-    var key = d.point + "/" + d.repeat;
-    if (key !== chartKey) { chartKey = key; series = []; }
-    series = series.concat(d.intervals || []);
+    var key = d.point + "/" + d.repeat, fresh = d.intervals || [];
+    // A new run, or the same run started again (a sharded run redone after
+    // a lost shard), starts a new chart.
+    var again = series.length && fresh.length && fresh[0].t_s <= series[series.length - 1].t_s;
+    if (key !== chartKey || again) { chartKey = key; series = []; }
+    series = series.concat(fresh);
     noteRun(d.point, d.repeat);
     if (series.length) {
       // The run has gone at least as long as its intervals cover.
