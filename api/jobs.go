@@ -13,6 +13,7 @@ import (
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
+	"github.com/benchq/benchq/internal/report"
 	"github.com/benchq/benchq/internal/store"
 )
 
@@ -191,20 +192,53 @@ func (s *Server) handleGetJob(c echo.Context) error {
 //	@Description	Every run stored so far, each with its ApacheBench-compatible result, and their analysis: per point the mean, sd, min, max and CV over repeats, the difference to the baseline target ("+12.69 %"), where each target saturates, and the threshold verdict with the failing cells.
 //	@Tags			jobs
 //	@Produce		json
-//	@Param			id	path		string	true	"job id"
-//	@Success		200	{object}	ResultsResponse
-//	@Failure		404	{object}	Problem
+//	@Param			id			path		string	true	"job id"
+//	@Param			timeline	query		bool	false	"true adds each run's timeline: its intervals' counts, bytes and latency percentiles"
+//	@Success		200			{object}	ResultsResponse
+//	@Failure		400			{object}	Problem	"timeline is not true or false (field: timeline)"
+//	@Failure		404			{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
 //	@Header			503	{integer}	Retry-After	"seconds"
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id}/results [get]
 func (s *Server) handleGetResults(c echo.Context) error {
+	withTimeline, err := boolQuery(c, "timeline")
+	if err != nil {
+		return err
+	}
 	j, runs, a, err := s.jobResults(c, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: a})
+	resp := ResultsResponse{Job: newJobResponse(j), Runs: newRunResponses(runs), Analysis: a}
+	if withTimeline {
+		// Decoded only when asked: a run's stored measurement is the
+		// largest thing a results page would otherwise never read.
+		for i := range runs {
+			tl, err := report.TimelineOf(&runs[i])
+			if err != nil {
+				return fmt.Errorf("api: job %s: run %d:%d: %w", j.ID, runs[i].Point, runs[i].Repeat, err)
+			}
+			if tl != nil {
+				resp.Runs[i].Timeline = &TimelineResponse{IntervalS: tl.IntervalS, Intervals: tl.Intervals}
+			}
+		}
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+// boolQuery reads an optional true/false query parameter; absent is false.
+func boolQuery(c echo.Context, name string) (bool, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, queryError(name, "%s %q is not true or false", name, v)
+	}
+	return b, nil
 }
 
 // jobResults loads a job the caller may see, its stored runs and their

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/report"
 )
 
@@ -16,7 +18,7 @@ import (
 // formats.
 //
 //	@Summary		Get a job's report
-//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
 //	@Tags			jobs
 //	@Produce		json
 //	@Produce		plain
@@ -26,10 +28,12 @@ import (
 //	@Produce		image/png
 //	@Produce		html
 //	@Produce		text/tab-separated-values
+//	@Produce		application/x-ndjson
 //	@Param			id		path		string	true	"job id"
-//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot)
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm)
+//	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson"
 //	@Success		200		{string}	string	"the report"
-//	@Failure		400		{object}	Problem	"unknown format (field: format)"
+//	@Failure		400		{object}	Problem	"unknown format (field: format); a run the job has not stored, malformed or with another format (field: run)"
 //	@Failure		404		{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
@@ -41,10 +45,19 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	only, err := runQuery(c, f)
+	if err != nil {
+		return err
+	}
 	id := c.Param("id")
 	j, runs, a, err := s.jobResults(c, id)
 	if err != nil {
 		return err
+	}
+	if only != nil {
+		if runs = selectRun(runs, *only); len(runs) == 0 {
+			return queryError("run", "job %s has no stored run %d:%d", id, only.Point, only.Repeat)
+		}
 	}
 	// Render fully before sending: a renderer error then becomes a clean
 	// problem response instead of a truncated 200.
@@ -84,4 +97,36 @@ func reportFormat(r *http.Request) (report.Format, error) {
 		return f, nil
 	}
 	return report.FormatJSON, nil
+}
+
+// runQuery reads &run=POINT:REPEAT, which narrows the per-run data formats
+// to one run: a .hgrm file for HdrHistogram's plotter must hold one
+// distribution, which it draws as one series. nil when absent.
+func runQuery(c echo.Context, f report.Format) (*job.RunKey, error) {
+	v := c.QueryParam("run")
+	if v == "" {
+		return nil, nil
+	}
+	switch f {
+	case report.FormatHGRM, report.FormatTimelineCSV, report.FormatTimelineNDJSON:
+	default:
+		return nil, queryError("run", "run selects one run of the hgrm, timeline-csv and timeline-ndjson formats, not of %s", f)
+	}
+	p, r, ok := strings.Cut(v, ":")
+	point, err1 := strconv.Atoi(p)
+	repeat, err2 := strconv.Atoi(r)
+	if !ok || err1 != nil || err2 != nil || point < 0 || repeat < 0 {
+		return nil, queryError("run", "run %q is not POINT:REPEAT, two numbers from 0 as the results number runs", v)
+	}
+	return &job.RunKey{Point: point, Repeat: repeat}, nil
+}
+
+// selectRun keeps the run k of runs, if stored.
+func selectRun(runs []job.Run, k job.RunKey) []job.Run {
+	for _, r := range runs {
+		if r.RunKey == k {
+			return []job.Run{r}
+		}
+	}
+	return nil
 }

@@ -61,6 +61,13 @@ func TestReportEveryFormat(t *testing.T) {
 		{"png", "image/png", checkPNG},
 		{"html", "text/html; charset=utf-8", contains("<!DOCTYPE html>", "<svg ", "<table>", "<details>", "==&gt; target b, c=2, n=10, repeat 2/2 &lt;==")},
 		{"gnuplot", "text/tab-separated-values; charset=utf-8", contains("# columns: concurrency\ta\tb\n", "2\t200.00\t400.00\n")},
+		{"timeline-csv", "text/csv; charset=utf-8", contains("target,point,concurrency,stop,repeat,t_s,interval_s,requests,")},
+		{"timeline-ndjson", "application/x-ndjson", func(t *testing.T, body []byte) {
+			if len(body) != 0 {
+				t.Errorf("runs stored without a timeline gave lines: %s", body)
+			}
+		}},
+		{"hgrm", "text/plain; charset=utf-8", contains("#[run 3:1: target b, c=2, n=10, repeat 2/2]\n       Value     Percentile TotalCount 1/(1-Percentile)\n")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {

@@ -76,6 +76,20 @@ type RunResponse struct {
 	// Partial marks the run a cancel stopped part way: result holds what
 	// it measured until then; the analysis leaves it out.
 	Partial bool `json:"partial,omitempty"`
+	// Timeline is the run's intervals, with ?timeline=true only; absent
+	// then for a run stored before timelines were recorded.
+	Timeline *TimelineResponse `json:"timeline,omitempty"`
+}
+
+// TimelineResponse is what happened during a run, interval by interval:
+// interval i starts i × interval_s seconds after the run's start (the
+// shards' agreed start for a sharded run); a request counts in the
+// interval it ended in, so the intervals' requests, failures, non_2xx and
+// bytes add up to the run's exactly. Percentiles are read from each
+// interval's own histogram (within 6 %); max is exact.
+type TimelineResponse struct {
+	IntervalS float64                  `json:"interval_s" example:"1"`
+	Intervals []abreport.TimelinePoint `json:"intervals"`
 }
 
 // HealthResponse answers /healthz and /readyz.

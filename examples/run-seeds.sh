@@ -2,8 +2,10 @@
 # run-seeds.sh: the seed write-ups' studies, each one POST to benchq.
 #
 # Installs Debian's apache2, lighttpd and nginx if missing, serves the seed
-# files on loopback (apache 127.0.0.1:18081, lighttpd :18082, nginx :18083,
-# all pinned to CPU 0), starts the all-in-one benchq on 127.0.0.1:18080
+# files on loopback (apache 127.0.0.1:18081, lighttpd :18082, nginx :18083)
+# and, for seed 003's dynamic pages, a private copy of Debian's DokuWiki on
+# apache with mod_php (:18084, OPcache off; :18086, on) and on lighttpd
+# with php-cgi over FastCGI (:18085 off, :18087 on), all pinned to CPU 0; starts the all-in-one benchq on 127.0.0.1:18080
 # pinned to CPU 1, submits every examples/seed*.json, waits for each job and
 # writes its Markdown, SVG, PNG and HTML reports to docs/examples/.
 #
@@ -43,6 +45,9 @@ need=()
 [ -x /usr/sbin/apache2 ] || need+=(apache2)
 [ -x /usr/sbin/lighttpd ] || need+=(lighttpd)
 [ -x /usr/sbin/nginx ] || need+=(nginx)
+[ -d /usr/share/dokuwiki ] || need+=(dokuwiki)
+[ -x /usr/bin/php-cgi ] || need+=(php-cgi)
+compgen -G '/usr/lib/apache2/modules/libphp*.so' >/dev/null || need+=(libapache2-mod-php)
 command -v jq >/dev/null || need+=(jq)
 command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
@@ -70,6 +75,14 @@ servers_start_lighttpd 18082 0 "$work/www"
 servers_start_nginx 18083 0 "$work/www"
 for port in 18081 18082 18083; do
 	servers_wait "http://127.0.0.1:$port/small.html" "server on :$port" || exit 1
+done
+servers_dokuwiki "$work/dokuwiki"
+servers_start_apache_php 18084 0 "$work/dokuwiki" off
+servers_start_lighttpd_php 18085 0 "$work/dokuwiki" off
+servers_start_apache_php 18086 0 "$work/dokuwiki" on
+servers_start_lighttpd_php 18087 0 "$work/dokuwiki" on
+for port in 18084 18085 18086 18087; do
+	servers_wait "http://127.0.0.1:$port/doku.php?id=zeittafel" "DokuWiki on :$port" || exit 1
 done
 
 # --- benchq on CPU 1 -----------------------------------------------------------

@@ -915,7 +915,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else) or a gnuplot data file. Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
+                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
                 "produces": [
                     "application/json",
                     "text/plain",
@@ -924,7 +924,8 @@ const docTemplate = `{
                     "image/svg+xml",
                     "image/png",
                     "text/html",
-                    "text/tab-separated-values"
+                    "text/tab-separated-values",
+                    "application/x-ndjson"
                 ],
                 "tags": [
                     "jobs"
@@ -948,11 +949,20 @@ const docTemplate = `{
                             "svg",
                             "png",
                             "html",
-                            "gnuplot"
+                            "gnuplot",
+                            "timeline-csv",
+                            "timeline-ndjson",
+                            "hgrm"
                         ],
                         "type": "string",
                         "description": "report format; when absent, chosen by Accept, else json",
                         "name": "format",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson",
+                        "name": "run",
                         "in": "query"
                     }
                 ],
@@ -964,7 +974,7 @@ const docTemplate = `{
                         }
                     },
                     "400": {
-                        "description": "unknown format (field: format)",
+                        "description": "unknown format (field: format); a run the job has not stored, malformed or with another format (field: run)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -1018,6 +1028,12 @@ const docTemplate = `{
                         "name": "id",
                         "in": "path",
                         "required": true
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "true adds each run's timeline: its intervals' counts, bytes and latency percentiles",
+                        "name": "timeline",
+                        "in": "query"
                     }
                 ],
                 "responses": {
@@ -1025,6 +1041,12 @@ const docTemplate = `{
                         "description": "OK",
                         "schema": {
                             "$ref": "#/definitions/api.ResultsResponse"
+                        }
+                    },
+                    "400": {
+                        "description": "timeline is not true or false (field: timeline)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
                         }
                     },
                     "401": {
@@ -2266,6 +2288,77 @@ const docTemplate = `{
                 }
             }
         },
+        "abreport.TimelinePoint": {
+            "type": "object",
+            "properties": {
+                "achieved_rps": {
+                    "type": "number"
+                },
+                "bytes": {
+                    "type": "integer"
+                },
+                "failed": {
+                    "description": "by the classes of Failures",
+                    "type": "integer"
+                },
+                "failures": {
+                    "description": "Failures is present when a request failed.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/measure.Failures"
+                        }
+                    ]
+                },
+                "intended_rps": {
+                    "description": "the open model's",
+                    "type": "number"
+                },
+                "interval_s": {
+                    "description": "its length",
+                    "type": "number"
+                },
+                "late_starts": {
+                    "type": "integer"
+                },
+                "latency_count": {
+                    "type": "integer"
+                },
+                "max_ms": {
+                    "type": "number"
+                },
+                "max_send_lag_ms": {
+                    "type": "number"
+                },
+                "non_2xx": {
+                    "type": "integer"
+                },
+                "p50_ms": {
+                    "type": "number"
+                },
+                "p90_ms": {
+                    "type": "number"
+                },
+                "p99_ms": {
+                    "type": "number"
+                },
+                "requests": {
+                    "description": "completed",
+                    "type": "integer"
+                },
+                "rps": {
+                    "description": "completed per second",
+                    "type": "number"
+                },
+                "succeeded": {
+                    "description": "completed with a 2xx status and the expected length",
+                    "type": "integer"
+                },
+                "t_s": {
+                    "description": "the interval's start, seconds from the run's",
+                    "type": "number"
+                }
+            }
+        },
         "analysis.TrendPoint": {
             "type": "object",
             "properties": {
@@ -2782,6 +2875,14 @@ const docTemplate = `{
                 },
                 "target": {
                     "type": "string"
+                },
+                "timeline": {
+                    "description": "Timeline is the run's intervals, with ?timeline=true only; absent\nthen for a run stored before timelines were recorded.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/api.TimelineResponse"
+                        }
+                    ]
                 }
             }
         },
@@ -2984,6 +3085,21 @@ const docTemplate = `{
                     "type": "object",
                     "additionalProperties": {
                         "type": "string"
+                    }
+                }
+            }
+        },
+        "api.TimelineResponse": {
+            "type": "object",
+            "properties": {
+                "interval_s": {
+                    "type": "number",
+                    "example": 1
+                },
+                "intervals": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/abreport.TimelinePoint"
                     }
                 }
             }
@@ -3908,6 +4024,51 @@ const docTemplate = `{
                 },
                 "url": {
                     "type": "string"
+                }
+            }
+        },
+        "measure.Failures": {
+            "type": "object",
+            "properties": {
+                "body_too_large": {
+                    "type": "integer"
+                },
+                "connect": {
+                    "type": "integer"
+                },
+                "exceptions": {
+                    "type": "integer"
+                },
+                "flow_control": {
+                    "type": "integer"
+                },
+                "goaway": {
+                    "type": "integer"
+                },
+                "header_too_large": {
+                    "type": "integer"
+                },
+                "length": {
+                    "type": "integer"
+                },
+                "port_exhaustion": {
+                    "type": "integer"
+                },
+                "protocol": {
+                    "type": "integer"
+                },
+                "receive": {
+                    "type": "integer"
+                },
+                "stream_reset": {
+                    "description": "HTTP/2's classes: a stream the server reset (RST_STREAM), one its\nGOAWAY left unprocessed, a request body stalled on a zero\nflow-control window, an HTTP/2 protocol error.",
+                    "type": "integer"
+                },
+                "timeout": {
+                    "type": "integer"
+                },
+                "tls_handshake": {
+                    "type": "integer"
                 }
             }
         },

@@ -9,6 +9,9 @@
 #   servers_start_apache PORT CPU ROOT
 #   servers_start_lighttpd PORT CPU ROOT [EXTRA]
 #   servers_start_nginx PORT CPU ROOT [EXTRA]
+#   servers_dokuwiki DIR               a private copy of Debian's DokuWiki in DIR, two pages
+#   servers_start_apache_php PORT CPU DIR on|off    DIR's DokuWiki on apache + mod_php, OPcache on or off
+#   servers_start_lighttpd_php PORT CPU DIR on|off  DIR's DokuWiki on lighttpd + php-cgi (FastCGI)
 #   servers_cap_cpu PCT                the servers started after it share PCT % of one CPU
 #   servers_wait URL NAME              waits (5 s at most) until URL answers 2xx
 #   servers_stop                       stops every server started, waits for each
@@ -160,6 +163,121 @@ http {
 }
 EOF
 	_servers_run "$cpu" /usr/sbin/nginx -p "$w" -c "$w/nginx-$port.conf" -e "$w/nginx-$port-error.log"
+}
+
+# servers_dokuwiki DIR: a copy of Debian's DokuWiki in DIR/wiki, its
+# configuration in DIR/conf and its pages in DIR/data, so that the system's
+# wiki is never touched and the copy is thrown away with DIR. Two pages as
+# seed 003 used: "zeittafel", a simple page (one table), and "start", a
+# complex one (headings, a table of contents, footnotes, code blocks and
+# ~80 internal links whose pages are looked up). Pages are served at
+# /doku.php?id=NAME. Owned by www-data: apache's children write the wiki's
+# cache.
+servers_dokuwiki() { # dir
+	local d=$1 i j
+	mkdir -p "$d"
+	cp -rL /usr/share/dokuwiki "$d/wiki"
+	cp -rL /etc/dokuwiki "$d/conf"
+	cp -rL /var/lib/dokuwiki/data "$d/data"
+	printf "<?php\ndefine('DOKU_CONF', '%s/conf/');\ndefine('DOKU_MAIN_CONF', '%s/conf/');\n" "$d" "$d" >"$d/wiki/inc/preload.php"
+	{
+		echo '<?php'
+		echo "\$conf['title'] = 'benchq seed 003';"
+		echo "\$conf['savedir'] = '$d/data';"
+		echo "\$conf['useacl'] = 0;"
+		echo "\$conf['userewrite'] = 0;"
+		echo "\$conf['updatecheck'] = 0;"
+		echo "\$conf['breadcrumbs'] = 0;"
+	} >"$d/conf/local.php"
+	{
+		echo '====== Zeittafel ======'
+		echo '^ Jahr ^ Ereignis ^ Ort ^'
+		for i in $(seq 1800 1839); do
+			echo "| $i | Ereignis des Jahres $i in der Chronik | Schwabegg |"
+		done
+	} >"$d/data/pages/zeittafel.txt"
+	{
+		echo '====== SmüPedia ======'
+		echo 'Willkommen in der **SmüPedia**, dem Wiki über //Schwabegg// und seine Umgebung.((Eine Fußnote.))'
+		for i in $(seq 1 8); do
+			echo "===== Abschnitt $i ====="
+			echo "Text des Abschnitts $i mit [[zeittafel|der Zeittafel]] und [[blog:eintrag$i]].((Fußnote $i.))"
+			echo "==== Unterabschnitt $i ===="
+			for j in $(seq 1 10); do
+				echo "  * [[bilder:galerie$i$j|Bild $j der Galerie $i]] neben [[zeittafel]]"
+			done
+			echo "<code>"
+			echo "Abschnitt $i: ein Block, wie DokuWiki ihn setzt"
+			echo "</code>"
+		done
+	} >"$d/data/pages/start.txt"
+	chown -R www-data:www-data "$d" 2>/dev/null || true
+	chmod -R a+rX "$d"
+}
+
+# _servers_opcache on|off: php's settings for OPcache on or off. On, it
+# keeps the compiled scripts in shared memory (what XCache did in seed
+# 003); off, every request compiles DokuWiki's PHP again.
+_servers_opcache() {
+	case $1 in
+	on) echo "opcache.enable=1 opcache.validate_timestamps=0 opcache.memory_consumption=128" ;;
+	off) echo "opcache.enable=0" ;;
+	*) echo "servers.sh: OPcache is on or off, not $1" >&2; return 1 ;;
+	esac
+}
+
+servers_start_apache_php() { # port cpu dir on|off
+	local port=$1 cpu=$2 d=$3 w=$SERVERS_WORK settings kv php
+	settings=$(_servers_opcache "$4") || return 1
+	php=$(compgen -G '/usr/lib/apache2/modules/libphp*.so' | head -n 1)
+	[ -n "$php" ] || { echo "servers.sh: no mod_php (libapache2-mod-php)" >&2; return 1; }
+	{
+		cat <<EOF
+ServerRoot /usr/lib/apache2
+LoadModule mpm_prefork_module modules/mod_mpm_prefork.so
+LoadModule authz_core_module modules/mod_authz_core.so
+LoadModule mime_module modules/mod_mime.so
+LoadModule dir_module modules/mod_dir.so
+LoadModule php_module $php
+TypesConfig /etc/mime.types
+Listen 127.0.0.1:$port
+ServerName 127.0.0.1
+PidFile $w/apache-$port.pid
+ErrorLog $w/apache-$port-error.log
+Mutex file:$w default
+DefaultRuntimeDir $w
+User www-data
+Group www-data
+MaxRequestWorkers 150
+DocumentRoot $d/wiki
+DirectoryIndex doku.php
+<Directory $d/wiki>
+    AllowOverride None
+    Require all granted
+</Directory>
+<FilesMatch "\.php\$">
+    SetHandler application/x-httpd-php
+</FilesMatch>
+EOF
+		for kv in $settings; do echo "php_admin_value ${kv%%=*} ${kv#*=}"; done
+	} >"$w/apache-$port.conf"
+	_servers_run "$cpu" /usr/sbin/apache2 -f "$w/apache-$port.conf" -DFOREGROUND
+}
+
+servers_start_lighttpd_php() { # port cpu dir on|off
+	local port=$1 cpu=$2 d=$3 settings kv bin=/usr/bin/php-cgi
+	settings=$(_servers_opcache "$4") || return 1
+	# lighttpd splits bin-path on spaces into the program and its arguments.
+	for kv in $settings; do bin="$bin -d $kv"; done
+	servers_start_lighttpd "$port" "$cpu" "$d/wiki" "server.modules += ( \"mod_fastcgi\" )
+index-file.names = ( \"doku.php\" )
+fastcgi.server = ( \".php\" => ((
+    \"bin-path\" => \"$bin\",
+    \"bin-copy-environment\" => ( \"PATH\" ),
+    \"bin-environment\" => ( \"PHP_FCGI_CHILDREN\" => \"4\", \"PHP_FCGI_MAX_REQUESTS\" => \"100000\" ),
+    \"socket\" => \"$SERVERS_WORK/php-$port.sock\",
+    \"max-procs\" => 1
+)))"
 }
 
 servers_wait() { # url name

@@ -29,6 +29,7 @@ const DefaultServer = "http://127.0.0.1:8080"
 type reportArgs struct {
 	id      string
 	format  report.Format
+	run     string
 	api     *APIFlags
 	out     string
 	timeout time.Duration
@@ -62,7 +63,7 @@ func Report(ctx context.Context, args []string, env Env) int {
 	return ReportExitOK
 }
 
-const reportSynopsis = `benchq report JOB_ID [--format F] [--out FILE] [flags]
+const reportSynopsis = `benchq report JOB_ID [--format F] [--run POINT:REPEAT] [--out FILE] [flags]
 
 Fetches a job's report, to stdout or --out FILE, in any of the formats
 --format names.`
@@ -76,6 +77,7 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 	fs.StringVar(&format, "format", "",
 		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown")
 	a.api = AddAPIFlags(fs, getenv)
+	fs.StringVar(&a.run, "run", "", "only this run (point and repeat from 0, as in the results) of an hgrm, timeline-csv or timeline-ndjson report")
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
 	id, err := parseJobID(fs, args)
@@ -105,7 +107,7 @@ func fetchReport(ctx context.Context, a reportArgs) (io.ReadCloser, int, error) 
 		return nil, ReportExitUsage, err
 	}
 	c.RequestTimeout = a.timeout
-	body, err := c.Report(ctx, a.id, string(a.format))
+	body, err := c.ReportWith(ctx, a.id, client.ReportQuery{Format: string(a.format), Run: a.run})
 	var ae *client.APIError
 	switch {
 	case err == nil:

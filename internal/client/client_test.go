@@ -145,3 +145,38 @@ func TestReport(t *testing.T) {
 		t.Errorf("Report body = %q (%v), want format=markdown", b, err)
 	}
 }
+
+// TestResultsTimeline: Results asks for timelines only when told to, and
+// reads each run's intervals; ReportWith sends the run it names.
+func TestResultsTimeline(t *testing.T) {
+	c := newTestClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/jobs/j1/report":
+			io.WriteString(w, r.URL.RawQuery)
+		case r.URL.RawQuery == "timeline=true":
+			io.WriteString(w, `{"runs":[{"point":1,"repeat":2,"timeline":{"interval_s":0.5,"intervals":[{"t_s":0,"requests":7,"p99_ms":1.5}]}}]}`)
+		default:
+			io.WriteString(w, `{"runs":[{"point":1,"repeat":2}]}`)
+		}
+	}))
+	r, err := c.Results(t.Context(), "j1", ResultsOptions{})
+	if err != nil || len(r.Runs) != 1 || r.Runs[0].Timeline != nil {
+		t.Fatalf("Results = %+v, %v; want one run without a timeline", r, err)
+	}
+	r, err = c.Results(t.Context(), "j1", ResultsOptions{Timeline: true})
+	if err != nil || len(r.Runs) != 1 || r.Runs[0].Timeline == nil {
+		t.Fatalf("Results(timeline) = %+v, %v; want one run with a timeline", r, err)
+	}
+	if tl := r.Runs[0].Timeline; tl.IntervalS != 0.5 || len(tl.Intervals) != 1 || tl.Intervals[0].Requests != 7 || tl.Intervals[0].P99Ms != 1.5 || !strings.Contains(string(r.Raw), `"interval_s":0.5`) {
+		t.Errorf("timeline = %+v, raw %s", tl, r.Raw)
+	}
+	body, err := c.ReportWith(t.Context(), "j1", ReportQuery{Format: "hgrm", Run: "0:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(body)
+	body.Close()
+	if string(b) != "format=hgrm&run=0%3A1" {
+		t.Errorf("ReportWith sent %q, want format=hgrm&run=0%%3A1", b)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 )
 
@@ -142,8 +143,25 @@ func (c *Client) Cancel(ctx context.Context, id string) (Job, error) {
 // Report GETs /v1/jobs/{id}/report?format=format. The caller closes the
 // body; it is bounded by the request timeout like every other call.
 func (c *Client) Report(ctx context.Context, id, format string) (io.ReadCloser, error) {
+	return c.ReportWith(ctx, id, ReportQuery{Format: format})
+}
+
+// ReportQuery is what a report is asked for with.
+type ReportQuery struct {
+	Format string
+	// Run, "POINT:REPEAT", narrows the per-run formats (hgrm,
+	// timeline-csv, timeline-ndjson) to that run; empty means every run.
+	Run string
+}
+
+// ReportWith is Report with every query parameter the endpoint takes.
+func (c *Client) ReportWith(ctx context.Context, id string, q ReportQuery) (io.ReadCloser, error) {
+	v := url.Values{"format": {q.Format}}
+	if q.Run != "" {
+		v.Set("run", q.Run)
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
-	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?format="+url.QueryEscape(format), nil)
+	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?"+v.Encode(), nil)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -154,6 +172,52 @@ func (c *Client) Report(ctx context.Context, id, format string) (io.ReadCloser, 
 		return nil, err
 	}
 	return cancelOnClose{resp.Body, cancel}, nil
+}
+
+// Results is what the client reads of a job's results. Raw is the
+// server's JSON as sent (the job and the analysis too), for callers that
+// print it.
+type Results struct {
+	Runs []RunResult `json:"runs"`
+	Raw  []byte      `json:"-"`
+}
+
+// RunResult is what the client reads of one stored run; point and repeat
+// count from 0.
+type RunResult struct {
+	Point       int              `json:"point"`
+	Repeat      int              `json:"repeat"`
+	Target      string           `json:"target"`
+	Concurrency int              `json:"concurrency"`
+	Result      *abreport.Report `json:"result"`
+	// Timeline is there when asked for (ResultsOptions.Timeline) and the
+	// run was stored with one.
+	Timeline *Timeline `json:"timeline,omitempty"`
+}
+
+// Timeline is a run's intervals: interval i starts i × IntervalS seconds
+// after the run's start.
+type Timeline struct {
+	IntervalS float64                  `json:"interval_s"`
+	Intervals []abreport.TimelinePoint `json:"intervals"`
+}
+
+// ResultsOptions chooses what Results asks for; the zero value asks for
+// the results alone.
+type ResultsOptions struct {
+	// Timeline adds each run's timeline (?timeline=true).
+	Timeline bool
+}
+
+// Results GETs /v1/jobs/{id}/results.
+func (c *Client) Results(ctx context.Context, id string, o ResultsOptions) (Results, error) {
+	path := jobPath(id) + "/results"
+	if o.Timeline {
+		path += "?timeline=true"
+	}
+	var r Results
+	_, err := c.call(ctx, http.MethodGet, path, nil, nil, &r, &r.Raw)
+	return r, err
 }
 
 // cancelOnClose releases a request's context when its body is closed.

@@ -96,7 +96,8 @@ type format struct {
 // ahead of the data.
 func downloads() []format {
 	order := []report.Format{report.FormatHTML, report.FormatMarkdown, report.FormatSVG, report.FormatPNG,
-		report.FormatJSON, report.FormatCSV, report.FormatAB, report.FormatHTTPLoad, report.FormatGnuplot}
+		report.FormatJSON, report.FormatCSV, report.FormatAB, report.FormatHTTPLoad, report.FormatGnuplot,
+		report.FormatTimelineCSV, report.FormatTimelineNDJSON, report.FormatHGRM}
 	out := make([]format, len(order))
 	for i, f := range order {
 		out[i] = format{Name: string(f), Label: f.Label()}

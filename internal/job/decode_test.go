@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,31 @@ func TestDurationJSON(t *testing.T) {
 		err := d.UnmarshalJSON([]byte(tt.in))
 		if (err != nil) != tt.wantErr || d.Std() != tt.want {
 			t.Errorf("UnmarshalJSON(%s) = %v, %v, want %v (error %v)", tt.in, d, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// TestExampleSpecsAreValid: every spec under examples/ (the seed studies
+// run-seeds.sh submits) decodes strictly and validates under the default
+// limits, so an example cannot rot unnoticed.
+func TestExampleSpecsAreValid(t *testing.T) {
+	paths, err := filepath.Glob("../../examples/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no example specs: %v", err)
+	}
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Decode(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+			continue
+		}
+		if err := s.WithDefaults().Validate(DefaultLimits(), nil); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,9 +105,10 @@ func BenchmarkTimelineRecord(b *testing.B) {
 // BenchmarkTimelineStoredSize measures what a real run's timeline costs to
 // store: one 30 s run at 1 s intervals against nginx (keep-alive,
 // concurrency 4, as fast as the machine goes), its timeline encoded whole
-// (measure.EncodeTimeline, before any bound), reported as stored bytes
-// (base64) per interval and projected to a 10-minute run at 1 s. b.N is not
-// used: the run is the measurement.
+// (measure.EncodeTimeline, before any bound) at each latency level the
+// bound may store it at, reported as stored bytes (base64) per interval and
+// projected to a 10-minute run at 1 s. b.N is not used: the run is the
+// measurement.
 func BenchmarkTimelineStoredSize(b *testing.B) {
 	srv := testservers.Nginx(b, testservers.Files{"page.html": fixedBody(7638)})
 	m, err := Run(context.Background(), measure.Plan{
@@ -115,12 +117,19 @@ func BenchmarkTimelineStoredSize(b *testing.B) {
 	if err != nil || m.Timeline == nil {
 		b.Fatalf("run: %v, timeline %v", err, m.Timeline)
 	}
-	enc, err := measure.EncodeTimeline(m.Timeline)
-	if err != nil {
-		b.Fatal(err)
-	}
-	perInterval := float64(base64.StdEncoding.EncodedLen(len(enc))) / float64(len(m.Timeline.Intervals))
 	b.ReportMetric(float64(m.Complete)/m.Elapsed.Seconds(), "req/s")
-	b.ReportMetric(perInterval, "B/interval")
-	b.ReportMetric(perInterval*600/1024, "KiB/10min")
+	// At each latency level EncodeTimelineWithin may store it at.
+	tl := m.Timeline.Clone()
+	for level := 0; level <= measure.MaxLatencyLevel; level++ {
+		if level > 0 {
+			tl.CoarsenLatency()
+		}
+		enc, err := measure.EncodeTimeline(tl)
+		if err != nil {
+			b.Fatal(err)
+		}
+		perInterval := float64(base64.StdEncoding.EncodedLen(len(enc))) / float64(len(tl.Intervals))
+		b.ReportMetric(perInterval, fmt.Sprintf("B/interval@L%d", level))
+		b.ReportMetric(perInterval*600/1024, fmt.Sprintf("KiB/10min@L%d", level))
+	}
 }

@@ -46,6 +46,10 @@ type Timeline struct {
 	Start     time.Time
 	Interval  time.Duration
 	Intervals []Interval
+	// LatencyLevel is how far the intervals' latency histograms were
+	// coarsened to store the timeline (CoarsenLatency): 0 as recorded,
+	// each level halving the buckets.
+	LatencyLevel int
 }
 
 // Interval is one interval of a Timeline.
@@ -178,9 +182,51 @@ func (t *Timeline) Coarsen() {
 	t.Interval *= 2
 }
 
+// MaxLatencyLevel is the coarsest latency a timeline is stored with: 4
+// buckets per doubling, a percentile within 25 %. Past it a timeline that
+// does not fit is coarsened in time instead.
+const MaxLatencyLevel = 2
+
+// CoarsenLatency halves the resolution of every interval's latency
+// histogram: each aligned pair of buckets (of the level before) becomes
+// one, counted in the higher of its buckets, so a percentile read from it
+// is the pair's upper bound, never below the truth. HdrHistogram's
+// doublings hold 16 buckets each (the first 32), so an aligned group never
+// straddles two; two timelines coarsened to the same level still merge
+// bucket for bucket, exactly.
+func (t *Timeline) CoarsenLatency() {
+	t.LatencyLevel++
+	for i := range t.Intervals {
+		t.Intervals[i].Latency.coarsen(t.LatencyLevel)
+	}
+}
+
+// coarsen moves every bucket's count into the last bucket of its aligned
+// group of 1<<level, the span shrinking or growing to the groups used.
+func (l *Latency) coarsen(level int) {
+	if len(l.Counts) == 0 {
+		return
+	}
+	g := 1 << level
+	lo := l.Offset / g * g
+	hi := (l.Offset + len(l.Counts) + g - 1) / g * g
+	out := make([]int64, hi-lo)
+	for i, n := range l.Counts {
+		idx := l.Offset + i
+		out[(idx/g*g+g-1)-lo] += n
+	}
+	l.Offset, l.Counts = lo+g-1, out[g-1:]
+	// Only every g-th bucket holds a count now; trim the empty tail.
+	end := len(l.Counts)
+	for end > 0 && l.Counts[end-1] == 0 {
+		end--
+	}
+	l.Counts = l.Counts[:end]
+}
+
 // Merge adds o, measured in parallel from the same origin (shards started at
 // the agreed instant), to t interval by interval; the finer of the two is
-// coarsened to the other's interval first. Start is the earlier of the two:
+// coarsened to the other's interval, and to its latency level, first. Start is the earlier of the two:
 // shards' origins are the one agreed instant read on their own clocks.
 func (t *Timeline) Merge(o *Timeline) {
 	if o == nil || o.Interval <= 0 {
@@ -193,10 +239,16 @@ func (t *Timeline) Merge(o *Timeline) {
 	for t.Interval < o.Interval {
 		t.Coarsen()
 	}
-	if o.Interval < t.Interval {
+	for t.LatencyLevel < o.LatencyLevel {
+		t.CoarsenLatency()
+	}
+	if o.Interval < t.Interval || o.LatencyLevel < t.LatencyLevel {
 		o = o.Clone()
 		for o.Interval < t.Interval {
 			o.Coarsen()
+		}
+		for o.LatencyLevel < t.LatencyLevel {
+			o.CoarsenLatency()
 		}
 	}
 	if o.Start.Before(t.Start) || t.Start.IsZero() {
@@ -215,7 +267,7 @@ func (t *Timeline) Merge(o *Timeline) {
 
 // Clone returns a deep copy of t.
 func (t *Timeline) Clone() *Timeline {
-	c := &Timeline{Start: t.Start, Interval: t.Interval, Intervals: make([]Interval, len(t.Intervals))}
+	c := &Timeline{Start: t.Start, Interval: t.Interval, Intervals: make([]Interval, len(t.Intervals)), LatencyLevel: t.LatencyLevel}
 	for i, iv := range t.Intervals {
 		iv.Latency.Counts = append([]int64(nil), iv.Latency.Counts...)
 		c.Intervals[i] = iv

@@ -11,8 +11,10 @@ import (
 	"time"
 )
 
-// timelineVersion is the first byte of an encoded timeline.
-const timelineVersion = 1
+// timelineVersion is the first byte of an encoded timeline. Version 2
+// added the latency level after the interval count; version 1 (level 0)
+// is still read.
+const timelineVersion = 2
 
 // maxTimelineBytes bounds what DecodeTimeline inflates: a full timeline
 // (MaxTimelineIntervals intervals, each histogram spread over every bucket)
@@ -53,9 +55,17 @@ func EncodeTimeline(t *Timeline) ([]byte, error) {
 	raw = binary.AppendVarint(raw, start)
 	raw = binary.AppendUvarint(raw, uint64(t.Interval))
 	raw = binary.AppendUvarint(raw, uint64(len(t.Intervals)))
+	if t.LatencyLevel < 0 || t.LatencyLevel > MaxLatencyLevel {
+		return nil, fmt.Errorf("measure: encode timeline: latency level %d", t.LatencyLevel)
+	}
+	raw = binary.AppendUvarint(raw, uint64(t.LatencyLevel))
+	g := 1 << t.LatencyLevel
 	var prev Interval
 	for i := range t.Intervals {
-		raw = appendInterval(raw, &t.Intervals[i], &prev)
+		if !t.Intervals[i].Latency.atLevel(g) {
+			return nil, fmt.Errorf("measure: encode timeline: interval %d's latency is finer than level %d", i, t.LatencyLevel)
+		}
+		raw = appendInterval(raw, &t.Intervals[i], &prev, g)
 		prev = t.Intervals[i]
 	}
 	var out bytes.Buffer
@@ -76,7 +86,7 @@ func EncodeTimeline(t *Timeline) ([]byte, error) {
 // before it: a steady run's counts differ from one interval to the next by
 // their noise, a byte or two, where the counts themselves take three or
 // four.
-func appendInterval(dst []byte, iv, prev *Interval) []byte {
+func appendInterval(dst []byte, iv, prev *Interval, g int) []byte {
 	fields := []struct {
 		bit uint64
 		v   int64
@@ -107,7 +117,7 @@ func appendInterval(dst []byte, iv, prev *Interval) []byte {
 		case ivFailures:
 			dst = appendFailures(dst, &iv.Failures)
 		case ivLatency:
-			dst = appendLatency(dst, &iv.Latency, &prev.Latency)
+			dst = appendLatency(dst, &iv.Latency, &prev.Latency, g)
 		default:
 			dst = binary.AppendVarint(dst, f.v)
 		}
@@ -139,16 +149,37 @@ func appendFailures(dst []byte, f *Failures) []byte {
 }
 
 // appendLatency writes count, max, the span's offset and length, then each
-// bucket's count less prev's count in the same bucket.
-func appendLatency(dst []byte, l, prev *Latency) []byte {
+// bucket's count less prev's count in the same bucket; at a latency level
+// with groups of g buckets, only the groups' last buckets (the others are
+// empty), offset and length counted in groups.
+func appendLatency(dst []byte, l, prev *Latency, g int) []byte {
 	dst = binary.AppendVarint(dst, l.Count)
 	dst = binary.AppendVarint(dst, l.Max-prev.Max)
-	dst = binary.AppendUvarint(dst, uint64(l.Offset))
-	dst = binary.AppendUvarint(dst, uint64(len(l.Counts)))
-	for i, n := range l.Counts {
-		dst = binary.AppendVarint(dst, n-prev.at(l.Offset+i))
+	groups := (len(l.Counts) + g - 1) / g
+	dst = binary.AppendUvarint(dst, uint64(l.Offset/g))
+	dst = binary.AppendUvarint(dst, uint64(groups))
+	for j := range groups {
+		i := l.Offset + j*g
+		dst = binary.AppendVarint(dst, l.at(i)-prev.at(i))
 	}
 	return dst
+}
+
+// atLevel reports whether l's counts sit only in the last bucket of aligned
+// groups of g, as CoarsenLatency leaves them.
+func (l *Latency) atLevel(g int) bool {
+	if g == 1 || len(l.Counts) == 0 {
+		return true
+	}
+	if l.Offset%g != g-1 {
+		return false
+	}
+	for i, n := range l.Counts {
+		if i%g != 0 && n != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // at is the count of bucket i (0 outside the span).
@@ -164,18 +195,22 @@ func (l *Latency) at(i int) int64 {
 const MaxStoredTimeline = 48 << 10
 
 // EncodeTimelineWithin is EncodeTimeline bounded by limit bytes: a timeline
-// whose encoding is longer is coarsened (adjacent intervals merged
-// pairwise, exactly) until it fits. A histogram's counts change from one
-// interval to the next by more than an encoding removes: a 10-minute run at
-// 1 s fits at 20 000 requests a second with a narrow latency spread, and is
-// stored at 2 s with a wide one or at 50 000 requests a second against
-// nginx (see TestTimelineStoredSize and loadgen's
-// BenchmarkTimelineStoredSize).
+// whose encoding is longer gives up resolution, exactly, until it fits:
+// its latency buckets first (CoarsenLatency, up to MaxLatencyLevel), then
+// its intervals (Coarsen, merged pairwise). A histogram's counts change
+// from one interval to the next by more than an encoding removes: a
+// 10-minute run at 1 s fits as recorded at 20 000 requests a second with a
+// narrow latency spread, and at level 2 at 56 000 against nginx (see
+// TestTimelineStoredSize and loadgen's BenchmarkTimelineStoredSize).
 func EncodeTimelineWithin(t *Timeline, limit int) ([]byte, error) {
 	enc, err := EncodeTimeline(t)
-	for err == nil && len(enc) > limit && len(t.Intervals) > 1 {
+	for err == nil && len(enc) > limit && (len(t.Intervals) > 1 || t.LatencyLevel < MaxLatencyLevel) {
 		t = t.Clone()
-		t.Coarsen()
+		if t.LatencyLevel < MaxLatencyLevel {
+			t.CoarsenLatency()
+		} else {
+			t.Coarsen()
+		}
 		enc, err = EncodeTimeline(t)
 	}
 	return enc, err
@@ -207,6 +242,7 @@ var errTimelineShort = errors.New("truncated")
 type timelineReader struct {
 	buf     []byte
 	buckets int // an interval histogram's counts
+	group   int // buckets per stored bucket: 1 << the latency level
 	err     error
 }
 
@@ -246,9 +282,10 @@ func (d *timelineReader) count() int64 {
 }
 
 func (d *timelineReader) timeline() (*Timeline, error) {
-	if len(d.buf) == 0 || d.buf[0] != timelineVersion {
+	if len(d.buf) == 0 || d.buf[0] < 1 || d.buf[0] > timelineVersion {
 		return nil, errors.New("unknown version")
 	}
+	version := d.buf[0]
 	d.buf = d.buf[1:]
 	t := &Timeline{}
 	if start := d.varint(); start != 0 {
@@ -259,6 +296,14 @@ func (d *timelineReader) timeline() (*Timeline, error) {
 	if d.err == nil && (t.Interval <= 0 || n > MaxTimelineIntervals) {
 		return nil, fmt.Errorf("interval %v with %d intervals", t.Interval, n)
 	}
+	if version >= 2 {
+		level := d.uvarint()
+		if d.err == nil && level > MaxLatencyLevel {
+			return nil, fmt.Errorf("latency level %d", level)
+		}
+		t.LatencyLevel = int(level)
+	}
+	d.group = 1 << t.LatencyLevel
 	t.Intervals = make([]Interval, 0, min(n, MaxTimelineIntervals))
 	var prev Interval
 	for range n {
@@ -347,22 +392,29 @@ func (d *timelineReader) latency(l, prev *Latency) {
 	if d.err != nil {
 		return
 	}
-	if off > uint64(d.buckets) || n > uint64(d.buckets)-off {
-		d.err = fmt.Errorf("latency buckets %d..%d past the histogram's %d", off, off+n, d.buckets)
+	g := d.group
+	if groups := uint64(d.buckets / g); off > groups || n > groups-off {
+		d.err = fmt.Errorf("latency buckets %d..%d past the histogram's %d", off*uint64(g), (off+n)*uint64(g), d.buckets)
 		return
 	}
-	l.Offset = int(off)
-	if n > 0 {
-		l.Counts = make([]int64, n)
+	if n == 0 {
+		l.Offset = 0
+		if g == 1 {
+			l.Offset = int(off)
+		}
+	} else {
+		l.Offset = int(off)*g + g - 1
+		l.Counts = make([]int64, (int(n)-1)*g+1)
 	}
 	var sum int64
-	for i := 0; i < int(n) && d.err == nil; i++ {
-		v := prev.at(l.Offset+i) + d.varint()
+	for j := 0; j < int(n) && d.err == nil; j++ {
+		i := l.Offset + j*g
+		v := prev.at(i) + d.varint()
 		if v < 0 {
-			d.err = fmt.Errorf("latency bucket %d holds %d", l.Offset+i, v)
+			d.err = fmt.Errorf("latency bucket %d holds %d", i, v)
 			return
 		}
-		l.Counts[i] = v
+		l.Counts[j*g] = v
 		sum += v
 	}
 	if d.err == nil && (sum != l.Count || l.Max < 0) {

@@ -1,8 +1,11 @@
 package measure
 
 import (
+	"bytes"
+	"compress/flate"
 	"encoding/base64"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -38,18 +41,23 @@ func syntheticTimeline(n, perInterval int, medianUs, sigma float64) *Timeline {
 
 // TestTimelineStoredSize: the stored timeline of a 10-minute run at 1 s
 // (600 intervals, base64 in the stored measurement's JSON) stays under
-// 64 KiB at 1 s for a loopback spread and a slow target, and a wide spread
-// at 20 000 requests a second is kept under it by coarsening, exactly.
+// 64 KiB at 1 s for a loopback spread and a slow target as recorded; a wide
+// spread at 20 000 requests a second stays at 1 s with its latency
+// coarsened, and a far wider one at 60 000 is coarsened in time as well; what
+// is stored is the timeline coarsened, exactly.
 func TestTimelineStoredSize(t *testing.T) {
 	for _, tt := range []struct {
 		name            string
 		perInterval     int
 		medianUs, sigma float64
 		interval        time.Duration // stored
+		level           int           // stored latency level
 	}{
-		{"loopback 20k/s", 20000, 300, 0.3, time.Second},
-		{"slow 500/s", 500, 50000, 0.5, time.Second},
-		{"wide 20k/s", 20000, 2000, 0.8, 2 * time.Second},
+		{"loopback 20k/s", 20000, 300, 0.3, time.Second, 0},
+		{"slow 500/s", 500, 50000, 0.5, time.Second, 0},
+		{"wide 20k/s", 20000, 2000, 0.8, time.Second, 1},
+		{"wider 60k/s", 60000, 2000, 1.2, time.Second, 2},
+		{"widest 60k/s", 60000, 2000, 2.5, 2 * time.Second, MaxLatencyLevel},
 	} {
 		tl := syntheticTimeline(600, tt.perInterval, tt.medianUs, tt.sigma)
 		raw, err := EncodeTimeline(tl)
@@ -67,12 +75,28 @@ func TestTimelineStoredSize(t *testing.T) {
 		}
 		stored := base64.StdEncoding.EncodedLen(len(raw))
 		kept := base64.StdEncoding.EncodedLen(len(mustEncode(t, dec.Timeline)))
-		t.Logf("%s: 600 intervals of 1s encode in %d bytes as base64 (%.0f per interval); stored at %v in %d",
-			tt.name, stored, float64(stored)/600, dec.Timeline.Interval, kept)
-		if kept >= 64<<10 || dec.Timeline.Interval != tt.interval {
-			t.Errorf("%s: stored at %v in %d bytes; want %v, < 64 KiB", tt.name, dec.Timeline.Interval, kept, tt.interval)
+		t.Logf("%s: 600 intervals of 1s encode in %d bytes as base64 (%.0f per interval); stored at %v, latency level %d, in %d",
+			tt.name, stored, float64(stored)/600, dec.Timeline.Interval, dec.Timeline.LatencyLevel, kept)
+		if kept >= 64<<10 || dec.Timeline.Interval != tt.interval || dec.Timeline.LatencyLevel != tt.level {
+			t.Errorf("%s: stored at %v, latency level %d, in %d bytes; want %v, level %d, < 64 KiB",
+				tt.name, dec.Timeline.Interval, dec.Timeline.LatencyLevel, kept, tt.interval, tt.level)
 		}
-		if got, want := dec.Timeline.Sum(), tl.Sum(); !equalInterval(got, want) {
+		want := tl.Clone()
+		for want.LatencyLevel < dec.Timeline.LatencyLevel {
+			want.CoarsenLatency()
+		}
+		for want.Interval < dec.Timeline.Interval {
+			want.Coarsen()
+		}
+		if len(want.Intervals) != len(dec.Timeline.Intervals) {
+			t.Fatalf("%s: stored %d intervals, want %d", tt.name, len(dec.Timeline.Intervals), len(want.Intervals))
+		}
+		for i := range want.Intervals {
+			if !equalInterval(dec.Timeline.Intervals[i], want.Intervals[i]) {
+				t.Fatalf("%s: stored interval %d is %+v, want %+v", tt.name, i, dec.Timeline.Intervals[i], want.Intervals[i])
+			}
+		}
+		if got, want := dec.Timeline.Sum(), want.Sum(); !equalInterval(got, want) {
 			t.Errorf("%s: stored timeline sums to %+v, want %+v", tt.name, got, want)
 		}
 	}
@@ -256,4 +280,169 @@ func TestPlanTimelineInterval(t *testing.T) {
 			t.Errorf("Validate(TimelineInterval %v) = %v, want ok %v or an error naming timeline_interval", tt.interval, err, tt.ok)
 		}
 	}
+}
+
+// TestCoarsenLatency: each level keeps every count and the exact count and
+// max, and a percentile read from it is never below the recorded one and
+// at most one coarse bucket (12.5 % at level 1, 25 % at level 2) above it.
+func TestCoarsenLatency(t *testing.T) {
+	tl := syntheticTimeline(4, 5000, 2000, 1.0)
+	qs := []float64{0.5, 0.9, 0.99, 0.999}
+	fine := make([][]int64, len(tl.Intervals))
+	for i := range tl.Intervals {
+		fine[i] = tl.Intervals[i].Latency.Quantiles(qs...)
+	}
+	for level := 1; level <= MaxLatencyLevel; level++ {
+		tl.CoarsenLatency()
+		bound := 1 + math.Ldexp(1, level)/16
+		for i := range tl.Intervals {
+			l := &tl.Intervals[i].Latency
+			var sum int64
+			for _, n := range l.Counts {
+				sum += n
+			}
+			if sum != l.Count || !l.atLevel(1<<level) {
+				t.Fatalf("level %d interval %d: buckets hold %d of %d, aligned %v", level, i, sum, l.Count, l.atLevel(1<<level))
+			}
+			for k, got := range l.Quantiles(qs...) {
+				if want := fine[i][k]; got < want || float64(got) > float64(want)*bound {
+					t.Errorf("level %d interval %d: p%g = %d µs, recorded %d µs (bound ×%.3f)", level, i, qs[k]*100, got, want, bound)
+				}
+			}
+		}
+	}
+}
+
+// TestTimelineMergeLatencyLevels: a timeline merged with one stored at a
+// coarser latency level is coarsened to it first, and the merge is exact:
+// the same as merging the two coarsened.
+func TestTimelineMergeLatencyLevels(t *testing.T) {
+	a, b := syntheticTimeline(6, 3000, 800, 0.6), syntheticTimeline(6, 2000, 1500, 0.9)
+	coarse := b.Clone()
+	coarse.CoarsenLatency()
+	got := a.Clone()
+	got.Merge(coarse)
+	want := a.Clone()
+	want.CoarsenLatency()
+	want.Merge(coarse)
+	if got.LatencyLevel != 1 || len(got.Intervals) != len(want.Intervals) {
+		t.Fatalf("merged at level %d with %d intervals, want 1 and %d", got.LatencyLevel, len(got.Intervals), len(want.Intervals))
+	}
+	for i := range want.Intervals {
+		if !equalInterval(got.Intervals[i], want.Intervals[i]) {
+			t.Errorf("interval %d: %+v, want %+v", i, got.Intervals[i], want.Intervals[i])
+		}
+	}
+	// The other way round: the coarse one is not changed by merging a finer one into it.
+	into := coarse.Clone()
+	into.Merge(a)
+	if into.LatencyLevel != 1 || !equalInterval(into.Intervals[0], want.Intervals[0]) {
+		t.Errorf("coarse ← fine: level %d, interval 0 %+v, want %+v", into.LatencyLevel, into.Intervals[0], want.Intervals[0])
+	}
+	if a.LatencyLevel != 0 || !a.Intervals[0].Latency.atLevel(1) {
+		t.Error("merging changed the finer timeline it read from")
+	}
+}
+
+// TestTimelineCodecLatencyLevels: a timeline at each latency level decodes
+// to itself, and a version 1 encoding (before levels) still decodes.
+func TestTimelineCodecLatencyLevels(t *testing.T) {
+	tl := syntheticTimeline(5, 4000, 1200, 0.7)
+	tl.Intervals[2] = Interval{} // an empty interval between full ones
+	for level := 0; level <= MaxLatencyLevel; level++ {
+		if level > 0 {
+			tl.CoarsenLatency()
+		}
+		dec, err := DecodeTimeline(mustEncode(t, tl))
+		if err != nil {
+			t.Fatalf("level %d: %v", level, err)
+		}
+		if dec.LatencyLevel != level || len(dec.Intervals) != len(tl.Intervals) {
+			t.Fatalf("level %d: decoded level %d, %d intervals", level, dec.LatencyLevel, len(dec.Intervals))
+		}
+		for i := range tl.Intervals {
+			if !equalInterval(dec.Intervals[i], tl.Intervals[i]) {
+				t.Errorf("level %d interval %d: %+v, want %+v", level, i, dec.Intervals[i], tl.Intervals[i])
+			}
+		}
+	}
+	bad := tl.Clone()
+	bad.Intervals[0].Latency.Counts[1]++ // a count between the level's buckets
+	bad.Intervals[0].Latency.Count++
+	if _, err := EncodeTimeline(bad); err == nil {
+		t.Error("a latency finer than its timeline's level encoded without an error")
+	}
+
+	v1 := syntheticTimeline(3, 1000, 500, 0.5)
+	dec, err := DecodeTimeline(versionOneEncoding(t, v1))
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	for i := range v1.Intervals {
+		if !equalInterval(dec.Intervals[i], v1.Intervals[i]) {
+			t.Errorf("version 1 interval %d: %+v, want %+v", i, dec.Intervals[i], v1.Intervals[i])
+		}
+	}
+}
+
+// versionOneEncoding writes tl (at latency level 0) as version 1 did: the
+// version 2 layout without the level after the interval count.
+func versionOneEncoding(t *testing.T, tl *Timeline) []byte {
+	t.Helper()
+	raw, err := io.ReadAll(flate.NewReader(bytes.NewReader(mustEncode(t, tl))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := timelineReader{buf: raw[1:]}
+	d.varint()
+	d.uvarint()
+	d.uvarint()
+	head := len(raw) - len(d.buf)
+	if d.buf[0] != 0 {
+		t.Fatalf("level byte %d, want 0", d.buf[0])
+	}
+	old := append(append([]byte{1}, raw[1:head]...), raw[head+1:]...)
+	var out bytes.Buffer
+	zw, _ := flate.NewWriter(&out, flate.BestCompression)
+	if _, err := zw.Write(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// FuzzDecodeTimeline: no stored blob makes DecodeTimeline panic, and what
+// it accepts encodes again and decodes to the same timeline.
+func FuzzDecodeTimeline(f *testing.F) {
+	tl := syntheticTimeline(3, 200, 900, 0.8)
+	for level := 0; level <= MaxLatencyLevel; level++ {
+		if level > 0 {
+			tl.CoarsenLatency()
+		}
+		b, err := EncodeTimeline(tl)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dec, err := DecodeTimeline(data)
+		if err != nil || dec == nil {
+			return
+		}
+		again, err := DecodeTimeline(mustEncode(t, dec))
+		if err != nil {
+			t.Fatalf("re-encoded timeline does not decode: %v", err)
+		}
+		if len(again.Intervals) != len(dec.Intervals) || again.LatencyLevel != dec.LatencyLevel {
+			t.Fatalf("round trip: %d intervals at level %d, want %d at %d", len(again.Intervals), again.LatencyLevel, len(dec.Intervals), dec.LatencyLevel)
+		}
+		for i := range dec.Intervals {
+			if !equalInterval(again.Intervals[i], dec.Intervals[i]) {
+				t.Fatalf("interval %d: %+v, want %+v", i, again.Intervals[i], dec.Intervals[i])
+			}
+		}
+	})
 }

@@ -83,6 +83,13 @@ func flattenValue(f reflect.Value, name string) []column {
 			return flatten(reflect.Zero(f.Type().Elem()), name+"_")
 		}
 		return flatten(f.Elem(), name+"_")
+	case f.Kind() == reflect.Pointer:
+		// An optional number (the open model's rates): empty when absent,
+		// so a spreadsheet does not average in zeros.
+		if f.IsNil() {
+			return []column{{name, ""}}
+		}
+		return []column{{name, scalarCell(f.Elem())}}
 	}
 	return []column{{name, scalarCell(f)}}
 }

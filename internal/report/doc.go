@@ -4,7 +4,9 @@
 // and http_load text per run, JSON, CSV with one row per run, Markdown
 // tables laid out like the hand-made comparisons in seeds/003 (rows =
 // targets, columns = concurrency), a chart as SVG or PNG, one
-// self-contained HTML page and a gnuplot data file.
+// self-contained HTML page and a gnuplot data file; and per run, its
+// timeline (one CSV row or NDJSON line per interval, runtimeline.go) and
+// its latency distribution in HdrHistogram's .hgrm text (hgrm.go).
 //
 // It sits above internal/job and internal/abreport: abreport renders one run
 // and cannot know about jobs (job imports it), so everything that spans runs

@@ -23,6 +23,11 @@ const (
 	FormatPNG      Format = "png"
 	FormatHTML     Format = "html"
 	FormatGnuplot  Format = "gnuplot"
+	// Per run, interval by interval, and per run its latency distribution
+	// in HdrHistogram's percentile text.
+	FormatTimelineCSV    Format = "timeline-csv"
+	FormatTimelineNDJSON Format = "timeline-ndjson"
+	FormatHGRM           Format = "hgrm"
 )
 
 // ErrUnknownFormat is returned by ParseFormat and Write for a format name
@@ -61,6 +66,10 @@ func formatTable() []formatInfo {
 		{FormatPNG, "PNG chart", "image/png", "png", false},
 		{FormatHTML, "HTML", "text/html; charset=utf-8", "html", false},
 		{FormatGnuplot, "gnuplot data", "text/tab-separated-values; charset=utf-8", "tsv", true},
+		// text/csv and text/plain already pick csv and ab.
+		{FormatTimelineCSV, "timeline CSV", "text/csv; charset=utf-8", "timeline.csv", false},
+		{FormatTimelineNDJSON, "timeline NDJSON", "application/x-ndjson", "timeline.ndjson", true},
+		{FormatHGRM, "latency distribution (.hgrm)", "text/plain; charset=utf-8", "hgrm", false},
 	}
 }
 

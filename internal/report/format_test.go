@@ -13,6 +13,7 @@ func TestParseFormat(t *testing.T) {
 	}{
 		{"ab", FormatAB}, {"http_load", FormatHTTPLoad}, {"json", FormatJSON}, {"csv", FormatCSV},
 		{"markdown", FormatMarkdown}, {"md", FormatMarkdown}, {"SVG", FormatSVG}, {" gnuplot ", FormatGnuplot},
+		{"timeline-csv", FormatTimelineCSV}, {"Timeline-NDJSON", FormatTimelineNDJSON}, {"hgrm", FormatHGRM},
 	}
 	for _, tt := range tests {
 		got, err := ParseFormat(tt.in)
@@ -33,7 +34,9 @@ func TestContentType(t *testing.T) {
 		FormatJSON: "application/json", FormatCSV: "text/csv; charset=utf-8",
 		FormatMarkdown: "text/markdown; charset=utf-8", FormatSVG: "image/svg+xml",
 		FormatPNG: "image/png", FormatHTML: "text/html; charset=utf-8",
-		FormatGnuplot: "text/tab-separated-values; charset=utf-8",
+		FormatGnuplot:     "text/tab-separated-values; charset=utf-8",
+		FormatTimelineCSV: "text/csv; charset=utf-8", FormatTimelineNDJSON: "application/x-ndjson",
+		FormatHGRM: "text/plain; charset=utf-8",
 	}
 	for _, f := range Formats() {
 		if got := f.ContentType(); got != want[f] {
@@ -54,6 +57,7 @@ func TestFormatFromAccept(t *testing.T) {
 		{"application/json", FormatJSON, true},
 		{"text/plain", FormatAB, true},
 		{"text/tab-separated-values", FormatGnuplot, true},
+		{"application/x-ndjson", FormatTimelineNDJSON, true},
 		{"text/html, image/svg+xml;q=0.9, */*;q=0.8", FormatSVG, true},
 		{"text/csv;q=0.5, text/markdown", FormatMarkdown, true},
 		{"text/csv, text/markdown", FormatCSV, true}, // tie: the earlier wins
@@ -111,6 +115,9 @@ func TestFormatOfPath(t *testing.T) {
 		{"r.http_load.txt", FormatHTTPLoad, ""},
 		{"r.tsv", FormatGnuplot, ""}, // the name the API gives a gnuplot download
 		{"r.gnuplot", FormatGnuplot, ""},
+		{"r.timeline.csv", FormatTimelineCSV, ""}, // the longer extension, not the CSV's
+		{"r.timeline.ndjson", FormatTimelineNDJSON, ""},
+		{"run.hgrm", FormatHGRM, ""},
 		{"report", "", "no extension"},
 		{"r.pdf", "", "unknown format"},
 	}
@@ -120,7 +127,7 @@ func TestFormatOfPath(t *testing.T) {
 			t.Errorf("FormatOfPath(%q) = %q, %v; want %q, error with %q", tt.path, got, err, tt.want, tt.err)
 		}
 	}
-	if got, want := FormatChoices(), "ab, http_load, json, csv, markdown, svg, png, html or gnuplot"; got != want {
+	if got, want := FormatChoices(), "ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson or hgrm"; got != want {
 		t.Errorf("FormatChoices() = %q, want %q", got, want)
 	}
 }

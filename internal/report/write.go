@@ -40,6 +40,12 @@ func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) er
 		err = writeHTML(w, j, runs, a)
 	case FormatGnuplot:
 		err = writeGnuplot(w, j, a)
+	case FormatTimelineCSV:
+		err = writeTimelineCSV(w, j, runs)
+	case FormatTimelineNDJSON:
+		err = writeTimelineNDJSON(w, j, runs)
+	case FormatHGRM:
+		err = writeHGRM(w, j, runs)
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownFormat, string(f))
 	}

@@ -20,6 +20,8 @@ type ScheduledLatency struct {
 	URL   string
 	steps []LatencyStep
 	zero  atomic.Int64 // the schedule's time zero, Unix ns; 0 until Begin
+	// onFirst: the first request to arrive begins the schedule.
+	onFirst atomic.Bool
 }
 
 // StartScheduledLatency serves "ok" on a free 127.0.0.1 port until the test
@@ -42,7 +44,15 @@ func StartScheduledLatency(t testing.TB, steps ...LatencyStep) *ScheduledLatency
 // Begin sets the schedule's time zero, the instant the load starts at.
 func (s *ScheduledLatency) Begin(at time.Time) { s.zero.Store(at.UnixNano()) }
 
+// BeginAtFirstRequest makes the first request to arrive set time zero:
+// for load that starts where the test cannot see it (a job a worker
+// runs), its first request arrives within a millisecond or so of its start.
+func (s *ScheduledLatency) BeginAtFirstRequest() { s.onFirst.Store(true) }
+
 func (s *ScheduledLatency) delay(now time.Time) time.Duration {
+	if s.onFirst.Load() {
+		s.zero.CompareAndSwap(0, now.UnixNano())
+	}
 	zero := s.zero.Load()
 	if zero == 0 {
 		return s.steps[0].Delay
