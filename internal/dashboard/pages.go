@@ -138,12 +138,11 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	spec := res.Job.Spec
 	d := jobData{base: h.base(r, v.Title, "jobs"), Job: res.Job, View: v, Active: !res.Job.Status.Terminal(),
 		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice")}
-	points := spec.Points()
-	for _, p := range points {
+	for _, p := range spec.Points() {
 		d.Points = append(d.Points, pointLabel(p))
 	}
 	if d.Active {
-		d.Live = newLiveData(res.Job, points)
+		d.Live = newLiveData(res.Job, spec.Points())
 	}
 	if !d.Active {
 		if page, err := h.apiClient(r).List(r.Context(), client.ListFilter{Limit: 50}); err == nil {
