@@ -132,7 +132,29 @@ func TestLiveChartInChromium(t *testing.T) {
 
 	waitJob(t, base, j.ID, 60*time.Second)
 	b.Do(t, 40*time.Second, chromedp.WaitVisible(chromedp.CSS(".verdict-banner")))
+	if dir := os.Getenv("BENCHQ_SCREENSHOTS"); dir != "" {
+		finishedRunCharts(t, b, filepath.Join(dir, "ui-job-timeline.png"))
+	}
 	if errs := b.Errors(); len(errs) > 0 {
 		t.Errorf("console errors or CSP violations: %q", errs)
 	}
+}
+
+// finishedRunCharts saves the finished job page's first run charts (its
+// timeline and latency distribution), loaded at once rather than lazily.
+func finishedRunCharts(t *testing.T, b *browsertest.Browser, path string) {
+	t.Helper()
+	const charts = "details.runcharts"
+	if !browsertest.Eval[bool](t, b, "!!document.querySelector('"+charts+"')") {
+		t.Logf("the finished job page has no run charts; no %s", path)
+		return
+	}
+	browsertest.Eval[bool](t, b, "(d => { d.open = true; d.querySelectorAll('img').forEach(i => { i.loading = 'eager'; }); d.scrollIntoView(); return true })(document.querySelector('"+charts+"'))")
+	loaded := "Array.from(document.querySelector('" + charts + "').querySelectorAll('img')).every(i => i.complete && i.naturalWidth > 0)"
+	for deadline := time.Now().Add(20 * time.Second); !browsertest.Eval[bool](t, b, loaded); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run charts did not load")
+		}
+	}
+	b.ScreenshotOf(t, charts, path)
 }
