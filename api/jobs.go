@@ -221,7 +221,7 @@ func (s *Server) handleGetResults(c echo.Context) error {
 				return fmt.Errorf("api: job %s: run %d:%d: %w", j.ID, runs[i].Point, runs[i].Repeat, err)
 			}
 			if tl != nil {
-				resp.Runs[i].Timeline = &TimelineResponse{IntervalS: tl.IntervalS, Intervals: tl.Intervals}
+				resp.Runs[i].Timeline = &TimelineResponse{IntervalS: tl.IntervalS, LatencyErrorPct: tl.LatencyErrorPct, Intervals: tl.Intervals}
 			}
 		}
 	}

@@ -2,9 +2,9 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -31,9 +31,10 @@ import (
 //	@Produce		application/x-ndjson
 //	@Param			id		path		string	true	"job id"
 //	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm)
-//	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson"
+//	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, timeline, distribution)
+//	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson; the run drawn, for chart timeline or distribution (may be left out for a job of one run)"
 //	@Success		200		{string}	string	"the report"
-//	@Failure		400		{object}	Problem	"unknown format (field: format); a run the job has not stored, malformed or with another format (field: run)"
+//	@Failure		400		{object}	Problem	"unknown format (field: format); an unknown chart or one not drawn in that format (field: chart); a run the job has not stored, malformed, not named for a run's chart, or with another format (field: run)"
 //	@Failure		404		{object}	Problem
 //	@Failure		401	{object}	Problem	"missing, invalid or revoked API key"
 //	@Failure		503	{object}	Problem	"store-unavailable: Redis unreachable (reads are served while it refuses writes); retry after the Retry-After header"
@@ -44,6 +45,13 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	f, err := reportFormat(c.Request())
 	if err != nil {
 		return err
+	}
+	chart, err := reportChart(c.Request(), f)
+	if err != nil {
+		return err
+	}
+	if chart != report.ChartSweep {
+		return s.runChart(c, f, chart)
 	}
 	only, err := runQuery(c, f)
 	if err != nil {
@@ -73,6 +81,77 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	}
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", id+"."+f.Extension()))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
+}
+
+// runChart draws one run's chart, chosen by ?run= (SelectRun's form).
+func (s *Server) runChart(c echo.Context, f report.Format, chart report.Chart) error {
+	id := c.Param("id")
+	j, runs, _, err := s.jobResults(c, id)
+	if err != nil {
+		return err
+	}
+	run, err := report.SelectRun(runs, c.QueryParam("run"))
+	if err != nil {
+		return runProblem(err)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteRunChart(&buf, f, chart, j, run); err != nil {
+		return fmt.Errorf("api: report %s: %w", id, err)
+	}
+	c.Response().Header().Set("Vary", "Accept")
+	name := fmt.Sprintf("%s.%s.%d-%d.%s", id, chart, run.Point, run.Repeat, f.Extension())
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
+	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
+}
+
+// reportChart reads ?chart=, the sweep's chart when absent; a run's chart
+// is an image.
+func reportChart(r *http.Request, f report.Format) (report.Chart, error) {
+	name := r.URL.Query().Get("chart")
+	if name == "" {
+		return report.ChartSweep, nil
+	}
+	chart, err := report.ParseChart(name)
+	if err != nil {
+		names := make([]string, 0, len(report.Charts()))
+		for _, c := range report.Charts() {
+			names = append(names, string(c))
+		}
+		return "", errcode.Wrapf(err, errcode.BadQuery, "unknown chart %q: want one of %s", name, strings.Join(names, ", ")).WithField("chart")
+	}
+	if chart != report.ChartSweep && f != report.FormatSVG && f != report.FormatPNG {
+		return "", errcode.Newf(errcode.BadQuery, "chart %s is drawn as format svg or png, not %s", chart, f).WithField("chart")
+	}
+	return chart, nil
+}
+
+// maxListedRuns bounds the run ids a problem about ?run= lists.
+const maxListedRuns = 8
+
+// runProblem says why ?run= names no run of a chart, and which runs
+// there are.
+func runProblem(err error) error {
+	var ce *report.RunChoiceError
+	if !errors.As(err, &ce) {
+		return fmt.Errorf("api: choose a run: %w", err)
+	}
+	ids := ce.Stored
+	listed := strings.Join(ids[:min(len(ids), maxListedRuns)], ", ")
+	if len(ids) > maxListedRuns {
+		listed += fmt.Sprintf(", … (%d in all)", len(ids))
+	}
+	var msg string
+	switch {
+	case len(ids) == 0:
+		msg = "the job has no stored run yet"
+	case ce.Malformed:
+		msg = fmt.Sprintf("run %q is not POINT:REPEAT, such as 0:0 (the first repeat of the first point); the job's runs are %s", ce.ID, listed)
+	case ce.ID == "":
+		msg = fmt.Sprintf("the job has %d runs: name one as run=POINT:REPEAT; they are %s", len(ids), listed)
+	default:
+		msg = fmt.Sprintf("the job has no stored run %s; its runs are %s", ce.ID, listed)
+	}
+	return errcode.Wrap(err, errcode.BadQuery, msg).WithField("run")
 }
 
 // htmlReportCSP allows the HTML report its inline stylesheet and SVG and
@@ -110,15 +189,13 @@ func runQuery(c echo.Context, f report.Format) (*job.RunKey, error) {
 	switch f {
 	case report.FormatHGRM, report.FormatTimelineCSV, report.FormatTimelineNDJSON:
 	default:
-		return nil, queryError("run", "run selects one run of the hgrm, timeline-csv and timeline-ndjson formats, not of %s", f)
+		return nil, queryError("run", "run selects one run of the hgrm, timeline-csv and timeline-ndjson formats, or the run of chart=timeline or chart=distribution (format svg or png), not of %s", f)
 	}
-	p, r, ok := strings.Cut(v, ":")
-	point, err1 := strconv.Atoi(p)
-	repeat, err2 := strconv.Atoi(r)
-	if !ok || err1 != nil || err2 != nil || point < 0 || repeat < 0 {
+	k, ok := report.ParseRunID(v)
+	if !ok {
 		return nil, queryError("run", "run %q is not POINT:REPEAT, two numbers from 0 as the results number runs", v)
 	}
-	return &job.RunKey{Point: point, Repeat: repeat}, nil
+	return &k, nil
 }
 
 // selectRun keeps the run k of runs, if stored.

@@ -88,8 +88,13 @@ type RunResponse struct {
 // bytes add up to the run's exactly. Percentiles are read from each
 // interval's own histogram (within 6 %); max is exact.
 type TimelineResponse struct {
-	IntervalS float64                  `json:"interval_s" example:"1"`
-	Intervals []abreport.TimelinePoint `json:"intervals"`
+	IntervalS float64 `json:"interval_s" example:"1"`
+	// LatencyErrorPct: an interval's percentiles are read from a compact
+	// histogram, at most this much above the recorded latency (6.25; 12.5
+	// or 25 where a long, fast run was stored coarser to stay within its
+	// bound). The run's own percentiles are exact to 0.1 %.
+	LatencyErrorPct float64                  `json:"latency_error_pct" example:"6.25"`
+	Intervals       []abreport.TimelinePoint `json:"intervals"`
 }
 
 // HealthResponse answers /healthz and /readyz.

@@ -960,8 +960,19 @@ const docTemplate = `{
                         "in": "query"
                     },
                     {
+                        "enum": [
+                            "sweep",
+                            "timeline",
+                            "distribution"
+                        ],
                         "type": "string",
-                        "description": "POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson",
+                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
+                        "name": "chart",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
+                        "description": "POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson; the run drawn, for chart timeline or distribution (may be left out for a job of one run)",
                         "name": "run",
                         "in": "query"
                     }
@@ -974,7 +985,7 @@ const docTemplate = `{
                         }
                     },
                     "400": {
-                        "description": "unknown format (field: format); a run the job has not stored, malformed or with another format (field: run)",
+                        "description": "unknown format (field: format); an unknown chart or one not drawn in that format (field: chart); a run the job has not stored, malformed, not named for a run's chart, or with another format (field: run)",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -3101,6 +3112,11 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/abreport.TimelinePoint"
                     }
+                },
+                "latency_error_pct": {
+                    "description": "LatencyErrorPct: an interval's percentiles are read from a compact\nhistogram, at most this much above the recorded latency (6.25; 12.5\nor 25 where a long, fast run was stored coarser to stay within its\nbound). The run's own percentiles are exact to 0.1 %.",
+                    "type": "number",
+                    "example": 6.25
                 }
             }
         },

@@ -346,6 +346,24 @@ func TestDashboardPages(t *testing.T) {
 				resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"), f.ctype)
 		}
 	}
+	// Each run's timeline and distribution, as images the finished page
+	// links (lazily, folded for a job of 8 runs), through the dashboard.
+	_, page := b.get("/ui/jobs/" + a.ID)
+	for _, chart := range []struct{ name, text string }{{"timeline", "latency percentiles per interval"}, {"distribution", "latency by percentile"}} {
+		src := "/ui/jobs/" + a.ID + "/report?format=svg&amp;chart=" + chart.name + "&amp;run=1%3a1"
+		if !strings.Contains(page, `<img loading="lazy" src="`+src+`"`) || strings.Contains(page, `class="runcharts" open`) {
+			t.Errorf("job page lacks a folded run's lazy %s image %s", chart.name, src)
+		}
+		resp, body := b.get(strings.ReplaceAll(src, "&amp;", "&"))
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(body, chart.text) ||
+			!strings.Contains(body, "slow · c=1 · n=50 · repeat 2/2") {
+			t.Errorf("GET %s = %d %q %.300s, want run 1:1's %s chart", src, resp.StatusCode, resp.Header.Get("Content-Type"), body, chart.name)
+		}
+	}
+	if resp, body := b.get("/ui/jobs/" + a.ID + "/report?format=svg&chart=timeline&run=9:9"); resp.StatusCode != http.StatusBadRequest ||
+		!strings.Contains(body, `"field":"run"`) {
+		t.Errorf("GET a chart of no run through the dashboard = %d %.300s, want the API's 400 naming run", resp.StatusCode, body)
+	}
 	if resp, body := b.do(http.MethodPost, "/ui/jobs/"+a.ID+"/cancel", url.Values{}, nil); resp.StatusCode != http.StatusSeeOther ||
 		!strings.Contains(resp.Header.Get("Location"), "already+finished") {
 		t.Errorf("cancel a finished job = %d %q %s, want 303 back saying it had finished", resp.StatusCode, resp.Header.Get("Location"), body)

@@ -60,6 +60,22 @@ func TestReportEndToEnd(t *testing.T) {
 			check(t, stdout.Bytes())
 		})
 	}
+	t.Run("a run's charts", func(t *testing.T) {
+		for chart, want := range map[string]string{"timeline": "latency percentiles per interval", "distribution": "latency by percentile"} {
+			var stdout, stderr bytes.Buffer
+			args := []string{j.ID, "--chart", chart, "--run", "3:1"}
+			if code := clicmd.Report(t.Context(), args, clicmd.Env{Getenv: env, Stdout: &stdout, Stderr: &stderr}); code != clicmd.ReportExitOK {
+				t.Fatalf("benchq report %q = exit %d (%s), want 0", args, code, stderr.String())
+			}
+			hasAll("<svg ", want, "b · c=4 · n=200 · repeat 2/2")(t, stdout.Bytes())
+		}
+		var stdout, stderr bytes.Buffer
+		args := []string{j.ID, "--chart", "timeline"}
+		if code := clicmd.Report(t.Context(), args, clicmd.Env{Getenv: env, Stdout: &stdout, Stderr: &stderr}); code != clicmd.ReportExitUsage ||
+			!strings.Contains(stderr.String(), "name one as run=POINT:REPEAT") {
+			t.Errorf("benchq report %q = exit %d (%s), want %d and the API's word that a run must be named", args, code, stderr.String(), clicmd.ReportExitUsage)
+		}
+	})
 	t.Run("out file through run()", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "r.md")
 		var stdout, stderr bytes.Buffer

@@ -29,15 +29,17 @@ const DefaultServer = "http://127.0.0.1:8080"
 type reportArgs struct {
 	id      string
 	format  report.Format
+	chart   report.Chart // "" or ChartSweep: the job's report; else one run's chart
 	run     string
 	api     *APIFlags
 	out     string
 	timeout time.Duration
 }
 
-// Report is `benchq report JOB_ID [--format F] [--server URL] [--out FILE]`:
-// it fetches GET /v1/jobs/{id}/report?format=F and writes the body to
-// stdout or FILE.
+// Report is `benchq report JOB_ID [--format F] [--chart C] [--run P:R]
+// [--server URL] [--out FILE]`: it fetches GET
+// /v1/jobs/{id}/report?format=F (with chart and run, one run's chart) and
+// writes the body to stdout or FILE.
 func Report(ctx context.Context, args []string, env Env) int {
 	getenv, stdout, stderr := env.Getenv, env.Stdout, env.Stderr
 	a, err := parseReportArgs(args, getenv, stderr)
@@ -64,20 +66,22 @@ func Report(ctx context.Context, args []string, env Env) int {
 }
 
 const reportSynopsis = `benchq report JOB_ID [--format F] [--run POINT:REPEAT] [--out FILE] [flags]
+benchq report JOB_ID --chart timeline|distribution [--run POINT:REPEAT] [--out FILE.svg|.png]
 
 Fetches a job's report, to stdout or --out FILE, in any of the formats
---format names.`
+--format names, or one run's chart as svg or png.`
 
 // parseReportArgs reads flags before and after the job id, as users type
 // `benchq report JOB --format csv` as often as the flags-first form.
 func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer) (reportArgs, error) {
 	var a reportArgs
-	var format string
+	var format, chart string
 	fs := NewFlagSet("benchq report", reportSynopsis, stderr)
 	fs.StringVar(&format, "format", "",
-		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown")
+		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown (svg for a run's --chart)")
+	fs.StringVar(&chart, "chart", "", "one run's chart instead of the report: timeline (req/s, errors/s and latency percentiles against time) or distribution (latency by percentile)")
 	a.api = AddAPIFlags(fs, getenv)
-	fs.StringVar(&a.run, "run", "", "only this run (point and repeat from 0, as in the results) of an hgrm, timeline-csv or timeline-ndjson report")
+	fs.StringVar(&a.run, "run", "", "only this run (point and repeat from 0, as in the results) of an hgrm, timeline-csv or timeline-ndjson report, or the run of --chart (may be left out for a job of one run)")
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")
 	fs.DurationVar(&a.timeout, "timeout", time.Minute, "give up after this long")
 	id, err := parseJobID(fs, args)
@@ -85,8 +89,16 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 		return a, err
 	}
 	a.id = id
+	if chart != "" {
+		if a.chart, err = report.ParseChart(chart); err != nil {
+			return a, err
+		}
+	}
 	if format == "" {
 		format = string(report.FormatMarkdown)
+		if a.chart != "" && a.chart != report.ChartSweep {
+			format = string(report.FormatSVG)
+		}
 		if f, err := report.FormatOfPath(a.out); a.out != "" && err == nil {
 			format = string(f)
 		}
@@ -107,7 +119,7 @@ func fetchReport(ctx context.Context, a reportArgs) (io.ReadCloser, int, error) 
 		return nil, ReportExitUsage, err
 	}
 	c.RequestTimeout = a.timeout
-	body, err := c.ReportWith(ctx, a.id, client.ReportQuery{Format: string(a.format), Run: a.run})
+	body, err := c.ReportWith(ctx, a.id, client.ReportQuery{Format: string(a.format), Run: a.run, Chart: string(a.chart)})
 	var ae *client.APIError
 	switch {
 	case err == nil:

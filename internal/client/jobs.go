@@ -151,7 +151,11 @@ type ReportQuery struct {
 	Format string
 	// Run, "POINT:REPEAT", narrows the per-run formats (hgrm,
 	// timeline-csv, timeline-ndjson) to that run; empty means every run.
+	// With a run's Chart it names the run drawn.
 	Run string
+	// Chart, with Format svg or png, draws one run's "timeline" or
+	// "distribution" instead of the sweep's chart.
+	Chart string
 }
 
 // ReportWith is Report with every query parameter the endpoint takes.
@@ -159,6 +163,9 @@ func (c *Client) ReportWith(ctx context.Context, id string, q ReportQuery) (io.R
 	v := url.Values{"format": {q.Format}}
 	if q.Run != "" {
 		v.Set("run", q.Run)
+	}
+	if q.Chart != "" {
+		v.Set("chart", q.Chart)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.requestTimeout())
 	req, err := c.request(ctx, http.MethodGet, jobPath(id)+"/report?"+v.Encode(), nil)

@@ -118,7 +118,14 @@ type jobData struct {
 	Formats []format
 	Others  []client.Job // jobs to compare with
 	Notice  string
+	// OpenRunCharts unfolds the runs' charts of a job of a few runs; a
+	// sweep of many keeps them folded, and a browser loads a folded run's
+	// (lazy) images only when it is opened.
+	OpenRunCharts bool
 }
+
+// maxOpenRunCharts is the most runs whose charts the job page unfolds.
+const maxOpenRunCharts = 4
 
 // jobPage shows one job: live progress while it is queued or running, the
 // report's chart and tables once it ended (and the runs so far before).
@@ -137,7 +144,8 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	}
 	spec := res.Job.Spec
 	d := jobData{base: h.base(r, v.Title, "jobs"), Job: res.Job, View: v, Active: !res.Job.Status.Terminal(),
-		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice")}
+		Repeats: spec.Sweep.Repeats, Targets: spec.Targets, Sweep: spec.Sweep, Formats: downloads(), Notice: r.URL.Query().Get("notice"),
+		OpenRunCharts: len(v.Runs) <= maxOpenRunCharts}
 	for _, p := range spec.Points() {
 		d.Points = append(d.Points, pointLabel(p))
 	}
@@ -169,9 +177,17 @@ func pointLabel(p job.Point) string {
 }
 
 // reportFile serves one of the job's reports through the API's report
-// endpoint: the chart images of the job page and every download.
+// endpoint: the chart images of the job page (the sweep's, and each run's
+// chosen by chart and run) and every download.
 func (h *Handler) reportFile(w http.ResponseWriter, r *http.Request) {
-	h.proxy(w, r, "/v1/jobs/"+url.PathEscape(r.PathValue("id"))+"/report?format="+url.QueryEscape(r.URL.Query().Get("format")))
+	in := r.URL.Query()
+	out := url.Values{"format": {in.Get("format")}}
+	for _, k := range []string{"chart", "run"} {
+		if in.Has(k) {
+			out.Set(k, in.Get(k))
+		}
+	}
+	h.proxy(w, r, "/v1/jobs/"+url.PathEscape(r.PathValue("id"))+"/report?"+out.Encode())
 }
 
 // proxy answers with the API's answer to a GET of path, as the caller: for

@@ -187,6 +187,14 @@ func (t *Timeline) Coarsen() {
 // does not fit is coarsened in time instead.
 const MaxLatencyLevel = 2
 
+// LatencyErrorPct is how far above the recorded latency a percentile read
+// from one of t's intervals can be, in percent: an interval histogram's
+// bucket is 1/16 of its doubling wide (6.25 %), twice that per latency
+// level.
+func (t *Timeline) LatencyErrorPct() float64 {
+	return 100 * float64(int(1)<<t.LatencyLevel) / 16
+}
+
 // CoarsenLatency halves the resolution of every interval's latency
 // histogram: each aligned pair of buckets (of the level before) becomes
 // one, counted in the higher of its buckets, so a percentile read from it

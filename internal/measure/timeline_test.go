@@ -294,7 +294,11 @@ func TestCoarsenLatency(t *testing.T) {
 	}
 	for level := 1; level <= MaxLatencyLevel; level++ {
 		tl.CoarsenLatency()
-		bound := 1 + math.Ldexp(1, level)/16
+		// What a reader is told (latency_error_pct) is what holds.
+		bound := 1 + tl.LatencyErrorPct()/100
+		if want := math.Ldexp(6.25, level); tl.LatencyErrorPct() != want {
+			t.Errorf("level %d: LatencyErrorPct = %g, want %g", level, tl.LatencyErrorPct(), want)
+		}
 		for i := range tl.Intervals {
 			l := &tl.Intervals[i].Latency
 			var sum int64

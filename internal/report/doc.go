@@ -22,7 +22,18 @@
 // the sweep gets its own row rather than only the first, so nothing
 // measured is hidden.
 //
+// Each run has two charts of its own (WriteRunChart, SVG or PNG, the run
+// chosen with SelectRun): its timeline — successful requests and errors per
+// second as separate lines (an error is never throughput), the open model's
+// intended and achieved rates, and each interval's p50, p90 and p99 on a log
+// axis, against time — from the run's stored measurement; and its latency
+// distribution, latency against percentile on a log "nines" axis as
+// HdrHistogram's plotter draws a .hgrm file, from the run's full histogram
+// (in the open model beside the uncorrected one).
+//
 // The HTML page is html/template over an embedded stylesheet, with the SVG
 // inline and each run's ab text folded in <details>: one file to attach to
-// a ticket, that requests nothing from anywhere.
+// a ticket, that requests nothing from anywhere. It draws the runs' charts
+// inline too, folded past a few runs; a sweep of many runs has at most
+// maxChartedRuns of them drawn, coarser, so the file stays bounded.
 package report

@@ -35,8 +35,12 @@ type Table struct {
 // "3 repeats".
 func (v View) RepeatsPhrase() string { return plural(v.Repeats, "repeat") }
 
-// RunText is one run's ab text under the header line that names its point.
+// RunText is one run's ab text under the header line that names its point,
+// with the run's id as SelectRun reads it and its title as its charts name
+// it ("apache · c=50 · n=1000 · repeat 1/2"), for the links to its charts.
 type RunText struct {
+	ID     string
+	Title  string
 	Header string
 	Text   string
 }
@@ -65,6 +69,12 @@ type htmlReport struct {
 	View
 	CSS   template.CSS
 	Chart template.HTML
+	// RunCharts are the runs' inline charts in the Runs' order; Uncharted
+	// says how many runs were left without, past maxChartedRuns, and
+	// OpenCharts whether there are few enough to show them unfolded.
+	RunCharts  []inlineRunCharts
+	Uncharted  int
+	OpenCharts bool
 }
 
 // NewView builds the View of a job's report from its runs and analysis,
@@ -97,7 +107,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 		if err := writeAB(&text, j, []job.Run{rv.Run}); err != nil {
 			return View{}, fmt.Errorf("report: view: %w", err)
 		}
-		v.Runs = append(v.Runs, RunText{Header: rv.header(), Text: text.String()})
+		v.Runs = append(v.Runs, RunText{ID: RunID(rv.RunKey), Title: runTitle(j, rv.Run), Header: rv.header(), Text: text.String()})
 	}
 	return v, nil
 }
@@ -114,21 +124,29 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	if err != nil {
 		return err
 	}
+	charts, uncharted := htmlRunCharts(j, runs)
 	r := htmlReport{
-		View:  v,
-		CSS:   template.CSS(reportCSS),
-		Chart: template.HTML(InlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
+		View:       v,
+		CSS:        template.CSS(reportCSS),
+		Chart:      template.HTML(InlineSVG(svg.String())), //nolint:gosec // vgsvg escapes every string it draws
+		RunCharts:  charts,
+		Uncharted:  uncharted,
+		OpenCharts: len(charts) <= maxOpenCharts,
 	}
 	return htmlTemplate.Execute(w, r)
 }
 
 // InlineSVG drops the XML declaration and generator comment, which have no
 // place inside an HTML document.
-func InlineSVG(doc string) string {
+func InlineSVG(doc string) string { return inlineSVGLabelled(doc, "charts") }
+
+// inlineSVGLabelled is InlineSVG naming the image label; label is
+// attribute text, escaped here.
+func inlineSVGLabelled(doc, label string) string {
 	if i := strings.Index(doc, "<svg"); i >= 0 {
 		doc = doc[i:]
 	}
-	return strings.Replace(doc, "<svg ", `<svg role="img" aria-label="charts" `, 1)
+	return strings.Replace(doc, "<svg ", `<svg role="img" aria-label="`+template.HTMLEscapeString(label)+`" `, 1)
 }
 
 func htmlRPSTable(g grid, s slice, pairs []job.ComparisonPair) Table {

@@ -19,8 +19,13 @@ import (
 // i × interval_s seconds from the run's start; the intervals' counts add up
 // to the run's exactly.
 type RunTimeline struct {
-	IntervalS float64                  `json:"interval_s" example:"1"`
-	Intervals []abreport.TimelinePoint `json:"intervals"`
+	IntervalS float64 `json:"interval_s" example:"1"`
+	// LatencyErrorPct: an interval's percentiles are read from a compact
+	// histogram, at most this much above the recorded latency (6.25, or
+	// 12.5 or 25 where a long, fast run was stored coarser to stay within
+	// its bound); the run's own percentiles are exact to 0.1 %.
+	LatencyErrorPct float64                  `json:"latency_error_pct" example:"6.25"`
+	Intervals       []abreport.TimelinePoint `json:"intervals"`
 }
 
 // TimelineOf reads run r's timeline from its stored measurement; nil and
@@ -38,7 +43,8 @@ func TimelineOf(r *job.Run) (*RunTimeline, error) {
 	if m.Timeline == nil || m.Timeline.Interval <= 0 {
 		return nil, nil
 	}
-	return &RunTimeline{IntervalS: m.Timeline.Interval.Seconds(), Intervals: abreport.Timeline(m.Timeline, m.Open != nil)}, nil
+	return &RunTimeline{IntervalS: m.Timeline.Interval.Seconds(), LatencyErrorPct: m.Timeline.LatencyErrorPct(),
+		Intervals: abreport.Timeline(m.Timeline, m.Open != nil)}, nil
 }
 
 // timelineRow is one line of the timeline formats: the run it belongs to,
