@@ -109,9 +109,18 @@
     function x(t) { return left + plotW * t / xEnd; }
     // req/s: succeeded, and errors (failed requests and completed ones
     // that did not succeed) as their own series, on one linear axis.
-    var okMax = 0;
-    var ok = series.map(function (p) { var v = p.succeeded / p.interval_s; okMax = Math.max(okMax, v); return v; });
-    var err = series.map(function (p) { var v = (p.failed + p.requests - p.succeeded) / p.interval_s; okMax = Math.max(okMax, v); return v; });
+    // A timed run's last interval is cut by its end: its rates are per
+    // second of what it covered, and left out when that is under a
+    // quarter of an interval (as the finished page's chart does).
+    var okMax = 0, runLength = run ? pointDurations[run.point] || 0 : 0;
+    function rate(p, n) {
+      var span = runLength > 0 ? Math.min(p.interval_s, runLength - p.t_s) : p.interval_s;
+      if (span < p.interval_s / 4) { return null; }
+      okMax = Math.max(okMax, n / span);
+      return n / span;
+    }
+    var ok = series.map(function (p) { return rate(p, p.succeeded); });
+    var err = series.map(function (p) { return rate(p, p.failed + p.requests - p.succeeded); });
     var yMax = niceMax(okMax), ticks = yMax / Math.pow(10, Math.floor(Math.log10(yMax))) === 2 ? 4 : 5;
     function y1(v) { return top1 + h1 - h1 * v / yMax; }
     for (var g = 0; g <= ticks; g++) {
@@ -121,8 +130,8 @@
     }
     svg.appendChild(el("text", { x: left - 6, y: top1 - 12, "text-anchor": "end" }, "req/s"));
     function mid(p) { return x(p.t_s + p.interval_s / 2); }
-    polyline("s-ok", series.map(function (p, i) { return [mid(p), y1(ok[i])]; }));
-    polyline("s-err", series.map(function (p, i) { return [mid(p), y1(err[i])]; }));
+    polyline("s-ok", series.map(function (p, i) { return ok[i] === null ? null : [mid(p), y1(ok[i])]; }));
+    polyline("s-err", series.map(function (p, i) { return err[i] === null ? null : [mid(p), y1(err[i])]; }));
     // Latency: p50 and p99 in ms on a log axis, decades from the lowest
     // to the highest value.
     var lo = Infinity, hi = 0;
