@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/testservers"
@@ -24,7 +25,7 @@ import (
 // fake, since nothing here runs a job.
 type keyEnv struct {
 	store *store.Store
-	queue *fakeQueue
+	queue *jobtest.Queue
 	srv   *Server
 	url   string
 }
@@ -39,7 +40,7 @@ func newKeyEnv(t *testing.T, tune func(*Config)) *keyEnv {
 func newKeyEnvWith(t *testing.T, tune func(*Config), deps func(*Deps)) *keyEnv {
 	t.Helper()
 	st := store.New(redistest.Start(t).Client(t), store.Options{})
-	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	env := &keyEnv{store: st, queue: &jobtest.Queue{}}
 	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)
@@ -81,16 +82,7 @@ func (e *keyEnv) do(t *testing.T, method, path, key, body string) (*http.Respons
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return roundTrip(t, req)
 }
 
 const okSpec = `{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurrency":[2],"requests":[10]}}`
@@ -193,7 +185,7 @@ func TestDeliveriesIsolation(t *testing.T) {
 	if err != nil || got.Status != webhook.StatusFailed || got.Redeliveries != 0 {
 		t.Errorf("A's delivery after B's redeliver = %+v, %v, want failed and never redelivered", got, err)
 	}
-	if n := len(env.queue.tasks); n != 1 {
+	if n := len(env.queue.Tasks()); n != 1 {
 		t.Errorf("%d tasks enqueued, want 1 (A's job): B's redeliver must enqueue nothing", n)
 	}
 	if resp, body := env.do(t, http.MethodGet, base, a, ""); resp.StatusCode != 200 || !strings.Contains(string(body), "msg_of_a") {

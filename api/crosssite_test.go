@@ -1,12 +1,10 @@
 package api
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
 )
@@ -26,22 +24,11 @@ func send(t *testing.T, base, method, path, body string, header map[string]strin
 		}
 		req.Header.Set(k, v)
 	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return roundTrip(t, req)
 }
 
 func (e *testEnv) queued() int {
-	e.queue.mu.Lock()
-	defer e.queue.mu.Unlock()
-	return len(e.queue.tasks)
+	return len(e.queue.Tasks())
 }
 
 // TestOpenModeRefusesWhatAPageCouldSend: without a key, a POST that a

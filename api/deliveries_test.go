@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
@@ -21,7 +22,7 @@ import (
 func newDeliveryEnv(t *testing.T, check func(*Config)) *keyEnv {
 	t.Helper()
 	st := store.New(redistest.Start(t).Client(t), store.Options{})
-	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	env := &keyEnv{store: st, queue: &jobtest.Queue{}}
 	cfg := Config{OpenUntilFirstKey: true, CheckURL: netguard.LoopbackOnly().CheckURL}
 	if check != nil {
 		check(&cfg)
@@ -172,10 +173,11 @@ func TestDeliveriesEndpoints(t *testing.T) {
 	if err := json.Unmarshal(b, &rd); resp.StatusCode != http.StatusAccepted || err != nil || rd.Status != webhook.StatusPending || rd.Redeliveries != 1 || rd.WebhookID != "msg_fixed" {
 		t.Fatalf("redeliver = %d %s", resp.StatusCode, b)
 	}
-	if n := len(e.queue.tasks); n != 2 {
+	tasks := e.queue.Tasks()
+	if n := len(tasks); n != 2 {
 		t.Fatalf("%d tasks enqueued, want 2: the job's and the redelivery", n)
 	}
-	task := e.queue.tasks[len(e.queue.tasks)-1]
+	task := tasks[len(tasks)-1]
 	if p, err := queue.ParseWebhookDeliver(task); err != nil || p.JobID != r.ID || p.Delivery != 1 || p.Owner != idA {
 		t.Errorf("enqueued %s %s = %+v, %v; want delivery 1 of job %s, owner %s (its share of the delivery server)", task.Type(), task.Payload(), p, err, r.ID, idA)
 	}

@@ -37,7 +37,7 @@ func (s *Server) handleJobEvents(c echo.Context) error {
 	c.SetRequest(c.Request().WithContext(ctx))
 	id := c.Param("id")
 	p := principalOf(c)
-	if _, err := s.ownedJobCtx(ctx, p, id); err != nil {
+	if _, err := p.Job(ctx, s.store, id); err != nil {
 		return err
 	}
 	w, err := s.streams.admit(p.KeyID, id, cancel)

@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 )
@@ -155,23 +153,6 @@ func (f *fakeStore) DiscardJob(_ context.Context, d *job.Job) error {
 	}
 	delete(f.jobs, d.ID)
 	return nil
-}
-
-// fakeQueue records enqueued tasks, or fails.
-type fakeQueue struct {
-	mu    sync.Mutex
-	tasks []*asynq.Task
-	err   error
-}
-
-func (q *fakeQueue) EnqueueContext(_ context.Context, t *asynq.Task, _ ...asynq.Option) (*asynq.TaskInfo, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return nil, q.err
-	}
-	q.tasks = append(q.tasks, t)
-	return &asynq.TaskInfo{Type: t.Type()}, nil
 }
 
 // errFakeRedis is a Redis that refuses connections, as go-redis reports

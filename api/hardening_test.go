@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/logbuf"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -59,7 +60,7 @@ func serveAPI(t *testing.T, tune func(*Config)) *servedEnv {
 	if tune != nil {
 		tune(&cfg)
 	}
-	srv := New(cfg, Deps{Store: newFakeStore(), Queue: &fakeQueue{}})
+	srv := New(cfg, Deps{Store: newFakeStore(), Queue: &jobtest.Queue{}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

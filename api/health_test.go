@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -78,7 +79,7 @@ func TestOpenAPIAndDocs(t *testing.T) {
 // TestSlowHeadersAreCut holds a connection open with half a request line:
 // the read-header timeout must close it (slowloris).
 func TestSlowHeadersAreCut(t *testing.T) {
-	srv := New(Config{CheckURL: testservers.LoopbackOnly, ReadHeaderTimeout: 200 * time.Millisecond}, Deps{Store: newFakeStore(), Queue: &fakeQueue{}})
+	srv := New(Config{CheckURL: testservers.LoopbackOnly, ReadHeaderTimeout: 200 * time.Millisecond}, Deps{Store: newFakeStore(), Queue: &jobtest.Queue{}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

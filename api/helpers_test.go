@@ -9,19 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
 type testEnv struct {
 	store *fakeStore
-	queue *fakeQueue
+	queue *jobtest.Queue
 	srv   *Server
 	url   string
 }
 
 func newTestEnv(t *testing.T, tune func(*Config)) *testEnv {
 	t.Helper()
-	env := &testEnv{store: newFakeStore(), queue: &fakeQueue{}}
+	env := &testEnv{store: newFakeStore(), queue: &jobtest.Queue{}}
 	cfg := Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, Heartbeat: 50 * time.Millisecond, EventPoll: 20 * time.Millisecond}
 	if tune != nil {
 		tune(&cfg)
@@ -42,14 +43,21 @@ func (e *testEnv) do(t *testing.T, method, path, body string) (*http.Response, [
 	if body != "" || method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json") // as every client of the open mode must
 	}
-	resp, err := http.DefaultClient.Do(req)
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and returns the answer with its body read; a
+// transport error fails the test.
+func roundTrip(t *testing.T, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, path, err)
+		t.Fatalf("%s %s: read body: %v", req.Method, req.URL.Path, err)
 	}
 	return resp, b
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/errcode"
-	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
 )
 
@@ -291,12 +290,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 	}
 	hj, err := runOnce()
 	if err != nil {
-		s.undo.Run("release delivery "+delivery, store.IdempotencyClaimTTL, func(ctx2 context.Context) error {
-			if err := s.idempotency.ReleaseIdempotencyKey(ctx2, rec); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
-				return err
-			}
-			return nil
-		})
+		s.releaseClaimLater("release delivery "+delivery, rec)
 		return HookJob{}, err
 	}
 	if err := s.idempotency.CompleteDelivery(context.WithoutCancel(ctx), rec, hj.JobID); err != nil {

@@ -108,7 +108,7 @@ func (s *Server) createIdempotent(c echo.Context) error {
 			j, err := s.ownedJob(c, rec.JobID)
 			if errors.Is(err, store.ErrNotFound) {
 				// The job expired before the key: the key names nothing.
-				if err := s.idempotency.ReleaseIdempotencyKey(ctx, rec); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
+				if err := s.releaseClaim(ctx, rec); err != nil {
 					return fmt.Errorf("api: %w", err)
 				}
 				continue
@@ -160,15 +160,7 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 	// The claim must be settled even when the client hung up meanwhile.
 	ctx := context.WithoutCancel(c.Request().Context())
 	if err != nil {
-		// Freed even when Redis is gone meanwhile (internal/undo): a claim
-		// left pending would make every retry wait and get a 409 until it
-		// expires. Past its TTL it is free anyway.
-		s.undo.Run("release idempotency key (request "+requestID(c)+")", store.IdempotencyClaimTTL, func(ctx context.Context) error {
-			if err := s.idempotency.ReleaseIdempotencyKey(ctx, claim); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
-				return err
-			}
-			return nil
-		})
+		s.releaseClaimLater("release idempotency key (request "+requestID(c)+")", claim)
 		return err
 	}
 	// A replay shows the secret again only when this answer shows one: a
@@ -179,6 +171,23 @@ func (s *Server) createClaimed(c echo.Context, claim store.IdempotencyRecord, bo
 		s.log.Error("api: record idempotency key", "request_id", requestID(c), "job", j.ID, "err", cerr)
 	}
 	return created(c, j, secret)
+}
+
+// releaseClaim frees a claimed key. A claim lost meanwhile (it expired
+// and another request holds the key now) is not this request's to free.
+func (s *Server) releaseClaim(ctx context.Context, claim store.IdempotencyRecord) error {
+	if err := s.idempotency.ReleaseIdempotencyKey(ctx, claim); err != nil && !errors.Is(err, store.ErrIdempotencyClaimLost) {
+		return err
+	}
+	return nil
+}
+
+// releaseClaimLater frees a claim no job was created under, through
+// internal/undo so that it is freed even when Redis is gone meanwhile: a
+// claim left pending would make every retry wait and get a 409 until it
+// expires. Past its TTL it is free anyway.
+func (s *Server) releaseClaimLater(what string, claim store.IdempotencyRecord) {
+	s.undo.Run(what, store.IdempotencyClaimTTL, func(ctx context.Context) error { return s.releaseClaim(ctx, claim) })
 }
 
 // createWithin decodes body and creates its job within timeout.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/testservers"
@@ -31,13 +32,13 @@ import (
 type storeEnv struct {
 	st    *store.Store
 	rdb   redis.UniversalClient
-	queue *fakeQueue
+	queue *jobtest.Queue
 	url   string
 }
 
 func newStoreEnv(t *testing.T, rdb redis.UniversalClient) *storeEnv {
 	t.Helper()
-	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
+	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &jobtest.Queue{}}
 	srv := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly}, Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Selector: env.st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -142,7 +143,7 @@ func TestIdempotencyConcurrentPostsCreateOneJob(t *testing.T) {
 	if got := env.jobCount(t); got != 1 {
 		t.Errorf("jobs stored = %d, want 1", got)
 	}
-	if got := len(env.queue.tasks); got != 1 {
+	if got := len(env.queue.Tasks()); got != 1 {
 		t.Errorf("tasks enqueued = %d, want 1", got)
 	}
 	keys, err := env.rdb.Keys(t.Context(), "benchq:idempotency:*").Result()
@@ -208,11 +209,11 @@ func TestIdempotencyFailedRequestFreesKey(t *testing.T) {
 	if status, _, _, _ := env.post(t, ptr("k"), validSpec); status != http.StatusAccepted {
 		t.Errorf("corrected POST = %d, want 202", status)
 	}
-	env.queue.err = errFakeRedis
+	env.queue.SetErr(errFakeRedis)
 	if status, _, _, _ := env.post(t, ptr("q"), validSpec); status != http.StatusServiceUnavailable {
 		t.Errorf("POST with the queue down = %d, want 503", status)
 	}
-	env.queue.err = nil
+	env.queue.SetErr(nil)
 	if status, _, _, _ := env.post(t, ptr("q"), validSpec); status != http.StatusAccepted {
 		t.Errorf("retry after the queue came back = %d, want 202", status)
 	}
@@ -402,7 +403,7 @@ func newVerifyingEnv(t *testing.T, v *gatedVerifier, timing idempotencyTiming) *
 	t.Helper()
 	rdb := redistest.Start(t).Client(t)
 	v.rdb = rdb
-	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &fakeQueue{}}
+	env := &storeEnv{st: store.New(rdb, store.Options{}), rdb: rdb, queue: &jobtest.Queue{}}
 	srv := New(Config{OpenUntilFirstKey: true, CheckURL: testservers.LoopbackOnly, VerifyTargets: true},
 		Deps{Store: env.st, Queue: env.queue, Idempotency: env.st, Deliveries: env.st, Selector: env.st, Targets: v})
 	srv.idempotencyTiming = timing

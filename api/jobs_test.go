@@ -35,7 +35,7 @@ func TestCreateJob(t *testing.T) {
 	if _, err := env.store.GetJob(t.Context(), jr.ID); err != nil {
 		t.Errorf("stored job %s: %v", jr.ID, err)
 	}
-	if n := len(env.queue.tasks); n != 1 || !strings.Contains(string(env.queue.tasks[0].Payload()), jr.ID) {
+	if n := len(env.queue.Tasks()); n != 1 || !strings.Contains(string(env.queue.Tasks()[0].Payload()), jr.ID) {
 		t.Errorf("enqueued %d tasks, want 1 naming job %s", n, jr.ID)
 	}
 }
@@ -78,8 +78,8 @@ func TestCreateJobBadInput(t *testing.T) {
 			if tt.field != "" && !namesField(p, tt.field) {
 				t.Errorf("POST %s problem = %s, want field %q named", tt.body, body, tt.field)
 			}
-			if len(env.queue.tasks) != 0 {
-				t.Errorf("POST %s enqueued %d tasks, want 0", tt.body, len(env.queue.tasks))
+			if len(env.queue.Tasks()) != 0 {
+				t.Errorf("POST %s enqueued %d tasks, want 0", tt.body, len(env.queue.Tasks()))
 			}
 		})
 	}
@@ -114,7 +114,7 @@ func TestCreateJobBodyTooLarge(t *testing.T) {
 // discarded, and the answer is the outage's 503 with Retry-After.
 func TestCreateJobEnqueueFails(t *testing.T) {
 	env := newTestEnv(t, func(c *Config) { c.UnavailableRetryAfter = 7 * time.Second })
-	env.queue.err = errFakeRedis
+	env.queue.SetErr(errFakeRedis)
 	resp, body := env.do(t, http.MethodPost, "/v1/jobs", validSpec)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("POST with a dead queue = %d %s, want 503", resp.StatusCode, body)

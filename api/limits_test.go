@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -127,13 +126,7 @@ func (e *keyedEnv) hook(t *testing.T, path string, h http.Header, body []byte) (
 	}
 	req.Header = h
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 // TestHookHardening: a body over the cap is refused before any secret is

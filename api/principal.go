@@ -1,14 +1,10 @@
 package api
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/store"
 )
 
 // principalKey is where the authentication middleware leaves the caller.
@@ -31,16 +27,5 @@ func principalOf(c echo.Context) admit.Caller {
 // ownedJob loads a job the caller may see. Another key's job is reported
 // exactly as a missing one (404), so ids cannot be probed across tenants.
 func (s *Server) ownedJob(c echo.Context, id string) (*job.Job, error) {
-	return s.ownedJobCtx(c.Request().Context(), principalOf(c), id)
-}
-
-func (s *Server) ownedJobCtx(ctx context.Context, p admit.Caller, id string) (*job.Job, error) {
-	j, err := s.store.GetJob(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("api: get job: %w", err)
-	}
-	if !p.Owns(j) {
-		return nil, fmt.Errorf("api: get job %s: %w", id, store.ErrNotFound)
-	}
-	return j, nil
+	return principalOf(c).Job(c.Request().Context(), s.store, id)
 }

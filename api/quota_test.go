@@ -121,13 +121,11 @@ func TestActiveJobsQuotaExactUnderConcurrency(t *testing.T) {
 func TestActiveSlotReleasedOnEnqueueFailure(t *testing.T) {
 	env := newKeyEnv(t, nil)
 	_, key := env.addKey(t, "ci", false, apikey.Quota{MaxActiveJobs: 1})
-	env.queue.err = errFakeRedis
+	env.queue.SetErr(errFakeRedis)
 	if resp, b := env.do(t, http.MethodPost, "/v1/jobs", key, okSpec); resp.StatusCode != 503 {
 		t.Fatalf("POST with the queue down = %d %s, want 503", resp.StatusCode, b)
 	}
-	env.queue.mu.Lock()
-	env.queue.err = nil
-	env.queue.mu.Unlock()
+	env.queue.SetErr(nil)
 	env.create(t, key) // the only slot is free again
 }
 

@@ -23,7 +23,7 @@ func TestCreateJobRefusesAnOverlongList(t *testing.T) {
 	if len(p.Errors) != 1 || p.Errors[0].Field != "sweep.concurrency" || p.Errors[0].Message != want {
 		t.Errorf("problem errors = %+v, want one at sweep.concurrency: %q", p.Errors, want)
 	}
-	if n := len(env.queue.tasks); n != 0 {
+	if n := len(env.queue.Tasks()); n != 0 {
 		t.Errorf("%d tasks enqueued, want none", n)
 	}
 }
@@ -62,7 +62,7 @@ func TestCreateJobBodyLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(p.Detail, "1048576 bytes") {
 		t.Errorf("POST /v1/jobs (%d bytes) = %d %+v, want 413 naming the limit", len(body), resp.StatusCode, p)
 	}
-	if n := len(env.queue.tasks); n != 0 {
+	if n := len(env.queue.Tasks()); n != 0 {
 		t.Errorf("%d tasks enqueued, want none", n)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/testservers"
@@ -40,7 +41,7 @@ func newStreamEnv(t *testing.T, tune func(*Config)) *streamEnv {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: streamPoolSize, PoolTimeout: streamPoolTimeout})
 	t.Cleanup(func() { rdb.Close() })
 	st := store.New(rdb, store.Options{})
-	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	env := &keyEnv{store: st, queue: &jobtest.Queue{}}
 	cfg := Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour}
 	if tune != nil {
 		tune(&cfg)
@@ -249,7 +250,7 @@ func TestStreamsOfOneJobShareReads(t *testing.T) {
 	srv := redistest.Start(t)
 	st := store.New(srv.Client(t), store.Options{})
 	cs := &countingStore{Store: st}
-	env := &keyEnv{store: st, queue: &fakeQueue{}}
+	env := &keyEnv{store: st, queue: &jobtest.Queue{}}
 	env.srv = New(Config{CheckURL: testservers.LoopbackOnly, Heartbeat: time.Hour, EventPoll: time.Hour, MaxStreamsPerKey: streams},
 		Deps{Store: cs, Queue: env.queue, Keys: st, Quotas: st, Streams: st})
 	hs := httptest.NewServer(env.srv.Handler())

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/apikey"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/testservers"
@@ -36,7 +36,7 @@ func newKeyedEnvWith(t *testing.T, cfg Config) *keyedEnv {
 	rdb := redistest.Start(t).Client(t)
 	st := store.New(rdb, store.Options{})
 	cfg.CheckURL = testservers.LoopbackOnly
-	srv := New(cfg, Deps{Store: st, Queue: &fakeQueue{}, Keys: st, Quotas: st,
+	srv := New(cfg, Deps{Store: st, Queue: &jobtest.Queue{}, Keys: st, Quotas: st,
 		Idempotency: st, Selector: st, Templates: st, Pinner: st})
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
@@ -69,13 +69,7 @@ func (e *keyedEnv) do(t *testing.T, key, method, path, body string) (*http.Respo
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, b
+	return roundTrip(t, req)
 }
 
 const aliceTemplate = `{"name": "shop", "values": {"target_url": "http://127.0.0.1:9"},

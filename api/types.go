@@ -5,6 +5,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/monitor"
 )
 
 // JobResponse is a job as the API shows it: the spec with its defaults
@@ -76,6 +77,9 @@ type RunResponse struct {
 	// Partial marks the run a cancel stopped part way: result holds what
 	// it measured until then; the analysis leaves it out.
 	Partial bool `json:"partial,omitempty"`
+	// Server is the target's CPU and memory during the run, read from its
+	// monitor endpoint; absent for a target without one.
+	Server *monitor.Server `json:"server,omitempty"`
 	// Timeline is the run's intervals, with ?timeline=true only; absent
 	// then for a run stored before timelines were recorded.
 	Timeline *TimelineResponse `json:"timeline,omitempty"`
@@ -136,6 +140,7 @@ func newRunResponses(runs []job.Run) []RunResponse {
 			Result:      r.Result,
 			Shards:      r.Shards,
 			Partial:     r.Partial,
+			Server:      r.Server,
 		})
 	}
 	return out

@@ -5,7 +5,8 @@
 # files on loopback (apache 127.0.0.1:18081, lighttpd :18082, nginx :18083)
 # and, for seed 003's dynamic pages, a private copy of Debian's DokuWiki on
 # apache with mod_php (:18084, OPcache off; :18086, on) and on lighttpd
-# with php-cgi over FastCGI (:18085 off, :18087 on), all pinned to CPU 0; starts the all-in-one benchq on 127.0.0.1:18080
+# with php-cgi over FastCGI (:18085 off, :18087 on), all pinned to CPU 0,
+# with Debian's prometheus-node-exporter on :18090 for the servers' CPU 0; starts the all-in-one benchq on 127.0.0.1:18080
 # pinned to CPU 1, submits every examples/seed*.json, waits for each job and
 # writes its Markdown, SVG, PNG and HTML reports to docs/examples/.
 #
@@ -48,6 +49,7 @@ need=()
 [ -d /usr/share/dokuwiki ] || need+=(dokuwiki)
 [ -x /usr/bin/php-cgi ] || need+=(php-cgi)
 compgen -G '/usr/lib/apache2/modules/libphp*.so' >/dev/null || need+=(libapache2-mod-php)
+command -v prometheus-node-exporter >/dev/null || need+=(prometheus-node-exporter)
 command -v jq >/dev/null || need+=(jq)
 command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
@@ -84,6 +86,12 @@ servers_start_lighttpd_php 18087 0 "$work/dokuwiki" on
 for port in 18084 18085 18086 18087; do
 	servers_wait "http://127.0.0.1:$port/doku.php?id=zeittafel" "DokuWiki on :$port" || exit 1
 done
+# The servers' CPU, as seed 003 watched it: node_exporter on CPU 1 with
+# benchq, so that its own scrapes do not count as the servers'.
+taskset -c 1 prometheus-node-exporter --web.listen-address=127.0.0.1:18090 \
+	--collector.disable-defaults --collector.cpu --collector.meminfo >"$work/node-exporter.log" 2>&1 &
+pids+=($!)
+servers_wait http://127.0.0.1:18090/metrics node_exporter || exit 1
 
 # --- benchq on CPU 1 -----------------------------------------------------------
 (cd "$root" && go build -o "$work/benchq" ./cmd/benchq)

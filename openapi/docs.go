@@ -2264,6 +2264,13 @@ const docTemplate = `{
                     "description": "KiB received per second",
                     "type": "number"
                 },
+                "unsteady": {
+                    "description": "Unsteady is set when the run's throughput or latency shifted while\nit was measured (measure.Measurement.Unsteady's rule over its\ntimeline): its averages then mix two behaviours. UnsteadyReason says\nwhich metric moved, how much and when.",
+                    "type": "boolean"
+                },
+                "unsteady_reason": {
+                    "type": "string"
+                },
                 "variable_length": {
                     "description": "ab -l: \"Document Length: Variable\", no Length failures",
                     "type": "boolean"
@@ -2367,6 +2374,10 @@ const docTemplate = `{
                 "t_s": {
                     "description": "the interval's start, seconds from the run's",
                     "type": "number"
+                },
+                "warmup": {
+                    "description": "Warmup marks an interval of the run's warm-up (a spec's warmup),\nwhich the run's result does not cover; TimelineOf sets it.",
+                    "type": "boolean"
                 }
             }
         },
@@ -2873,6 +2884,14 @@ const docTemplate = `{
                 },
                 "result": {
                     "$ref": "#/definitions/abreport.Report"
+                },
+                "server": {
+                    "description": "Server is the target's CPU and memory during the run, read from its\nmonitor endpoint; absent for a target without one.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/monitor.Server"
+                        }
+                    ]
                 },
                 "shards": {
                     "description": "Shards lists the worker processes of a sharded run (sweep.shards \u003e\n1); result is their merged measurement.",
@@ -3400,6 +3419,15 @@ const docTemplate = `{
                 "good_rps": {
                     "$ref": "#/definitions/job.Stat"
                 },
+                "limited_by": {
+                    "description": "LimitedBy names what held the point's req/s back: \"client\" (the\nload generator was short of CPU, ClientSaturated), \"server_cpu\" (the\ntarget kept at least 90 % of its cores busy) or \"neither\" (both had\nheadroom: latency, the network, locks or a queue). Absent when it\ncannot be told: the client had headroom and the server's CPU share\nis unknown.",
+                    "type": "string",
+                    "enum": [
+                        "client",
+                        "server_cpu",
+                        "neither"
+                    ]
+                },
                 "noisy": {
                     "description": "Noisy is set when the CV of req/s is above 0.10\n(analysis.NoisyCV): rerun, or add repeats, before trusting a\ndifference between targets.",
                     "type": "boolean"
@@ -3428,6 +3456,21 @@ const docTemplate = `{
                 "runs": {
                     "type": "integer"
                 },
+                "server_cores": {
+                    "type": "number",
+                    "example": 1
+                },
+                "server_cores_busy": {
+                    "description": "ServerCoresBusy is, over the repeats, how many cores the target kept\nbusy (its runs' server.cores_busy, from the target's monitor),\nServerCores how many it has and ServerCPUShare the share of them\nbusy; nil (0) when the target has no monitor or its CPU or cores\nare unknown.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Stat"
+                        }
+                    ]
+                },
+                "server_cpu_share": {
+                    "$ref": "#/definitions/job.Stat"
+                },
                 "time_per_request_ms": {
                     "$ref": "#/definitions/job.Stat"
                 },
@@ -3446,6 +3489,13 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Stat"
                         }
                     ]
+                },
+                "unsteady": {
+                    "description": "Unsteady counts the repeats whose throughput or latency shifted\nwhile they ran (abreport's unsteady); UnsteadyReason is the first\nsuch repeat's reason.",
+                    "type": "integer"
+                },
+                "unsteady_reason": {
+                    "type": "string"
                 }
             }
         },
@@ -3580,6 +3630,10 @@ const docTemplate = `{
                 "sentence": {
                     "description": "one sentence a person reads",
                     "type": "string"
+                },
+                "server_cpu_bound_from": {
+                    "description": "ServerCPUBoundFrom is the lowest c whose point is limited by the\nserver's CPU (PointSummary.LimitedBy \"server_cpu\").",
+                    "type": "integer"
                 },
                 "target": {
                     "type": "string"
@@ -3722,6 +3776,11 @@ const docTemplate = `{
                             "$ref": "#/definitions/job.Trend"
                         }
                     ]
+                },
+                "warmup": {
+                    "description": "Warmup loads the target for that long at the start of every run\nbefore the run is measured, as wrk2 calibrates first: the result\ncovers the measured window after it (the point's duration), the\nrun's timeline keeps both. Every point needs a duration and no\nrequest count, over HTTP/1.x. Unlike sweep.warmup_requests (a\nseparate, discarded run before each run) it warms the very\nconnections and server state the run measures.",
+                    "type": "string",
+                    "example": "5s"
                 },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"
@@ -3885,6 +3944,14 @@ const docTemplate = `{
                 },
                 "http_load": {
                     "type": "string"
+                },
+                "monitor": {
+                    "description": "Monitor names the server's Prometheus metrics endpoint: scraped at\neach run's start, every timeline interval and its end, so the run\nstores the server's CPU and memory (` + "`" + `server` + "`" + `) beside the client's\nnumbers.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/monitor.Spec"
+                        }
+                    ]
                 },
                 "name": {
                     "type": "string"
@@ -4085,6 +4152,163 @@ const docTemplate = `{
                 },
                 "tls_handshake": {
                     "type": "integer"
+                }
+            }
+        },
+        "monitor.SeriesValues": {
+            "type": "object",
+            "properties": {
+                "counter": {
+                    "type": "boolean"
+                },
+                "selector": {
+                    "type": "string",
+                    "example": "nginx_http_requests_total"
+                },
+                "values": {
+                    "type": "array",
+                    "items": {
+                        "type": "number"
+                    }
+                }
+            }
+        },
+        "monitor.Server": {
+            "type": "object",
+            "properties": {
+                "cores": {
+                    "description": "Cores is how many cores the server has, and CoresFrom where that\ncame from: \"spec\" (monitor.cores), \"node_cpu_seconds_total\" (its\ncpu labels) or \"go_sched_gomaxprocs_threads\" (a Go server's\nGOMAXPROCS). CPUShare is CoresBusy / Cores, 0..1.",
+                    "type": "number",
+                    "example": 1
+                },
+                "cores_busy": {
+                    "type": "number",
+                    "example": 0.96
+                },
+                "cores_from": {
+                    "type": "string",
+                    "example": "spec"
+                },
+                "cpu_ms_per_request": {
+                    "description": "CPUMsPerRequest is CPUSeconds in milliseconds over the run's\ncompleted requests.",
+                    "type": "number",
+                    "example": 0.08
+                },
+                "cpu_seconds": {
+                    "description": "CPUSeconds is the CPU time the server used from the first scrape to\nthe last; CoresBusy that over the same wall-clock time, the average\nnumber of cores it kept busy.",
+                    "type": "number",
+                    "example": 1.92
+                },
+                "cpu_selector": {
+                    "description": "CPUSelector and MemorySelector name the series counted, chosen by\nthe spec or by default from what the endpoint exposes.",
+                    "type": "string",
+                    "example": "node_cpu_seconds_total{mode!=\"idle\"}"
+                },
+                "cpu_share": {
+                    "type": "number",
+                    "example": 0.96
+                },
+                "memory_bytes": {
+                    "description": "MemoryBytes is the memory at the last scrape, MemoryPeakBytes the\nlargest any scrape saw.",
+                    "type": "number",
+                    "example": 10485760
+                },
+                "memory_peak_bytes": {
+                    "type": "number",
+                    "example": 12582912
+                },
+                "memory_selector": {
+                    "type": "string",
+                    "example": "process_resident_memory_bytes"
+                },
+                "message": {
+                    "type": "string",
+                    "example": "1 of 12 scrapes failed, the first: http://127.0.0.1:9100/metrics answered 503 Service Unavailable"
+                },
+                "scrape_errors": {
+                    "type": "integer",
+                    "example": 0
+                },
+                "scrapes": {
+                    "description": "Scrapes counts the scrapes tried, ScrapeErrors those that failed;\nMessage says what went wrong, if anything. A failed scrape never\nfails the run.",
+                    "type": "integer",
+                    "example": 12
+                },
+                "source": {
+                    "description": "Source is the endpoint scraped.",
+                    "type": "string",
+                    "example": "http://127.0.0.1:9100/metrics"
+                },
+                "timeline": {
+                    "description": "Timeline is the recorded series per interval of the run's timeline.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/monitor.ServerTimeline"
+                        }
+                    ]
+                }
+            }
+        },
+        "monitor.ServerTimeline": {
+            "type": "object",
+            "properties": {
+                "cpu_seconds": {
+                    "type": "array",
+                    "items": {
+                        "type": "number"
+                    }
+                },
+                "interval_ms": {
+                    "type": "integer",
+                    "example": 1000
+                },
+                "memory_bytes": {
+                    "type": "array",
+                    "items": {
+                        "type": "number"
+                    }
+                },
+                "series": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/monitor.SeriesValues"
+                    }
+                }
+            }
+        },
+        "monitor.Spec": {
+            "type": "object",
+            "properties": {
+                "cores": {
+                    "description": "Cores is how many cores the server has, for the share of them it\nkept busy; default: the number of cpu labels of\nnode_cpu_seconds_total, else, beside process_cpu_seconds_total, a\nGo server's go_sched_gomaxprocs_threads, else unknown.",
+                    "type": "number",
+                    "minimum": 0,
+                    "example": 1
+                },
+                "cpu": {
+                    "description": "CPU selects the counters of the server's CPU seconds, summed. By\ndefault the first exposed of process-exporter's\nnamedprocess_namegroup_cpu_seconds_total, node_exporter's\nnode_cpu_seconds_total{mode!=\"idle\"} and the application's own\nprocess_cpu_seconds_total (an exporter exposes its own process's\ntoo, so it comes last).",
+                    "type": "string",
+                    "example": "node_cpu_seconds_total{cpu=\"0\",mode!=\"idle\"}"
+                },
+                "memory": {
+                    "description": "Memory selects the server's memory in bytes, summed. By default,\nin the same order: process-exporter's\nnamedprocess_namegroup_memory_bytes{memtype=\"resident\"},\nnode_exporter's MemTotal minus MemAvailable (used), the process's\nprocess_resident_memory_bytes.",
+                    "type": "string",
+                    "example": "process_resident_memory_bytes"
+                },
+                "prometheus": {
+                    "description": "Prometheus is the URL of a Prometheus text-format endpoint:\nnode_exporter, process-exporter, an nginx or apache exporter, or the\napplication's own /metrics. The address policy applies as to a\ntarget.",
+                    "type": "string",
+                    "example": "http://127.0.0.1:9100/metrics"
+                },
+                "series": {
+                    "description": "Series are extra selectors recorded per interval: a counter's\nincrease, a gauge's value at the interval's end.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "nginx_connections_active"
+                    ]
                 }
             }
         },

@@ -10,7 +10,7 @@ swag="$(command -v swag || echo "$(go env GOPATH)/bin/swag")"
 "$swag" init \
   --quiet \
   --generalInfo server.go \
-  --dir ./api,./internal/job,./internal/analysis,./internal/abreport,./internal/measure,./internal/template \
+  --dir ./api,./internal/job,./internal/analysis,./internal/abreport,./internal/measure,./internal/monitor,./internal/template \
   --output "$out" \
   --outputTypes go,json,yaml \
   --packageName openapi \

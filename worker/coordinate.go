@@ -89,12 +89,21 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int)
 		}
 		tasks = append(tasks, pl.TaskID())
 	}
+	rec := sw.startMonitor(p, t.plan) // monitor.go: once for all shards
 	own := make(chan error, 1)
 	go func() { own <- r.runShard(ctx, t) }()
 	run, err := sw.coordinate(ctx, t, own)
 	if err != nil {
+		sw.serverOf(rec, nil)
 		sw.dropRound(t, tasks, abortStopped, err)
 		return nil, err
+	}
+	if rec != nil {
+		m, derr := run.DecodeMeasurement() // the merge: the span and timeline of all shards
+		if derr != nil {
+			m = nil // no server numbers then, but the run stands
+		}
+		run.Server = sw.serverOf(rec, m)
 	}
 	sw.dropRound(t, nil, "", nil)
 	return run, nil

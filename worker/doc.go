@@ -19,7 +19,8 @@
 // asynq archived without a handler), coordinate.go (a sharded run as its
 // coordinator sees it: the round, the barrier, the merge, the redo),
 // shard.go (one shard wherever it runs, and the job:shard handler),
-// clock.go (a shard's clock against Redis's).
+// clock.go (a shard's clock against Redis's), monitor.go (the target's
+// metrics endpoint scraped beside each run, internal/monitor).
 //
 // Failure model. Every attempt starts by reading which runs are stored and
 // skips them, so an attempt retried after a crash resumes where the dead

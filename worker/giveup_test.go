@@ -67,10 +67,7 @@ func TestLastAttemptFailsJob(t *testing.T) {
 			}
 			told := &notices{}
 			w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second, Notifier: told})
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
-			t.Cleanup(func() { cancel(); <-done })
+			worker.RunInTest(t, w)
 
 			insp := asynq.NewInspectorFromRedisClient(e.rdb)
 			deadline := time.Now().Add(15 * time.Second)
@@ -142,10 +139,7 @@ func TestLostEndNoticeIsRetried(t *testing.T) {
 	}
 	told := &flakyNotices{}
 	w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second, Notifier: told})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	worker.RunInTest(t, w)
 
 	deadline := time.Now().Add(15 * time.Second)
 	for len(told.got()) < 2 {

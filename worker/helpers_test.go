@@ -81,16 +81,7 @@ func (e *env) startWorker(t *testing.T) {
 func (e *env) startWorkerWith(t *testing.T, cfg worker.Config) {
 	t.Helper()
 	cfg.Logger, cfg.ShutdownTimeout = e.log, 2*time.Second
-	w := worker.New(e.rdb, e.st, cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Worker.Run = %v", err)
-		}
-	})
+	worker.RunInTest(t, worker.New(e.rdb, e.st, cfg))
 }
 
 // waitStatus polls the job until cond holds, failing after limit.

@@ -60,10 +60,7 @@ func (e *env) runJanitors(t *testing.T, n int, told worker.Notifier) {
 	for range n {
 		w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second,
 			Notifier: told, JanitorInterval: 20 * time.Millisecond})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
+		worker.RunInTest(t, w)
 	}
 }
 

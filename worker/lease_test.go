@@ -129,10 +129,7 @@ func TestJanitorResumesCrashedJob(t *testing.T) {
 			for range 2 {
 				w := worker.New(e.rdb, e.st, worker.Config{Logger: e.log, ShutdownTimeout: 2 * time.Second,
 					JobLease: time.Second, CrashRetries: 2})
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- w.Run(ctx) }()
-				t.Cleanup(func() { cancel(); <-done })
+				worker.RunInTest(t, w)
 			}
 			got := e.waitJob(t, j.ID, 10*time.Second, "a terminal status", terminal)
 			if got.Status != tt.want {

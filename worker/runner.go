@@ -16,6 +16,7 @@ import (
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/monitor"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -59,6 +60,7 @@ type Runner struct {
 	st            jobStore
 	policy        *netguard.Policy
 	resolver      netguard.Resolver
+	scraper       *monitor.Scraper // monitor.go: the targets' metrics endpoints
 	log           *slog.Logger
 	cancelPoll    time.Duration
 	progressEvery time.Duration
@@ -95,6 +97,7 @@ func newRunner(st jobStore, cfg Config) *Runner {
 		crashes:  job.CrashBudget{Stalled: cfg.CrashRetries, Total: cfg.CrashLimit},
 		draining: make(chan struct{}),
 		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
+		scraper:  newScraper(cfg.Policy, cfg.Resolver),
 	}
 }
 
@@ -371,11 +374,14 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	started := time.Now().UTC()
+	rec := sw.startMonitor(p, plan) // monitor.go
 	m, err := sw.load(plan)
 	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
 	if err != nil && !partial {
+		sw.serverOf(rec, nil)
 		return fmt.Errorf("point %d: %w", k.Point, err)
 	}
+	server := sw.serverOf(rec, m)
 	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
 		VariableLength: plan.AcceptVariableLength,
 		BodySent:       len(plan.Body) > 0,
@@ -383,7 +389,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if rerr != nil {
 		return fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
-	run.Partial = partial
+	run.Partial, run.Server = partial, server
 	if serr := sw.save(run); serr != nil || !partial {
 		return serr
 	}

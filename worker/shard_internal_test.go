@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"context"
 	"log/slog"
 	"math"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/redistest"
@@ -59,15 +59,7 @@ func (e *shardEnv) startWorkers(t *testing.T, n int, cfg Config) {
 			e.samples[shard] = append(e.samples[shard], m.Samples...)
 			e.shards[shard] = append(e.shards[shard], m)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Worker.Run = %v", err)
-			}
-		})
+		RunInTest(t, w)
 	}
 }
 
@@ -138,12 +130,8 @@ func TestShardedRunMergesExactly(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs = %d, %v; want 1", len(runs), err)
 	}
-	run := runs[0]
-	res := run.Result
-	if res.CompleteRequests != 3000 || res.ConcurrencyLevel != 6 || res.FailedRequests != 0 {
-		t.Errorf("result: complete %d, concurrency %d, failed %d; want 3000, 6, 0", res.CompleteRequests, res.ConcurrencyLevel, res.FailedRequests)
-	}
-	checkShards(t, run, 3, 3000, 6)
+	res := runs[0].Result
+	jobtest.CheckShardedRun(t, runs[0], 3, 3000, 6)
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -163,36 +151,6 @@ func TestShardedRunMergesExactly(t *testing.T) {
 		t.Errorf("total transferred %d, want the shards' sum %d", res.TotalTransferredBytes, bytes)
 	}
 	checkPercentiles(t, res, all)
-}
-
-// checkShards asserts a sharded run's shard list: n shards from n distinct
-// workers, started within 50 ms of each other, their requests and
-// concurrency summing to the point's.
-func checkShards(t *testing.T, run job.Run, n int, requests int64, concurrency int) {
-	t.Helper()
-	if len(run.Shards) != n {
-		t.Fatalf("run has %d shards, want %d: %+v", len(run.Shards), n, run.Shards)
-	}
-	workers := map[string]bool{}
-	var sum int64
-	var conc int
-	first, last := run.Shards[0].StartedAt, run.Shards[0].StartedAt
-	for _, s := range run.Shards {
-		workers[s.Worker] = true
-		sum += s.CompleteRequests
-		conc += s.Concurrency
-		first, last = minTime(first, s.StartedAt), maxTime(last, s.StartedAt)
-	}
-	if len(workers) != n {
-		t.Errorf("shards ran on %d distinct workers, want %d: %+v", len(workers), n, run.Shards)
-	}
-	if sum != requests || conc != concurrency {
-		t.Errorf("shards sum to %d requests at concurrency %d, want %d at %d", sum, conc, requests, concurrency)
-	}
-	if spread := last.Sub(first); spread > 50*time.Millisecond {
-		t.Errorf("shard starts spread over %s, want within 50ms: %+v", spread, run.Shards)
-	}
-	t.Logf("shard starts spread over %s", last.Sub(first))
 }
 
 // checkPercentiles compares ab's percentiles and connection times of res
@@ -223,20 +181,6 @@ func checkPercentiles(t *testing.T, res *abreport.Report, samples []measure.Samp
 	if min, max := float64(us[0])/1000, float64(us[n-1])/1000; res.ConnectionTimesMs.Total.Min != min || res.ConnectionTimesMs.Total.Max != max {
 		t.Errorf("total min/max = %v/%v ms, want %v/%v ms exactly", res.ConnectionTimesMs.Total.Min, res.ConnectionTimesMs.Total.Max, min, max)
 	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // TestShardedRunTooFewWorkers: with two workers for three shards the job

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -36,36 +34,14 @@ const (
 // one before.
 var crashKillsAt = []int{3, 9, 15, 19}
 
-// crashRun is what the crash test reads of a stored run.
-type crashRun struct {
-	Point      int       `json:"point"`
-	Repeat     int       `json:"repeat"`
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	Result     struct {
-		CompleteRequests int `json:"complete_requests"`
-		FailedRequests   int `json:"failed_requests"`
-	} `json:"result"`
-}
-
-// crashEnv is the service a crash test kills workers of: redis-server,
-// benchq serve, and the environment workers start with.
-type crashEnv struct {
-	bin  string
-	env  []string
-	base string
-}
-
-func startCrashEnv(t *testing.T, extraEnv ...string) *crashEnv {
+// startCrashEnv is the service a crash test kills workers of:
+// redis-server and benchq serve, which must stop cleanly at the end.
+func startCrashEnv(t *testing.T, extraEnv ...string) *serveEnv {
 	t.Helper()
 	rs := redistest.Start(t)
-	bin := buildBenchq(t)
-	// serve and worker refuse loopback targets unless the operator allows them.
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	env = append(env, extraEnv...)
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	t.Cleanup(func() { api.Stop(t) })
-	return &crashEnv{bin: bin, env: env, base: keyedBase(t, rs.URL(), api.WaitAddr(t))}
+	se := startServe(t, rs.URL(), extraEnv...)
+	t.Cleanup(func() { se.api.Stop(t) })
+	return se
 }
 
 // kill ends a worker with SIGKILL and returns when it is gone.
@@ -97,7 +73,7 @@ func TestWorkerCrashesResumeWithinSeconds(t *testing.T) {
 	})
 	type crash struct {
 		at     time.Time
-		before []crashRun
+		before []job.Run
 	}
 	var crashes []crash
 	for i, n := range crashKillsAt {
@@ -185,12 +161,12 @@ func TestCrashLoopJobFails(t *testing.T) {
 // checkCrashRuns asserts that after is the whole sweep, each repeat once
 // and complete, that the runs in before are unchanged, and that every other
 // run started after the kill.
-func checkCrashRuns(t *testing.T, before, after []crashRun, killed time.Time) {
+func checkCrashRuns(t *testing.T, before, after []job.Run, killed time.Time) {
 	t.Helper()
 	if len(after) != crashRuns {
 		t.Errorf("results have %d runs, want %d", len(after), crashRuns)
 	}
-	kept := map[int]crashRun{}
+	kept := map[int]job.Run{}
 	for _, r := range before {
 		kept[r.Repeat] = r
 	}
@@ -229,17 +205,11 @@ func waitRuns(t *testing.T, base, id string, n int, limit time.Duration) {
 }
 
 // runsOf returns the job's stored runs sorted by repeat.
-func runsOf(t *testing.T, base, id string) []crashRun {
+func runsOf(t *testing.T, base, id string) []job.Run {
 	t.Helper()
-	resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id+"/results", nil)
-	var r struct {
-		Runs []crashRun `json:"runs"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &r) != nil {
-		t.Fatalf("GET /v1/jobs/%s/results = %d %s", id, resp.StatusCode, b)
-	}
-	sort.Slice(r.Runs, func(i, j int) bool { return r.Runs[i].Repeat < r.Runs[j].Repeat })
-	return r.Runs
+	runs := results(t, base, id)
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Repeat < runs[j].Repeat })
+	return runs
 }
 
 // firstAfter waits up to limit for a request that arrives after since and

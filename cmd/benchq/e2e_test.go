@@ -32,12 +32,9 @@ func TestEndToEndAllInOne(t *testing.T) {
 // real redis-server, `benchq serve` and two `benchq worker`.
 func TestEndToEndServeAndWorkers(t *testing.T) {
 	rs := redistest.Start(t)
-	bin := buildBenchq(t)
-	// serve and worker refuse loopback targets unless the operator allows them.
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.WaitAddr(t)) // serve needs a key
-	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+	se := startServe(t, rs.URL())
+	base := se.base
+	workers := []*process{startProcess(t, se.bin, se.env, "worker"), startProcess(t, se.bin, se.env, "worker")}
 
 	a, b := testservers.StartTarget(t, "a", 0), testservers.StartTarget(t, "b", 0)
 	j1 := submit(t, base, sweepSpec(a, b))
@@ -51,7 +48,7 @@ func TestEndToEndServeAndWorkers(t *testing.T) {
 	if n := len(results(t, base, j2.ID)); n != 8 {
 		t.Errorf("second job has %d runs, want 8", n)
 	}
-	for _, p := range append(workers, api) {
+	for _, p := range append(workers, se.api) {
 		p.Stop(t)
 	}
 }
@@ -124,4 +121,31 @@ func buildBenchq(t *testing.T) string { return proctest.Build(t) }
 func startProcess(t *testing.T, bin string, env []string, args ...string) *process {
 	t.Helper()
 	return proctest.Start(t, bin, env, args...)
+}
+
+// serviceEnv is the environment of a benchq process of these tests on
+// redisURL, with extra after it: serve and worker refuse loopback
+// targets unless the operator allows them.
+func serviceEnv(redisURL string, extra ...string) []string {
+	env := append(os.Environ(), "BENCHQ_REDIS_URL="+redisURL, "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	return append(env, extra...)
+}
+
+// serveEnv is `benchq serve` as a process of its own, and what its
+// workers start with.
+type serveEnv struct {
+	bin  string
+	env  []string
+	api  *process
+	base string // the API's, with a key as its user (keyedBase)
+}
+
+// startServe runs `benchq serve` on redisURL with serviceEnv(redisURL,
+// extraEnv...) and makes a key for base.
+func startServe(t *testing.T, redisURL string, extraEnv ...string) *serveEnv {
+	t.Helper()
+	s := &serveEnv{bin: buildBenchq(t), env: serviceEnv(redisURL, extraEnv...)}
+	s.api = startProcess(t, s.bin, s.env, "serve", "--addr", "127.0.0.1:0")
+	s.base = keyedBase(t, redisURL, s.api.WaitAddr(t))
+	return s
 }

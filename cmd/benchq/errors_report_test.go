@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 	"github.com/valyala/fasthttp"
 )
@@ -21,8 +19,7 @@ import (
 // others no throughput at all but their errors, and neither is blamed on
 // the load generator. (The closed port fails the job: no run reached it.)
 func TestErrorsAreNotThroughput(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	ok := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
 	five := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusInternalServerError)

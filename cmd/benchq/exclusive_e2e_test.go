@@ -3,11 +3,11 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -22,11 +22,6 @@ type exclusiveJob struct {
 	FinishedAt   *time.Time `json:"finished_at"`
 }
 
-type exclusiveRun struct {
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-}
-
 // TestExclusiveTargetsEndToEnd runs `benchq serve` and two `benchq
 // worker` processes on a real redis-server, and submits two jobs on one
 // target host together, twice. Exclusive (the default), one waits queued
@@ -35,11 +30,9 @@ type exclusiveRun struct {
 // With "exclusive": false both load the target at once.
 func TestExclusiveTargetsEndToEnd(t *testing.T) {
 	rs := redistest.Start(t)
-	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
-	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+	se := startServe(t, rs.URL())
+	base := se.base
+	workers := []*process{startProcess(t, se.bin, se.env, "worker"), startProcess(t, se.bin, se.env, "worker")}
 	tg := testservers.StartSpanTarget(t, time.Millisecond)
 	host := strings.TrimSuffix(strings.TrimPrefix(tg.URL, "http://"), "/")
 
@@ -113,7 +106,7 @@ func TestExclusiveTargetsEndToEnd(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range append(workers, api) {
+	for _, p := range append(workers, se.api) {
 		p.Stop(t)
 	}
 }
@@ -132,14 +125,11 @@ func getExclusiveJob(t *testing.T, base, id string) exclusiveJob {
 	return j
 }
 
-func exclusiveRuns(t *testing.T, base, id string) exclusiveRun {
+func exclusiveRuns(t *testing.T, base, id string) job.Run {
 	t.Helper()
-	resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id+"/results", nil)
-	var r struct {
-		Runs []exclusiveRun `json:"runs"`
+	runs := results(t, base, id)
+	if len(runs) != 1 {
+		t.Fatalf("job %s has %d runs stored, want one: %+v", id, len(runs), runs)
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &r) != nil || len(r.Runs) != 1 {
-		t.Fatalf("GET /v1/jobs/%s/results = %d %s, want one run", id, resp.StatusCode, b)
-	}
-	return r.Runs[0]
+	return runs[0]
 }

@@ -36,11 +36,9 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 		t.Skip("fault test kills redis-server mid-job; skipped with -short")
 	}
 	rs := redistest.StartPersistent(t)
-	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
-	workers := []*process{startProcess(t, bin, env, "worker"), startProcess(t, bin, env, "worker")}
+	se := startServe(t, rs.URL())
+	base := se.base
+	workers := []*process{startProcess(t, se.bin, se.env, "worker"), startProcess(t, se.bin, se.env, "worker")}
 	tg := testservers.StartTarget(t, "ok", crashDelay)
 
 	const repeats = 12 // each run about 0.42 s: a 5 s job
@@ -99,7 +97,7 @@ func TestFaultRedisCrashWithAOF(t *testing.T) {
 	for _, w := range workers {
 		w.Stop(t)
 	}
-	api.Stop(t)
+	se.api.Stop(t)
 }
 
 // TestRedisDownLogsNoClientNoise: a worker whose Redis refuses

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/jobtest"
+	"github.com/benchq/benchq/internal/proctest"
 	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -52,18 +52,16 @@ func TestServiceOnCluster(t *testing.T) {
 		t.Skip("starts a Redis Cluster and benchq processes; skipped with -short")
 	}
 	rc := redistest.StartCluster(t, 3)
-	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rc.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	e := &clusterEnv{base: keyedBase(t, rc.URL(), api.WaitAddr(t)), target: testservers.StartTarget(t, "ok", 0)}
+	se := startServe(t, rc.URL())
+	e := &clusterEnv{base: se.base, target: testservers.StartTarget(t, "ok", 0)}
 	var workers []*process
 	for range 3 {
-		workers = append(workers, startProcess(t, bin, env, "worker"))
+		workers = append(workers, startProcess(t, se.bin, se.env, "worker"))
 	}
 	for _, c := range clusterCases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, e) })
 	}
-	for _, p := range append(workers, api) {
+	for _, p := range append(workers, se.api) {
 		p.Stop(t)
 	}
 }
@@ -82,15 +80,7 @@ func (e *clusterEnv) smallSpec(name string) map[string]any {
 func postWith(t *testing.T, base string, spec any, header map[string]string) (int, apiJob, http.Header) {
 	t.Helper()
 	body, _ := json.Marshal(spec)
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/v1/jobs", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if u := req.URL.User; u != nil {
-		req.URL.User = nil
-		req.Header.Set("Authorization", "Bearer "+u.Username())
-	}
+	req := proctest.Request(t, http.MethodPost, base+"/v1/jobs", body)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
@@ -209,11 +199,11 @@ func clusterShardedPoint(t *testing.T, e *clusterEnv) {
 	if got := waitJob(t, e.base, j.ID, time.Minute); got.Status != "succeeded" {
 		t.Fatalf("job %s = %s (%s), want succeeded", j.ID, got.Status, got.Error)
 	}
-	runs := shardedRuns(t, e.base, j.ID)
+	runs := results(t, e.base, j.ID)
 	if len(runs) != 1 {
 		t.Fatalf("%d runs stored, want 1", len(runs))
 	}
-	checkShardedRun(t, runs[0], 3, 3000, 6)
+	jobtest.CheckShardedRun(t, runs[0], 3, 3000, 6)
 }
 
 // clusterMetrics: /metrics reads the job counts from the store's indexes
@@ -240,11 +230,9 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 		t.Skip("fault test kills the Redis master mid-job; skipped with -short")
 	}
 	rs := redistest.StartSentinel(t)
-	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
-	worker := startProcess(t, bin, env, "worker")
+	se := startServe(t, rs.URL())
+	base := se.base
+	worker := startProcess(t, se.bin, se.env, "worker")
 	tg := testservers.StartTarget(t, "ok", crashDelay)
 
 	const repeats = 10 // each run about 0.42 s
@@ -286,7 +274,7 @@ func TestSentinelFailoverMidJob(t *testing.T) {
 		t.Errorf("target served %d requests, want %d to %d: every stored run, plus at most the one in flight", hits, lo, lo+crashRequests)
 	}
 	worker.Stop(t)
-	api.Stop(t)
+	se.api.Stop(t)
 }
 
 // clusterCancelAndList: a running job canceled through the API ends

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -13,6 +11,9 @@ import (
 
 	"github.com/benchq/benchq/internal/clicmd"
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/proctest"
+	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -20,6 +21,14 @@ import (
 func startMain(t *testing.T, tune func(*config.Config)) *Main {
 	t.Helper()
 	return startMainWith(t, tune, nil)
+}
+
+// startOnRedis runs the whole service in-process on a redis-server of
+// its own.
+func startOnRedis(t *testing.T) *Main {
+	t.Helper()
+	rs := redistest.Start(t)
+	return startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
 }
 
 // startMainWith is startMain with prepare run on the Main before it
@@ -73,45 +82,19 @@ type apiJob struct {
 	} `json:"progress"`
 }
 
-// apiRun is what the tests read of a run's ab-compatible result.
-type apiRun struct {
-	Target      string `json:"target"`
-	Concurrency int    `json:"concurrency"`
-	Result      struct {
-		CompleteRequests int `json:"complete_requests"`
-		FailedRequests   int `json:"failed_requests"`
-		ConcurrencyLevel int `json:"concurrency_level"`
-	} `json:"result"`
-}
-
+// call is proctest.Call, which these tests use often: it sends a body as
+// JSON and the user of a keyedBase as its bearer token, and returns the
+// answer with its body read.
 func call(t *testing.T, method, url string, body []byte) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if u := req.URL.User; u != nil { // a keyedBase: its user is the API key
-		req.URL.User = nil
-		req.Header.Set("Authorization", "Bearer "+u.Username())
-	}
-	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	return resp, b
+	return proctest.Call(t, method, url, body)
 }
 
 // keyedBase creates an API key in redisURL and returns the base URL of
 // the API at addr with the key as its user ("http://KEY@addr"), which
-// call sends as the bearer token: benchq serve admits no request without
-// a key, so every helper taking a base works against it unchanged.
+// call sends as the bearer token: benchq serve admits no
+// request without a key, so every helper taking a base works against it
+// unchanged.
 func keyedBase(t *testing.T, redisURL, addr string) string {
 	t.Helper()
 	code, key, errOut := keysCLI(t, redisURL, "add", "test")
@@ -159,11 +142,12 @@ func waitJob(t *testing.T, base, id string, limit time.Duration) apiJob {
 	}
 }
 
-func results(t *testing.T, base, id string) []apiRun {
+// results is the stored runs of job id, read through the API.
+func results(t *testing.T, base, id string) []job.Run {
 	t.Helper()
 	resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id+"/results", nil)
 	var r struct {
-		Runs []apiRun `json:"runs"`
+		Runs []job.Run `json:"runs"`
 	}
 	if resp.StatusCode != 200 || json.Unmarshal(b, &r) != nil {
 		t.Fatalf("GET /v1/jobs/%s/results = %d %s", id, resp.StatusCode, b)
@@ -185,7 +169,7 @@ func sweepSpec(a, b *testservers.Target) map[string]any {
 }
 
 // checkSweep asserts the 8 runs of sweepSpec and the load the targets saw.
-func checkSweep(t *testing.T, runs []apiRun, a, b *testservers.Target) {
+func checkSweep(t *testing.T, runs []job.Run, a, b *testservers.Target) {
 	t.Helper()
 	if len(runs) != 8 {
 		t.Fatalf("results have %d runs, want 8", len(runs))

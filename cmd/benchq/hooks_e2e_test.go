@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/cihook"
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -20,8 +18,7 @@ import (
 // loopback target; the same delivery again creates none; a bad signature
 // or token is a 401 and creates none.
 func TestCIHooksEndToEnd(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	base := m.URL()
 	tg := testservers.StartTarget(t, "hello", 0)
 	const ghSecret, glToken = "gh-secret-for-the-e2e-test", "gl-token-for-the-e2e-test"

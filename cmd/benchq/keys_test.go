@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -128,7 +127,7 @@ func TestKeysCommandUsage(t *testing.T) {
 func TestSharedSubmissionRate(t *testing.T) {
 	rs := redistest.Start(t)
 	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
+	env := serviceEnv(rs.URL())
 	code, key, errOut := keysCLI(t, rs.URL(), "add", "ci", "--submissions-per-minute", "5")
 	if code != clicmd.KeysExitOK {
 		t.Fatalf("keys add = %d %s", code, errOut)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"testing"
 
 	"github.com/benchq/benchq/internal/proctest"
@@ -9,8 +8,4 @@ import (
 
 // TestMain removes the benchq binary that proctest built for the
 // process-level tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m) }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"strings"
 	"testing"
 
@@ -56,13 +55,7 @@ func TestMessagesForPeople(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, b := call(t, http.MethodPost, m.URL()+tt.path, []byte(tt.body))
-			var p struct {
-				Detail string `json:"detail"`
-				Errors []struct {
-					Field   string `json:"field"`
-					Message string `json:"message"`
-				} `json:"errors"`
-			}
+			var p apiProblem
 			if resp.StatusCode != tt.status || json.Unmarshal(b, &p) != nil {
 				t.Fatalf("POST %s = %d %s, want %d", tt.path, resp.StatusCode, b, tt.status)
 			}
@@ -102,20 +95,12 @@ func TestMessagesForPeople(t *testing.T) {
 // TestMessagesForPeople: the process would ask the real DNS.)
 func TestMessagesThroughBenchqServe(t *testing.T) {
 	rs := redistest.Start(t)
-	bin := buildBenchq(t)
-	env := append(os.Environ(), "BENCHQ_REDIS_URL="+rs.URL(), "BENCHQ_SHUTDOWN_TIMEOUT=10s", "BENCHQ_ALLOW_TARGETS=127.0.0.0/8")
-	api := startProcess(t, bin, env, "serve", "--addr", "127.0.0.1:0")
-	base := keyedBase(t, rs.URL(), api.WaitAddr(t))
+	se := startServe(t, rs.URL())
+	base := se.base
 
 	resp, b := call(t, http.MethodPost, base+"/v1/jobs",
 		[]byte(`{"targets":[{"url":"http://127.0.0.1:9/"}],"sweep":{"concurency":[2],"requests":[0]}}`))
-	var p struct {
-		Detail string `json:"detail"`
-		Errors []struct {
-			Field   string `json:"field"`
-			Message string `json:"message"`
-		} `json:"errors"`
-	}
+	var p apiProblem
 	if resp.StatusCode != http.StatusUnprocessableEntity || json.Unmarshal(b, &p) != nil || len(p.Errors) != 2 ||
 		p.Errors[0].Field != "sweep.concurency" || p.Errors[0].Message != `unknown field "concurency"; did you mean "concurrency"?` ||
 		p.Errors[1].Field != "sweep.requests[0]" {
@@ -126,5 +111,5 @@ func TestMessagesThroughBenchqServe(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(b, &p) != nil || !strings.Contains(p.Detail, "(line 4, column 1)") {
 		t.Errorf("malformed JSON = %d %s, want a 400 naming line 4, column 1", resp.StatusCode, b)
 	}
-	api.Stop(t)
+	se.api.Stop(t)
 }

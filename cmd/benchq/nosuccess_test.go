@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -25,8 +23,7 @@ import (
 // job.succeeded webhook carries the verdict and its failure;
 // allow_no_success lets the same job pass with exit 0.
 func TestNoSuccessFailsTheGate(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	hooks := startHookRecorder(t)
 	reset := testservers.StartHostile(t, testservers.ResetOnAccept()).URL
 	tests := []struct {

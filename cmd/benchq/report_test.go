@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -104,7 +105,7 @@ func hasAll(parts ...string) func(*testing.T, []byte) {
 func reportJSON(t *testing.T, out []byte) {
 	var doc struct {
 		Job      struct{ ID, Status string } `json:"job"`
-		Runs     []apiRun                    `json:"runs"`
+		Runs     []job.Run                   `json:"runs"`
 		Analysis struct {
 			Points []struct {
 				RPS struct {

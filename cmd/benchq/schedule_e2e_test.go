@@ -6,17 +6,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 )
 
 // TestSchedulesAPI: a template's schedule is checked when it is saved,
 // each bad field named; GET /v1/schedules lists it with its next run;
 // pause and resume flip it, and a paused schedule has no next run.
 func TestSchedulesAPI(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	put := func(schedule map[string]any) (*http.Response, []byte) {
 		body, _ := json.Marshal(map[string]any{
 			"spec":     map[string]any{"targets": []map[string]any{{"url": "http://127.0.0.1:1/"}}},

@@ -4,86 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
-
-// shardedRun is what the shard tests read of a stored run.
-type shardedRun struct {
-	Point       int `json:"point"`
-	Repeat      int `json:"repeat"`
-	Concurrency int `json:"concurrency"`
-	Result      struct {
-		CompleteRequests int64 `json:"complete_requests"`
-		FailedRequests   int64 `json:"failed_requests"`
-		ConcurrencyLevel int   `json:"concurrency_level"`
-	} `json:"result"`
-	Shards []struct {
-		Worker           string    `json:"worker"`
-		StartedAt        time.Time `json:"started_at"`
-		FinishedAt       time.Time `json:"finished_at"`
-		CompleteRequests int64     `json:"complete_requests"`
-		Concurrency      int       `json:"concurrency"`
-	} `json:"shards"`
-}
-
-func shardedRuns(t *testing.T, base, id string) []shardedRun {
-	t.Helper()
-	resp, b := call(t, http.MethodGet, base+"/v1/jobs/"+id+"/results", nil)
-	var r struct {
-		Runs []shardedRun `json:"runs"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &r) != nil {
-		t.Fatalf("GET /v1/jobs/%s/results = %d %s", id, resp.StatusCode, b)
-	}
-	return r.Runs
-}
-
-// checkShardedRun asserts one stored run of n shards: requests complete at
-// the point's concurrency, n shards from n distinct workers whose starts
-// lie within 50 ms, their requests and concurrency summing to the point's.
-func checkShardedRun(t *testing.T, run shardedRun, n int, requests int64, concurrency int) {
-	t.Helper()
-	if run.Result.CompleteRequests != requests || run.Result.FailedRequests != 0 || run.Result.ConcurrencyLevel != concurrency {
-		t.Errorf("result: %d complete, %d failed, concurrency level %d; want %d, 0, %d",
-			run.Result.CompleteRequests, run.Result.FailedRequests, run.Result.ConcurrencyLevel, requests, concurrency)
-	}
-	if len(run.Shards) != n {
-		t.Fatalf("run has %d shards, want %d: %+v", len(run.Shards), n, run.Shards)
-	}
-	workers := map[string]bool{}
-	var sum int64
-	var conc int
-	first, last := run.Shards[0].StartedAt, run.Shards[0].StartedAt
-	for _, s := range run.Shards {
-		workers[s.Worker] = true
-		sum += s.CompleteRequests
-		conc += s.Concurrency
-		if s.StartedAt.Before(first) {
-			first = s.StartedAt
-		}
-		if s.StartedAt.After(last) {
-			last = s.StartedAt
-		}
-	}
-	if len(workers) != n {
-		t.Errorf("shards ran on %d distinct workers, want %d: %+v", len(workers), n, run.Shards)
-	}
-	if sum != requests || conc != concurrency {
-		t.Errorf("shards sum to %d requests at concurrency %d, want %d at %d", sum, conc, requests, concurrency)
-	}
-	spread := last.Sub(first)
-	t.Logf("%d shards on %d workers, starts spread over %s", n, len(workers), spread)
-	if spread > 50*time.Millisecond {
-		t.Errorf("shard starts spread over %s, want within 50ms: %+v", spread, run.Shards)
-	}
-}
 
 // TestShardedRunOnThreeWorkers runs the production shape, benchq serve and
 // three benchq worker processes on a real redis-server, and one point of
@@ -105,11 +34,11 @@ func TestShardedRunOnThreeWorkers(t *testing.T) {
 	if got := waitJob(t, ce.base, j.ID, 2*time.Minute); got.Status != "succeeded" {
 		t.Fatalf("job = %s (%s), want succeeded", got.Status, got.Error)
 	}
-	runs := shardedRuns(t, ce.base, j.ID)
+	runs := results(t, ce.base, j.ID)
 	if len(runs) != 1 {
 		t.Fatalf("%d runs stored, want 1", len(runs))
 	}
-	checkShardedRun(t, runs[0], 3, 30000, 6)
+	jobtest.CheckShardedRun(t, runs[0], 3, 30000, 6)
 	if n := tg.Hits(); n != 30000 {
 		t.Errorf("target served %d requests, want 30000", n)
 	}
@@ -185,11 +114,11 @@ func TestShardWorkerKilledRedoesRun(t *testing.T) {
 	if got.Status != "succeeded" {
 		t.Fatalf("job = %s (%s), want succeeded after the run was redone", got.Status, got.Error)
 	}
-	runs := shardedRuns(t, ce.base, j.ID)
+	runs := results(t, ce.base, j.ID)
 	if len(runs) != 1 {
 		t.Fatalf("%d runs stored, want the run once", len(runs))
 	}
-	checkShardedRun(t, runs[0], 3, requests, 6)
+	jobtest.CheckShardedRun(t, runs[0], 3, requests, 6)
 	redone := runs[0].Shards[0].StartedAt
 	for _, s := range runs[0].Shards {
 		if s.StartedAt.Before(redone) {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/clicmd"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -91,7 +92,7 @@ func TestSubmitWaitExitCodes(t *testing.T) {
 		js, _ := os.ReadFile(filepath.Join(dir, "r.json"))
 		var doc struct {
 			Job  struct{ Status string } `json:"job"`
-			Runs []apiRun                `json:"runs"`
+			Runs []job.Run               `json:"runs"`
 		}
 		if err := json.Unmarshal(js, &doc); err != nil || doc.Job.Status != "succeeded" || len(doc.Runs) != 2 {
 			t.Errorf("r.json: %v, job %q with %d runs; want succeeded with 2 runs", err, doc.Job.Status, len(doc.Runs))

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -18,8 +16,7 @@ import (
 // with insecure_skip_verify and refused, reason named, without it; the
 // client key never leaves the store unredacted.
 func TestServiceTLSJob(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	self := testservers.SelfSigned(t)
 	client := testservers.NewCA(t).Issue(t, "client")
 	url := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}},

@@ -17,8 +17,6 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/browsertest"
-	"github.com/benchq/benchq/internal/config"
-	"github.com/benchq/benchq/internal/redistest"
 	"github.com/benchq/benchq/internal/testservers"
 	"github.com/benchq/benchq/internal/webhook"
 )
@@ -32,8 +30,7 @@ import (
 // that failure to a real receiver, and /v1/trends serves the eleven
 // points, oldest first.
 func TestTrendFailsSlowerRun(t *testing.T) {
-	rs := redistest.Start(t)
-	m := startMain(t, func(c *config.Config) { c.RedisURL = rs.URL() })
+	m := startOnRedis(t)
 	var delay atomic.Int64
 	delay.Store(int64(20 * time.Millisecond))
 	target := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) {

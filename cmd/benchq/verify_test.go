@@ -62,10 +62,15 @@ func (h *ownedHost) publish(token string, serves int) {
 	h.mu.Unlock()
 }
 
+// apiProblem is what the tests read of a problem+json answer.
 type apiProblem struct {
 	Type   string `json:"type"`
 	Field  string `json:"field"`
 	Detail string `json:"detail"`
+	Errors []struct {
+		Field   string `json:"field"`
+		Message string `json:"message"`
+	} `json:"errors"`
 }
 
 type apiTargetHost struct {

@@ -20,16 +20,7 @@ import (
 // verifies nothing; asked to verify, an untrusted certificate stops the
 // run with ab's SSL handshake failure and the reason.
 func TestABTLSFlags(t *testing.T) {
-	ca := testservers.NewCA(t)
-	server := ca.Issue(t, "server.test")
-	client := ca.Issue(t, "client")
-	self := testservers.SelfSigned(t)
-	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("secure")) })
-	selfURL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}}, ok) + "/"
-	mtlsURL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{server.TLS},
-		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}, ok) + "/"
-	tls13URL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}, MinVersion: tls.VersionTLS13}, ok) + "/"
-	tls12URL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}, MaxVersion: tls.VersionTLS12}, ok) + "/"
+	ts := testservers.StartTLSTargets(t)
 
 	dir := t.TempDir()
 	write := func(name string, parts ...[]byte) string {
@@ -39,8 +30,8 @@ func TestABTLSFlags(t *testing.T) {
 		}
 		return p
 	}
-	caFile := write("ca.pem", ca.CertPEM)
-	certFile := write("client.pem", client.CertPEM, client.KeyPEM) // ab -E: certificate and key in one file
+	caFile := write("ca.pem", ts.CA.CertPEM)
+	certFile := write("client.pem", ts.Client.CertPEM, ts.Client.KeyPEM) // ab -E: certificate and key in one file
 
 	tests := []struct {
 		name     string
@@ -49,18 +40,18 @@ func TestABTLSFlags(t *testing.T) {
 		stdout   string // in the report
 		stderr   string // on stderr
 	}{
-		{"self-signed, ab's default", []string{selfURL}, 0, "SSL/TLS Protocol:       TLSv1.3,", ""},
-		{"self-signed, --verify", []string{"--verify", selfURL}, 1, "", "benchq ab: unknown authority: "},
-		{"CA bundle, --sni of the certificate", []string{"--cacert", caFile, "--sni", "server.test", "-E", certFile, mtlsURL}, 0, "Complete requests:      10", ""},
-		{"CA bundle, another --sni", []string{"--cacert", caFile, "--sni", "other.test", "-E", certFile, mtlsURL}, 1, "", "benchq ab: bad certificate: "},
-		{"client certificate missing", []string{"--cacert", caFile, mtlsURL}, 1, "", "benchq ab: client certificate refused: "},
-		{"client certificate with -E", []string{"-E", certFile, mtlsURL}, 0, "Complete requests:      10", ""},
-		{"-f TLS1.2 to a TLS 1.3-only server", []string{"-f", "TLS1.2", tls13URL}, 1, "", "benchq ab: protocol version: "},
-		{"-f TLS1.3", []string{"-f", "TLS1.3", tls13URL}, 0, "SSL/TLS Protocol:       TLSv1.3,", ""},
-		{"-Z picks the suite", []string{"-Z", "ECDHE-ECDSA-AES256-GCM-SHA384", tls12URL}, 0,
+		{"self-signed, ab's default", []string{ts.SelfSigned}, 0, "SSL/TLS Protocol:       TLSv1.3,", ""},
+		{"self-signed, --verify", []string{"--verify", ts.SelfSigned}, 1, "", "benchq ab: unknown authority: "},
+		{"CA bundle, --sni of the certificate", []string{"--cacert", caFile, "--sni", "server.test", "-E", certFile, ts.Mutual}, 0, "Complete requests:      10", ""},
+		{"CA bundle, another --sni", []string{"--cacert", caFile, "--sni", "other.test", "-E", certFile, ts.Mutual}, 1, "", "benchq ab: bad certificate: "},
+		{"client certificate missing", []string{"--cacert", caFile, ts.Mutual}, 1, "", "benchq ab: client certificate refused: "},
+		{"client certificate with -E", []string{"-E", certFile, ts.Mutual}, 0, "Complete requests:      10", ""},
+		{"-f TLS1.2 to a TLS 1.3-only server", []string{"-f", "TLS1.2", ts.TLS13}, 1, "", "benchq ab: protocol version: "},
+		{"-f TLS1.3", []string{"-f", "TLS1.3", ts.TLS13}, 0, "SSL/TLS Protocol:       TLSv1.3,", ""},
+		{"-Z picks the suite", []string{"-Z", "ECDHE-ECDSA-AES256-GCM-SHA384", ts.TLS12}, 0,
 			"SSL/TLS Protocol:       TLSv1.2,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,256,256", ""},
-		{"-f SSL3", []string{"-f", "SSL3", selfURL}, 1, "", "SSL 2 and 3 are broken"},
-		{"-E file missing", []string{"-E", filepath.Join(dir, "none.pem"), selfURL}, 1, "", "ab: Could not open client certificate file"},
+		{"-f SSL3", []string{"-f", "SSL3", ts.SelfSigned}, 1, "", "SSL 2 and 3 are broken"},
+		{"-E file missing", []string{"-E", filepath.Join(dir, "none.pem"), ts.SelfSigned}, 1, "", "ab: Could not open client certificate file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

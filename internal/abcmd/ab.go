@@ -91,7 +91,10 @@ func (a *AB) Args() []string {
 	if p.Duration > 0 {
 		add("-t", strconv.FormatInt(int64(p.Duration/time.Second), 10))
 	}
-	add("-n", strconv.Itoa(p.Requests), "-c", strconv.Itoa(p.Concurrency))
+	if p.Requests > 0 || p.Duration == 0 { // a warm-up's timed run has none
+		add("-n", strconv.Itoa(p.Requests))
+	}
+	add("-c", strconv.Itoa(p.Concurrency))
 	if p.Timeout > 0 {
 		add("-s", strconv.FormatInt(int64(p.Timeout/time.Second), 10))
 	}
@@ -188,6 +191,7 @@ func (a *AB) switchArgs() []string {
 	flag(a.CSVFile != "", "-e", a.CSVFile)
 	flag(a.GnuplotFile != "", "-g", a.GnuplotFile)
 	flag(a.TimelineFile != "", "--timeline", a.TimelineFile)
+	flag(a.Plan.Warmup > 0, "--warmup", a.Plan.Warmup.String())
 	flag(a.Format != FormatAB, "--format", string(a.Format))
 	return args
 }

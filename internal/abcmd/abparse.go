@@ -31,6 +31,8 @@ type abParser struct {
 	cookie  string // -C: the last one wins, as ab
 	auth    string // -A
 	headers []measure.Header
+	// impliedN: the request count is the one -t implies, no -n after it.
+	impliedN bool
 }
 
 // ParseAB parses an ab command line (without the program name) with ab
@@ -132,7 +134,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 			p.a.Format = FormatJSON
 		}
 		return 0, nil
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline", "--warmup":
 		// LongTakesValue lists these.
 	default:
 		return 0, usageErr("unrecognized option '" + name + "'")
@@ -151,7 +153,7 @@ func (p *abParser) long(arg string, next []string) (int, error) {
 // takes a value, so a scanner of ab lines can step over it as ParseAB does.
 func LongTakesValue(name string) bool {
 	switch name {
-	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline":
+	case "--format", "--rate", "--urls", "--http-version", "--max-body", "--cacert", "--sni", "--max-streams", "--timeline", "--warmup":
 		return true
 	}
 	return false
@@ -197,6 +199,15 @@ func (p *abParser) applyLong(name, value string) error {
 			return usageErr("option '--timeline' requires a file name")
 		}
 		p.a.TimelineFile = value
+	case "--warmup":
+		d, err := time.ParseDuration(value)
+		if n, nerr := strconv.Atoi(value); nerr == nil && n <= maxSeconds {
+			d, err = time.Duration(n)*time.Second, nil // seconds, as -t
+		}
+		if err != nil || d <= 0 {
+			return usageErr(fmt.Sprintf("invalid --warmup %q: want a duration > 0 (5s, 500ms) or seconds", value))
+		}
+		p.a.Plan.Warmup = d
 	case "--sni":
 		if value == "" || strings.ContainsAny(value, " /\r\n\x00") {
 			return usageErr(fmt.Sprintf("invalid --sni %q: want a host name", value))
@@ -273,6 +284,7 @@ func (p *abParser) number(c byte, v string) error {
 			return inputErr("Invalid number of requests")
 		}
 		plan.Requests = n
+		p.impliedN = false
 	case 'c':
 		if err != nil || n < 1 || n > measure.MaxConcurrency {
 			return usageErr(fmt.Sprintf("Invalid Concurrency [Range 1..%d]", measure.MaxConcurrency))
@@ -284,6 +296,7 @@ func (p *abParser) number(c byte, v string) error {
 		}
 		plan.Duration = time.Duration(n) * time.Second
 		plan.Requests = TimeLimitRequests
+		p.impliedN = true
 	case 's':
 		if err != nil || n < 1 || n > maxSeconds {
 			return inputErr("Invalid timeout")
@@ -358,6 +371,9 @@ func (p *abParser) finish() (*AB, error) {
 	if a.BodyFile != "" && (a.Plan.Method == "GET" || a.Plan.Method == "HEAD") {
 		return nil, inputErr("Cannot send a request body with " + a.Plan.Method)
 	}
+	if err := p.warmupWindow(); err != nil {
+		return nil, err
+	}
 	if a.Plan.TLS.SkipVerify && (a.Verify || a.CAFile != "") {
 		return nil, usageErr("--insecure skips the verification --verify and --cacert ask for: give one or the other")
 	}
@@ -376,4 +392,22 @@ func (p *abParser) finish() (*AB, error) {
 		}
 	}
 	return a, nil
+}
+
+// warmupWindow applies --warmup's rule: the result covers the -t seconds
+// after the warm-up, so the run must be timed, and the request count -t
+// implies is dropped (the window ends with its time); a -n after it has
+// no window to count in.
+func (p *abParser) warmupWindow() error {
+	plan := &p.a.Plan
+	switch {
+	case plan.Warmup == 0:
+		return nil
+	case plan.Duration == 0:
+		return usageErr("--warmup needs -t: the result covers the -t seconds after the warm-up")
+	case !p.impliedN:
+		return usageErr("--warmup runs for -t seconds after the warm-up: leave out -n")
+	}
+	plan.Requests = 0
+	return nil
 }

@@ -76,6 +76,9 @@ benchq options:
     --timeline file Write the run's timeline to file: one JSON object a line
                     per second of the run (requests, failures, bytes,
                     p50/p90/p99/max latency)
+    --warmup d      With -t: load the target for d (5s, or seconds) first;
+                    the result covers the -t seconds after it, the
+                    timeline both
 benchq service options (first on the command line):
     --server URL    Run through the benchq service at URL: the same command
                     line as a job, waited for, its result printed here

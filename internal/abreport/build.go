@@ -62,6 +62,9 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 	if r.StatusCodes == nil {
 		r.StatusCodes = map[int]int64{}
 	}
+	if why := m.Unsteady(); why != "" {
+		r.Unsteady, r.UnsteadyReason = true, why
+	}
 	r.setRates()
 	r.ConnectionTimesMs = ConnectionTimes{
 		Connect:    phaseStats(&m.Connect),
@@ -75,7 +78,7 @@ func FromMeasurement(m *measure.Measurement, o Options) *Report {
 		r.TLSHandshakes, r.TLSHandshakeMs = m.Handshake.Count, &hs
 	}
 	if !m.TLSFailures.IsZero() {
-		f := TLSFailures(m.TLSFailures)
+		f := m.TLSFailures
 		r.TLSFailures = &f
 	}
 	if m.Open != nil {

@@ -27,9 +27,27 @@ func (r *Report) ClientWarning() string {
 		r.ClientCPUS, r.ClientCPUWaitS, available.Seconds())
 }
 
-// writeClientWarning prints ClientWarning's line, if any.
+// writeClientWarning prints ClientWarning's and UnsteadyNote's lines, if
+// any.
 func writeClientWarning(w io.Writer, r *Report) {
 	if s := r.ClientWarning(); s != "" {
 		fmt.Fprintln(w, s)
 	}
+	if s := r.UnsteadyNote(); s != "" {
+		fmt.Fprintln(w, s)
+	}
+}
+
+// UnsteadyNote is the line the text renderers print after the report of a
+// run marked Unsteady, e.g.
+//
+//	NOTE: the run was unsteady (p50 rose 18× from 1.1 ms to 20 ms between 2 s and 4 s of the run, and came back): its averages mix two behaviours
+//
+// and "" for any other run; like ClientWarning it comes after everything
+// ab prints.
+func (r *Report) UnsteadyNote() string {
+	if !r.Unsteady {
+		return ""
+	}
+	return fmt.Sprintf("NOTE: the run was unsteady (%s): its averages mix two behaviours", r.UnsteadyReason)
 }

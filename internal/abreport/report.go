@@ -128,6 +128,13 @@ type Report struct {
 	Connections  int64            `json:"connections,omitempty"`
 	MaxStreams   int              `json:"max_streams,omitempty"`
 	H2ErrorCodes map[string]int64 `json:"h2_error_codes,omitempty"`
+
+	// Unsteady is set when the run's throughput or latency shifted while
+	// it was measured (measure.Measurement.Unsteady's rule over its
+	// timeline): its averages then mix two behaviours. UnsteadyReason says
+	// which metric moved, how much and when.
+	Unsteady       bool   `json:"unsteady,omitempty"`
+	UnsteadyReason string `json:"unsteady_reason,omitempty"`
 }
 
 // TLSFailures splits failed.tls_handshake by reason: unknown_authority
@@ -135,15 +142,8 @@ type Report struct {
 // another name), client_certificate (the server refused or wanted one),
 // protocol_version (no common TLS version), handshake_failure (no common
 // cipher suite or curve), not_tls (the port answered plain HTTP), other.
-type TLSFailures struct {
-	UnknownAuthority  int64 `json:"unknown_authority,omitempty"`
-	BadCertificate    int64 `json:"bad_certificate,omitempty"`
-	ClientCertificate int64 `json:"client_certificate,omitempty"`
-	ProtocolVersion   int64 `json:"protocol_version,omitempty"`
-	HandshakeFailure  int64 `json:"handshake_failure,omitempty"`
-	NotTLS            int64 `json:"not_tls,omitempty"`
-	Other             int64 `json:"other,omitempty"`
-}
+// It is the engine's own measure.TLSFailures, as Failures is.
+type TLSFailures = measure.TLSFailures
 
 // Failures splits failed_requests by class; it is the engine's own
 // measure.Failures (see there for each class), so a report carries the

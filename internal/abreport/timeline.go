@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"time"
 
 	"github.com/benchq/benchq/internal/measure"
 )
@@ -31,6 +32,9 @@ type TimelinePoint struct {
 	AchievedRS *float64          `json:"achieved_rps,omitempty"`
 	LateStarts *int64            `json:"late_starts,omitempty"`
 	MaxLagMs   *float64          `json:"max_send_lag_ms,omitempty"`
+	// Warmup marks an interval of the run's warm-up (a spec's warmup),
+	// which the run's result does not cover; TimelineOf sets it.
+	Warmup bool `json:"warmup,omitempty"`
 }
 
 // Timeline gives tl's intervals as TimelinePoints (open says whether the
@@ -65,12 +69,28 @@ func Timeline(tl *measure.Timeline, open bool) []TimelinePoint {
 	return out
 }
 
+// TimelineOf is m's timeline as Timeline gives it, the intervals of its
+// warm-up (those that end by the measured window's start) marked Warmup;
+// nil for a measurement without one.
+func TimelineOf(m *measure.Measurement) []TimelinePoint {
+	out := Timeline(m.Timeline, m.Open != nil)
+	if m.Warmup <= 0 || len(out) == 0 {
+		return out
+	}
+	window := m.Started.Round(0).Sub(m.Timeline.Start.Round(0))
+	for i := range out {
+		end := time.Duration(i+1) * m.Timeline.Interval
+		out[i].Warmup = end <= window
+	}
+	return out
+}
+
 // WriteTimelineNDJSON writes m's timeline, one JSON object per interval and
-// line; nothing for a measurement without one.
+// line, the warm-up's marked; nothing for a measurement without one.
 func WriteTimelineNDJSON(w io.Writer, m *measure.Measurement) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	for _, p := range Timeline(m.Timeline, m.Open != nil) {
+	for _, p := range TimelineOf(m) {
 		if err := enc.Encode(&p); err != nil {
 			return fmt.Errorf("abreport: write timeline: %w", err)
 		}

@@ -4,18 +4,16 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/job"
-	"github.com/benchq/benchq/internal/queue"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/template"
 	"github.com/benchq/benchq/internal/testservers"
@@ -24,41 +22,9 @@ import (
 // loopbackOnly is an address policy that admits loopback targets only.
 func loopbackOnly(context.Context) job.URLChecker { return testservers.LoopbackOnly }
 
-// recordingQueue records the tasks it is given, or fails with err.
-type recordingQueue struct {
-	mu    sync.Mutex
-	tasks []*asynq.Task
-	err   error
-}
-
-func (q *recordingQueue) EnqueueContext(_ context.Context, t *asynq.Task, _ ...asynq.Option) (*asynq.TaskInfo, error) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.err != nil {
-		return nil, q.err
-	}
-	q.tasks = append(q.tasks, t)
-	return &asynq.TaskInfo{Type: t.Type()}, nil
-}
-
-func (q *recordingQueue) jobIDs(t *testing.T) []string {
-	t.Helper()
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	var ids []string
-	for _, task := range q.tasks {
-		p, err := queue.ParseJobRun(task)
-		if err != nil {
-			t.Fatalf("task %s: %v", task.Type(), err)
-		}
-		ids = append(ids, p.JobID)
-	}
-	return ids
-}
-
 type env struct {
 	st    *store.Store
-	queue *recordingQueue
+	queue *jobtest.Queue
 	adm   *Admitter
 }
 
@@ -69,7 +35,7 @@ func newEnv(t *testing.T, cfg Config, tune func(*Deps)) *env {
 	mr := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	e := &env{st: store.New(rdb, store.Options{}), queue: &recordingQueue{}}
+	e := &env{st: store.New(rdb, store.Options{}), queue: &jobtest.Queue{}}
 	if cfg.URLPolicy == nil {
 		cfg.URLPolicy = loopbackOnly
 	}
@@ -131,7 +97,7 @@ func TestCreate(t *testing.T) {
 	if want := spec(t, okSpec).WithDefaults(); stored.Spec.Sweep.Repeats != want.Sweep.Repeats || stored.Spec.Sweep.Repeats == 0 {
 		t.Errorf("stored repeats = %d, want the default %d", stored.Spec.Sweep.Repeats, want.Sweep.Repeats)
 	}
-	if ids := e.queue.jobIDs(t); len(ids) != 1 || ids[0] != j.ID {
+	if ids := e.queue.JobIDs(t); len(ids) != 1 || ids[0] != j.ID {
 		t.Errorf("enqueued jobs = %v, want [%s]", ids, j.ID)
 	}
 
@@ -205,7 +171,7 @@ func TestCreateRefusals(t *testing.T) {
 			if ce.Limit != tc.limit {
 				t.Errorf("limit = %d, want %d", ce.Limit, tc.limit)
 			}
-			if n := len(e.queue.jobIDs(t)); n != max(tc.times, 1)-1 {
+			if n := len(e.queue.JobIDs(t)); n != max(tc.times, 1)-1 {
 				t.Errorf("%d jobs enqueued, want %d", n, max(tc.times, 1)-1)
 			}
 		})
@@ -226,7 +192,7 @@ func namesField(ce *errcode.Error, field string) bool {
 func TestCreateFailingHalfWayLeavesNothing(t *testing.T) {
 	e := newEnv(t, Config{}, nil)
 	who := e.addKey(t, apikey.Quota{MaxActiveJobs: 1}, "")
-	e.queue.err = &store.UnavailableError{Condition: store.Unreachable, Err: errors.New("connection refused")}
+	e.queue.SetErr(&store.UnavailableError{Condition: store.Unreachable, Err: errors.New("connection refused")})
 	hooked := `{"targets":[{"url":"http://127.0.0.1:9/"}],"webhook":{"url":"http://127.0.0.1:10/hook"}}`
 	_, _, err := e.adm.Create(t.Context(), who, spec(t, hooked), apiSource)
 	if !errors.Is(err, store.ErrUnavailable) {
@@ -236,7 +202,7 @@ func TestCreateFailingHalfWayLeavesNothing(t *testing.T) {
 	if err != nil || len(jobs) != 0 {
 		t.Fatalf("jobs left = %d, %v; want none", len(jobs), err)
 	}
-	e.queue.err = nil
+	e.queue.SetErr(nil)
 	if _, _, err := e.adm.Create(t.Context(), who, spec(t, okSpec), apiSource); err != nil {
 		t.Fatalf("Create once the queue is back = %v, want the one slot free", err)
 	}
@@ -311,6 +277,38 @@ func TestSourceString(t *testing.T) {
 	} {
 		if got := tc.src.String(); got != tc.want {
 			t.Errorf("%+v.String() = %q, want %q", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestCallerJob: a caller loads its own job, an admin any job; another
+// key's job is not found, exactly as a missing one.
+func TestCallerJob(t *testing.T) {
+	e := newEnv(t, Config{}, nil)
+	owner := e.addKey(t, apikey.Quota{}, "")
+	other := e.addKey(t, apikey.Quota{}, "")
+	j, _, err := e.adm.Create(t.Context(), owner, spec(t, okSpec), apiSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		who   Caller
+		id    string
+		found bool
+	}{
+		{"owner", owner, j.ID, true},
+		{"admin", Caller{KeyID: "key_admin", Admin: true}, j.ID, true},
+		{"another key", other, j.ID, false},
+		{"no caller", Caller{}, j.ID, false},
+		{"missing job", owner, "01JC3W9Q5V1ZK2M4N6P8R0T2V4", false},
+	} {
+		got, err := tc.who.Job(t.Context(), e.st, tc.id)
+		switch {
+		case tc.found && (err != nil || got.ID != j.ID):
+			t.Errorf("%s: Job = %v, %v; want job %s", tc.name, got, err, j.ID)
+		case !tc.found && !errors.Is(err, store.ErrNotFound):
+			t.Errorf("%s: Job = %v, %v; want store.ErrNotFound", tc.name, got, err)
 		}
 	}
 }

@@ -1,8 +1,12 @@
 package admit
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/benchq/benchq/internal/apikey"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/store"
 )
 
 // AnonymousOwner is the owner of what the open development mode's
@@ -35,4 +39,23 @@ func CallerOf(k apikey.Key) Caller {
 // Owns reports whether the caller may see job j: its owner, or an admin.
 func (c Caller) Owns(j *job.Job) bool {
 	return c.Admin || c.KeyID != "" && j.Owner == c.KeyID
+}
+
+// JobGetter loads a job by id; *store.Store implements it.
+type JobGetter interface {
+	GetJob(ctx context.Context, id string) (*job.Job, error)
+}
+
+// Job loads job id from jobs if the caller may see it. Another key's job
+// is reported exactly as a missing one (store.ErrNotFound), so ids cannot
+// be probed across tenants.
+func (c Caller) Job(ctx context.Context, jobs JobGetter, id string) (*job.Job, error) {
+	j, err := jobs.GetJob(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("admit: get job: %w", err)
+	}
+	if !c.Owns(j) {
+		return nil, fmt.Errorf("admit: get job %s: %w", id, store.ErrNotFound)
+	}
+	return j, nil
 }

@@ -33,7 +33,7 @@ func (a *Admitter) resolveCompareTo(ctx context.Context, who Caller, ct *job.Com
 	var j *job.Job
 	var err error
 	if ct.JobID != "" {
-		j, err = a.ownedJob(ctx, who, ct.JobID)
+		j, err = who.Job(ctx, a.deps.Store, ct.JobID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return nil, compareToProblem("no job %q to compare with", ct.JobID)
@@ -57,19 +57,6 @@ func (a *Admitter) resolveCompareTo(ctx context.Context, who Caller, ct *job.Com
 	resolved := *ct
 	resolved.JobID = j.ID
 	return &resolved, nil
-}
-
-// ownedJob loads a job who may see; another key's job is reported
-// exactly as a missing one, so ids cannot be probed across tenants.
-func (a *Admitter) ownedJob(ctx context.Context, who Caller, id string) (*job.Job, error) {
-	j, err := a.deps.Store.GetJob(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("admit: get job: %w", err)
-	}
-	if !who.Owns(j) {
-		return nil, fmt.Errorf("admit: get job %s: %w", id, store.ErrNotFound)
-	}
-	return j, nil
 }
 
 func compareToProblem(format string, args ...any) error {

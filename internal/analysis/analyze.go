@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/monitor"
 )
 
 // Analyze turns a job's stored runs into what they mean: per point the
@@ -40,6 +41,7 @@ func AnalyzeWithHistory(s job.Spec, runs []job.Run, base *Baseline, history Hist
 	sums := make([]summary, len(cells))
 	for i, c := range cells {
 		sums[i] = summarise(c.point, c.reports)
+		judgeLimit(&sums[i].PointSummary, c.servers) // limit.go
 	}
 	compareTargets(s, sums)
 	a := job.Analysis{Points: make([]job.PointSummary, len(sums))}
@@ -58,6 +60,7 @@ func AnalyzeWithHistory(s job.Spec, runs []job.Run, base *Baseline, history Hist
 type pointRuns struct {
 	point   job.Point
 	reports []*abreport.Report
+	servers []*monitor.Server // per report; nil where the run has none
 }
 
 func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
@@ -74,6 +77,7 @@ func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
 			continue
 		}
 		cells[r.Point].reports = append(cells[r.Point].reports, r.Result)
+		cells[r.Point].servers = append(cells[r.Point].servers, r.Server)
 	}
 	return cells
 }
@@ -116,6 +120,12 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 	var handshakes []float64
 	for _, r := range reports {
 		ps.ClientSaturated = ps.ClientSaturated || r.ClientSaturated
+		if r.Unsteady {
+			if ps.Unsteady == 0 {
+				ps.UnsteadyReason = r.UnsteadyReason
+			}
+			ps.Unsteady++
+		}
 		if r.TLSHandshakeMs != nil {
 			handshakes = append(handshakes, r.TLSHandshakeMs.Mean)
 		}
@@ -123,7 +133,7 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 			if ps.TLSFailures == nil {
 				ps.TLSFailures = &abreport.TLSFailures{}
 			}
-			addTLSFailures(ps.TLSFailures, f)
+			ps.TLSFailures.Merge(*f)
 		}
 	}
 	if len(handshakes) > 0 {
@@ -131,16 +141,6 @@ func summarise(p job.Point, reports []*abreport.Report) summary {
 		ps.TLSHandshakeMs = &st
 	}
 	return ps
-}
-
-func addTLSFailures(dst, f *abreport.TLSFailures) {
-	dst.UnknownAuthority += f.UnknownAuthority
-	dst.BadCertificate += f.BadCertificate
-	dst.ClientCertificate += f.ClientCertificate
-	dst.ProtocolVersion += f.ProtocolVersion
-	dst.HandshakeFailure += f.HandshakeFailure
-	dst.NotTLS += f.NotTLS
-	dst.Other += f.Other
 }
 
 // sliceKey names a point's requests/duration/rate value: the points of one

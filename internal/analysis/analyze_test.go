@@ -2,24 +2,14 @@ package analysis
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
-
-// sweepSpec is targets × concurrency × one duration, one repeat.
-func sweepSpec(conc []int, targets ...string) job.Spec {
-	s := job.Spec{Sweep: job.Sweep{Concurrency: conc, Duration: []job.Duration{job.Duration(10 * time.Second)}, Repeats: 1}}
-	for i, name := range targets {
-		s.Targets = append(s.Targets, job.Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/", 18080+i)})
-	}
-	return s
-}
 
 // abRun is a closed-model run at concurrency c and rps req/s, with ab's
 // time per request c·1000/rps; rps 0 is a run where nothing completed.
@@ -62,7 +52,7 @@ func series(t *testing.T, s job.Spec, target string, rps ...float64) []job.Run {
 }
 
 func TestAnalyzePointStatistics(t *testing.T) {
-	s := sweepSpec([]int{4}, "a", "b")
+	s := jobtest.SweepSpec([]int{4}, "a", "b")
 	s.Sweep.Repeats = 3
 	runs := runsFor(t, s, "a", 4, abRun(4, 100), abRun(4, 110), abRun(4, 120))
 	runs[1].Result.FailedRequests = 100 // of 1100 complete + 100 failed
@@ -101,7 +91,7 @@ func TestAnalyzePointStatistics(t *testing.T) {
 }
 
 func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
-	s := sweepSpec([]int{1, 2, 4}, "a", "b")
+	s := jobtest.SweepSpec([]int{1, 2, 4}, "a", "b")
 	s.Baseline, s.Thresholds = "a", []string{"rps > 150"}
 	runs := append(series(t, s, "a", 100, 190, 210), series(t, s, "b", 120, 200, 150)...)
 	want := Analyze(s, runs)
@@ -120,7 +110,7 @@ func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
 }
 
 func TestAnalyzePointsNotRunYet(t *testing.T) {
-	s := sweepSpec([]int{1, 2}, "a", "b")
+	s := jobtest.SweepSpec([]int{1, 2}, "a", "b")
 	s.Baseline, s.Thresholds = "a", []string{"rps > 50"}
 	a := Analyze(s, runsFor(t, s, "a", 1, abRun(1, 100)))
 	if len(a.Points) != 4 || a.Points[0].Runs != 1 || a.Points[1].Runs != 0 || a.Points[1].RPS != (job.Stat{}) {
@@ -157,7 +147,7 @@ func TestStatJSONNullWhenNothingMeasured(t *testing.T) {
 		})
 	}
 	// A point of the spec with no run yet (or canceled before it ran).
-	a := Analyze(sweepSpec([]int{1}, "a"), nil)
+	a := Analyze(jobtest.SweepSpec([]int{1}, "a"), nil)
 	b, err := json.Marshal(a.Points[0])
 	if err != nil || !strings.Contains(string(b), `"rps":{"n":0,"mean":null`) || !strings.Contains(string(b), `"99.99":{"n":0,"mean":null`) {
 		t.Errorf("unrun point = %s, %v; want null req/s and percentiles", b, err)

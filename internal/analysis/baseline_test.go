@@ -5,6 +5,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -35,7 +36,7 @@ func TestBound(t *testing.T) {
 // req/s rpsA for a and rpsB for b, one repeat each.
 func baselineJob(t *testing.T, rpsA, rpsB float64) *Baseline {
 	t.Helper()
-	s := sweepSpec([]int{1, 4}, "a", "b")
+	s := jobtest.SweepSpec([]int{1, 4}, "a", "b")
 	var runs []job.Run
 	for _, c := range []int{1, 4} {
 		runs = append(runs, runsFor(t, s, "a", c, abRun(c, rpsA))...)
@@ -172,7 +173,7 @@ func TestRelativeVerdictIgnoresNoise(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sweepSpec([]int{1}, "a")
+			s := jobtest.SweepSpec([]int{1}, "a")
 			s.Thresholds = []string{"rps >= 0.95 * baseline.rps"}
 			s.CompareTo = &job.CompareTo{JobID: "BASE"}
 			reports := func(rps []float64) []*abreport.Report {

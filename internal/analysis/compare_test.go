@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
 
 func TestPercentChangeSeedNumbers(t *testing.T) {
@@ -40,7 +41,7 @@ func TestPercentChangeSeedNumbers(t *testing.T) {
 }
 
 func TestAnalyzeBaselineComparison(t *testing.T) {
-	s := sweepSpec([]int{5, 50}, "apache", "lighttpd", "nginx")
+	s := jobtest.SweepSpec([]int{5, 50}, "apache", "lighttpd", "nginx")
 	s.Baseline = "apache"
 	var runs []job.Run
 	runs = append(runs, series(t, s, "apache", 540.14, 1000)...)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -65,7 +66,7 @@ func TestNoSuccessRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sweepSpec([]int{4}, "healthz")
+			s := jobtest.SweepSpec([]int{4}, "healthz")
 			s.Sweep.Repeats, s.Thresholds, s.AllowNoSuccess = len(tt.runs), tt.thresholds, tt.allow
 			got := Analyze(s, runsFor(t, s, "healthz", 4, tt.runs...)).Verdict
 			var want job.VerdictResult
@@ -84,7 +85,7 @@ func TestNoSuccessRule(t *testing.T) {
 // Each point without a success is listed once, in point order, after the
 // thresholds' failures; points not run yet are not judged.
 func TestNoSuccessListsPointsAfterThresholds(t *testing.T) {
-	s := sweepSpec([]int{1, 4}, "a", "b")
+	s := jobtest.SweepSpec([]int{1, 4}, "a", "b")
 	s.Thresholds = []string{"rps >= 50"}
 	dead := failedRun(0, 0, abreport.Failures{Receive: 200})
 	runs := append(runsFor(t, s, "a", 1, abRun(1, 100)), runsFor(t, s, "b", 1, dead)...)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
 
 // TestSeveralComparisons is seed 003's two questions in one job: does
@@ -12,7 +13,7 @@ import (
 // XCache. Each pair compares only its own two targets, the baseline
 // shorthand's pairs come first, and a pair given twice is made once.
 func TestSeveralComparisons(t *testing.T) {
-	s := sweepSpec([]int{8}, "apache", "apache-xcache", "lighttpd")
+	s := jobtest.SweepSpec([]int{8}, "apache", "apache-xcache", "lighttpd")
 	s.Sweep.Repeats = 3
 	s.Baseline = "apache"
 	s.Comparisons = []job.ComparisonPair{{Target: "lighttpd", Baseline: "apache-xcache"}, {Target: "apache-xcache", Baseline: "apache"}}

@@ -69,8 +69,10 @@ func saturate(s []job.PointSummary, named bool) job.Saturation {
 	sat.LatencyKneeAt = kneeOf(s)
 	sat.FailuresFrom = failuresOf(s)
 	sat.ClientBoundFrom = clientBoundOf(s)
+	server := ""
+	sat.ServerCPUBoundFrom, server = serverLimit(s) // limit.go
 	dead := !slices.ContainsFunc(s, func(p job.PointSummary) bool { return p.RPS.Mean > 0 })
-	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, s[lastLive(s)].Point.Concurrency, level, dead, named)
+	sat.Sentence = sentence(sat, s[len(s)-1].Point.Concurrency, s[lastLive(s)].Point.Concurrency, level, dead, named, server)
 	return sat
 }
 
@@ -197,10 +199,11 @@ func clientBoundOf(s []job.PointSummary) *int {
 // sentence says the three findings in one line, e.g. "apache: req/s
 // plateaus near 164 from c = 4; latency grows faster than concurrency from
 // c = 512; failures from c = 512.", and where the client, not the server,
-// was the limit. A series that falls more than fallShare past its peak
-// says so rather than calling it a plateau; dead, no request completed at
-// any concurrency.
-func sentence(sat job.Saturation, lastC, fallC int, level float64, dead, named bool) string {
+// was the limit; server is the clause of the target's CPU (serverLimit),
+// if any. A series that falls more than fallShare past its peak says so
+// rather than calling it a plateau; dead, no request completed at any
+// concurrency.
+func sentence(sat job.Saturation, lastC, fallC int, level float64, dead, named bool, server string) string {
 	var b strings.Builder
 	b.WriteString(sat.Target)
 	if named {
@@ -229,6 +232,7 @@ func sentence(sat job.Saturation, lastC, fallC int, level float64, dead, named b
 	if sat.ClientBoundFrom != nil {
 		fmt.Fprintf(&b, "; the load generator was short of CPU from c = %d, so req/s there measures the client", *sat.ClientBoundFrom)
 	}
+	b.WriteString(server)
 	b.WriteString(".")
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
 
 func intp(n int) *int { return &n }
@@ -47,7 +48,7 @@ func seed003() map[string][]float64 {
 // still ≥ 5 % per doubling after c = 8.
 func TestSaturationSeed003(t *testing.T) {
 	names := []string{"apache-p4", "apache-athlon", "lighttpd-p4", "lighttpd-athlon"}
-	s := sweepSpec([]int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, names...)
+	s := jobtest.SweepSpec([]int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}, names...)
 	var runs []job.Run
 	for _, n := range names {
 		runs = append(runs, series(t, s, n, seed003()[n]...)...)
@@ -118,7 +119,7 @@ func TestSaturationSyntheticKnees(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sweepSpec(tt.conc, "t")
+			s := jobtest.SweepSpec(tt.conc, "t")
 			tt.want.Target = "t"
 			checkSaturation(t, Analyze(s, series(t, s, "t", tt.rps...)).Saturation, []job.Saturation{tt.want})
 		})
@@ -126,7 +127,7 @@ func TestSaturationSyntheticKnees(t *testing.T) {
 }
 
 func TestSaturationFailedRequests(t *testing.T) {
-	s := sweepSpec([]int{1, 2, 4}, "t")
+	s := jobtest.SweepSpec([]int{1, 2, 4}, "t")
 	runs := series(t, s, "t", 100, 150, 155)
 	runs[2].Result.FailedRequests, runs[2].Result.Failed.Timeout = 3, 3
 	want := job.Saturation{Target: "t", PlateauAt: intp(2), FailuresFrom: intp(4),
@@ -138,7 +139,7 @@ func TestSaturationFailedRequests(t *testing.T) {
 // repeats was, and the series says from where its plateau may be the
 // load generator's.
 func TestSaturationClientBound(t *testing.T) {
-	s := sweepSpec([]int{1, 2, 4}, "t")
+	s := jobtest.SweepSpec([]int{1, 2, 4}, "t")
 	s.Sweep.Repeats = 2
 	runs := runsFor(t, s, "t", 1, abRun(1, 100), abRun(1, 100))
 	runs = append(runs, runsFor(t, s, "t", 2, abRun(2, 150), abRun(2, 150))...)
@@ -157,7 +158,7 @@ func TestSaturationClientBound(t *testing.T) {
 }
 
 func TestSaturationSlices(t *testing.T) {
-	one := sweepSpec([]int{4}, "t")
+	one := jobtest.SweepSpec([]int{4}, "t")
 	if sat := Analyze(one, series(t, one, "t", 100)).Saturation; sat != nil {
 		t.Errorf("Analyze(one concurrency).Saturation = %+v, want none", sat)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
 
 func pct(v float64) *float64 { return &v }
@@ -17,7 +18,7 @@ func trendHistory(t *testing.T, rps ...float64) History {
 	t.Helper()
 	var h History
 	for i, v := range rps {
-		s := sweepSpec([]int{1}, "a")
+		s := jobtest.SweepSpec([]int{1}, "a")
 		h = append(h, Baseline{JobID: fmt.Sprintf("h%d", i), Spec: s, Runs: runsFor(t, s, "a", 1, abRun(1, v))})
 	}
 	return h
@@ -44,7 +45,7 @@ func TestTrendVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sweepSpec([]int{1}, "a", "b")
+			s := jobtest.SweepSpec([]int{1}, "a", "b")
 			s.Trend = &tt.trend
 			runs := runsFor(t, s, "a", 1, abRun(1, tt.rps))
 			runs = append(runs, runsFor(t, s, "b", 1, abRun(1, 100))...)
@@ -64,7 +65,7 @@ func TestTrendVerdict(t *testing.T) {
 }
 
 func TestTrendNoneWithoutHistoryOrThresholds(t *testing.T) {
-	s := sweepSpec([]int{1}, "a")
+	s := jobtest.SweepSpec([]int{1}, "a")
 	s.Trend = &job.Trend{Metric: "p99", MaxIncreasePct: pct(10)}
 	if got := AnalyzeWithHistory(s, runsFor(t, s, "a", 1, abRun(1, 100)), nil, nil).Verdict; got.Result != job.VerdictPass {
 		t.Errorf("verdict without history = %+v, want pass (a trend is a check, so not none)", got)
@@ -75,7 +76,7 @@ func TestTrendSeries(t *testing.T) {
 	var jobs []TrendJob
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, rps := range []float64{100, 200, 400} {
-		s := sweepSpec([]int{1}, "a", "b")
+		s := jobtest.SweepSpec([]int{1}, "a", "b")
 		s.Labels = map[string]string{job.LabelCommit: fmt.Sprintf("c%d", i)}
 		runs := append(runsFor(t, s, "a", 1, abRun(1, rps)), runsFor(t, s, "b", 1, abRun(1, 1))...)
 		// newest first, as History lists them

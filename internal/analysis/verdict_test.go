@@ -7,6 +7,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -37,7 +38,7 @@ func TestThresholdHoldsEveryOperator(t *testing.T) {
 // 100, 110, 120 req/s (mean 110), b at 300.
 func verdictRuns(t *testing.T, thresholds ...string) (job.Spec, []job.Run) {
 	t.Helper()
-	s := sweepSpec([]int{1, 4}, "a", "b")
+	s := jobtest.SweepSpec([]int{1, 4}, "a", "b")
 	s.Sweep.Repeats, s.Thresholds = 3, thresholds
 	var runs []job.Run
 	for _, c := range []int{1, 4} {
@@ -103,7 +104,7 @@ func TestVerdictNoneAndPass(t *testing.T) {
 // A target where nothing completed has no latency; a latency threshold on
 // it fails with a reason rather than passing on a 0.
 func TestVerdictDeadTargetFailsLatencyThreshold(t *testing.T) {
-	s := sweepSpec([]int{1}, "a")
+	s := jobtest.SweepSpec([]int{1}, "a")
 	s.Thresholds = []string{"p95_ms < 200", "rps > 0"}
 	dead := &abreport.Report{FailedRequests: 5, Failed: abreport.Failures{Connect: 5}}
 	got := Analyze(s, runsFor(t, s, "a", 1, dead)).Verdict

@@ -1,14 +1,9 @@
 package hostile
 
 import (
-	"os"
 	"testing"
 
 	"github.com/benchq/benchq/internal/proctest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	proctest.Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { proctest.Main(m) }

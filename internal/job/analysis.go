@@ -80,6 +80,26 @@ type PointSummary struct {
 	// any repeat (abreport's client_saturated): the point's req/s then
 	// measures the client, not the server.
 	ClientSaturated bool `json:"client_saturated"`
+	// ServerCoresBusy is, over the repeats, how many cores the target kept
+	// busy (its runs' server.cores_busy, from the target's monitor),
+	// ServerCores how many it has and ServerCPUShare the share of them
+	// busy; nil (0) when the target has no monitor or its CPU or cores
+	// are unknown.
+	ServerCoresBusy *Stat   `json:"server_cores_busy,omitempty"`
+	ServerCores     float64 `json:"server_cores,omitempty" example:"1"`
+	ServerCPUShare  *Stat   `json:"server_cpu_share,omitempty"`
+	// LimitedBy names what held the point's req/s back: "client" (the
+	// load generator was short of CPU, ClientSaturated), "server_cpu" (the
+	// target kept at least 90 % of its cores busy) or "neither" (both had
+	// headroom: latency, the network, locks or a queue). Absent when it
+	// cannot be told: the client had headroom and the server's CPU share
+	// is unknown.
+	LimitedBy string `json:"limited_by,omitempty" enums:"client,server_cpu,neither"`
+	// Unsteady counts the repeats whose throughput or latency shifted
+	// while they ran (abreport's unsteady); UnsteadyReason is the first
+	// such repeat's reason.
+	Unsteady       int    `json:"unsteady,omitempty"`
+	UnsteadyReason string `json:"unsteady_reason,omitempty"`
 
 	// TLSHandshakeMs is the mean TLS handshake time of the new
 	// connections, over the repeats that made one; nil for plain HTTP.
@@ -138,8 +158,11 @@ type Saturation struct {
 	FailuresFrom  *int    `json:"failures_from,omitempty"`   // lowest c with failed requests
 	// ClientBoundFrom is the lowest c whose load generator was short of
 	// CPU: a plateau from there on may be the client's, not the server's.
-	ClientBoundFrom *int   `json:"client_bound_from,omitempty"`
-	Sentence        string `json:"sentence"` // one sentence a person reads
+	ClientBoundFrom *int `json:"client_bound_from,omitempty"`
+	// ServerCPUBoundFrom is the lowest c whose point is limited by the
+	// server's CPU (PointSummary.LimitedBy "server_cpu").
+	ServerCPUBoundFrom *int   `json:"server_cpu_bound_from,omitempty"`
+	Sentence           string `json:"sentence"` // one sentence a person reads
 }
 
 // VerdictResult is the outcome of the spec's thresholds, and of the rule

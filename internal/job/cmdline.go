@@ -74,6 +74,8 @@ func serverSideEffects(args []string) string {
 			return "--cacert reads a file on the server: put the CA bundle in request.tls.ca_pem"
 		case "--timeline":
 			return "--timeline writes a file on the server: every run keeps its timeline in the job's results"
+		case "--warmup":
+			return `--warmup belongs to the whole job: give the spec's "warmup" ("warmup": "5s")`
 		}
 		if msg, bad := forbiddenAB[o.letter]; bad && o.long == "" {
 			return msg

@@ -3,6 +3,8 @@ package job
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -85,7 +87,7 @@ func (v *validator) compareTo(c *CompareTo) {
 	if len(c.Labels) > maxLabels {
 		v.add(field+".labels", "%d labels exceed the limit of %d", len(c.Labels), maxLabels)
 	}
-	for _, k := range sortedKeys(c.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 		if !validLabelKey(k) || len(c.Labels[k]) > maxLabelVal {
 			v.add(field+".labels["+fmt.Sprintf("%q", k)+"]", "not a label of any job: names are 1 to %d letters, digits, '_', '-', '.' or '/', values at most %d characters", maxLabelKey, maxLabelVal)
 		}

@@ -28,13 +28,7 @@ func TestParseRelativeThreshold(t *testing.T) {
 		{"nginx: rps >= 0.95 * baseline.rps", Threshold{Target: "nginx", Metric: "rps", Op: ">=", Baseline: "rps", Factor: 0.95}},
 	}
 	for _, tt := range tests {
-		got, err := ParseThreshold(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("ParseThreshold(%q) = %+v, %v, want %+v", tt.in, got, err, tt.want)
-		}
-		if again, err := ParseThreshold(got.String()); err != nil || again != got {
-			t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", tt.in, got.String(), again, err)
-		}
+		checkParsed(t, tt.in, tt.want)
 	}
 }
 
@@ -95,47 +89,5 @@ func TestCompareToJSON(t *testing.T) {
 		if !errors.As(err, &ve) || !strings.HasPrefix(ve.Problems[0].Field, "compare_to") {
 			t.Errorf("Decode(compare_to %s) = %v, want a problem under compare_to", bad, err)
 		}
-	}
-}
-
-func TestValidateCompareTo(t *testing.T) {
-	base := func() Spec { return sweepSpec([]int{1}, "a") }
-	tests := []struct {
-		name  string
-		edit  func(*Spec)
-		field string // "" = valid
-	}{
-		{"job id", func(s *Spec) { s.CompareTo = &CompareTo{JobID: "01JC3W9Q5V1ZK2M4N6P8R0T2V4"} }, ""},
-		{"selector", func(s *Spec) { s.CompareTo = &CompareTo{Labels: map[string]string{"branch": "main"}} }, ""},
-		{"relative threshold with compare_to", func(s *Spec) {
-			s.CompareTo, s.Thresholds = &CompareTo{JobID: "X"}, []string{"rps >= 0.95 * baseline.rps"}
-		}, ""},
-		{"relative threshold without compare_to", func(s *Spec) {
-			s.Thresholds = []string{"rps > 1", "p99_ms <= 1.1 * baseline.p99_ms"}
-		}, "thresholds[1]"},
-		{"empty job id", func(s *Spec) { s.CompareTo = &CompareTo{JobID: ""} }, ""}, // defaults to the newest succeeded job
-		{"blank job id", func(s *Spec) { s.CompareTo = &CompareTo{JobID: " X"} }, "compare_to"},
-		{"bad status", func(s *Spec) { s.CompareTo = &CompareTo{Status: "done"} }, "compare_to.status"},
-		{"bad label", func(s *Spec) { s.CompareTo = &CompareTo{Labels: map[string]string{"a b": "c"}} }, `compare_to.labels["a b"]`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := base()
-			tt.edit(&s)
-			err := s.WithDefaults().Validate(Limits{}, nil)
-			var ve *errcode.Error
-			switch {
-			case tt.field == "" && err != nil:
-				t.Errorf("Validate = %v, want nil", err)
-			case tt.field != "" && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != tt.field):
-				t.Errorf("Validate = %v, want one problem at %s", err, tt.field)
-			}
-		})
-	}
-	if got := (Spec{CompareTo: &CompareTo{Labels: map[string]string{"b": "m"}}}).WithDefaults().CompareTo.Status; got != StatusSucceeded {
-		t.Errorf("selector status default = %q, want succeeded", got)
-	}
-	if got := (Spec{CompareTo: &CompareTo{JobID: "X"}}).WithDefaults().CompareTo.Status; got != "" {
-		t.Errorf("job id status default = %q, want none (any status)", got)
 	}
 }

@@ -3,7 +3,9 @@ package job
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -57,7 +59,7 @@ func hostileSpecs(size int) map[string][]byte {
 // API does, reporting the bytes allocated per byte of spec.
 func BenchmarkDecodeHostile(b *testing.B) {
 	specs := hostileSpecs(1 << 20)
-	for _, name := range sortedKeys(specs) {
+	for _, name := range slices.Sorted(maps.Keys(specs)) {
 		data := specs[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -21,7 +21,7 @@ const (
 )
 
 // Estimate is an upper-bound guess of the wall time of the whole sweep:
-// every run and its warm-up, the pauses between runs and a fixed overhead
+// every run and its warm-ups (spec.warmup, sweep.warmup_requests), the pauses between runs and a fixed overhead
 // per run. A run with a duration counts that duration plus one request
 // timeout (the last responses); one with a rate counts requests/rate plus a
 // timeout; one with only a request count assumes 50 requests/s per
@@ -91,7 +91,7 @@ func (pl *Planner) Estimate() time.Duration {
 	warmup := max(d.Sweep.WarmupRequests, 0)
 	var total time.Duration
 	for _, c := range pl.cells {
-		run := c.runEstimate() + estimateRunOverhead
+		run := c.runEstimate() + estimateRunOverhead + max(d.Warmup.Std(), 0)
 		if warmup > 0 {
 			run += closedEstimate(warmup, c.Concurrency)
 		}
@@ -109,7 +109,7 @@ func (pl *Planner) RunEstimate(p Point) time.Duration {
 		return DefaultTimeout + estimateRunOverhead
 	}
 	c := pl.cells[p.Index]
-	run := c.runEstimate() + estimateRunOverhead
+	run := c.runEstimate() + estimateRunOverhead + max(pl.spec.Warmup.Std(), 0)
 	if w := max(pl.spec.Sweep.WarmupRequests, 0); w > 0 {
 		run = addSat(run, closedEstimate(w, c.Concurrency))
 	}

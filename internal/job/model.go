@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/monitor"
 )
 
 // Status is a job's place in its lifecycle.
@@ -119,4 +120,7 @@ type Run struct {
 	// Result says the same to a reader. Runs stored before it existed have
 	// none (Run.DecodeMeasurement says ErrNoMeasurement).
 	Measurement json.RawMessage `json:"measurement,omitempty" swaggerignore:"true"`
+	// Server is what the target's monitor endpoint said of the server
+	// during the run; nil for a target without one.
+	Server *monitor.Server `json:"server,omitempty"`
 }

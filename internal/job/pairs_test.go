@@ -1,39 +1,30 @@
-package job
+package job_test
 
 import (
 	"errors"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 )
-
-// sweepSpec is targets × concurrency × one duration, one repeat.
-func sweepSpec(conc []int, targets ...string) Spec {
-	s := Spec{Sweep: Sweep{Concurrency: conc, Duration: []Duration{Duration(10 * time.Second)}, Repeats: 1}}
-	for i, name := range targets {
-		s.Targets = append(s.Targets, Target{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d/", 18080+i)})
-	}
-	return s
-}
 
 func TestComparisonsValidation(t *testing.T) {
 	tests := []struct {
 		name   string
-		pairs  []ComparisonPair
+		pairs  []job.ComparisonPair
 		fields []string
 	}{
-		{"unknown target", []ComparisonPair{{"nginx", "apache"}}, []string{"comparisons[0].target"}},
-		{"unknown baseline", []ComparisonPair{{"apache", "iis"}}, []string{"comparisons[0].baseline"}},
-		{"itself", []ComparisonPair{{"apache", "apache"}}, []string{"comparisons[0]"}},
-		{"too many", make([]ComparisonPair, maxComparisonPairs+1), []string{"comparisons"}},
+		{"unknown target", []job.ComparisonPair{{"nginx", "apache"}}, []string{"comparisons[0].target"}},
+		{"unknown baseline", []job.ComparisonPair{{"apache", "iis"}}, []string{"comparisons[0].baseline"}},
+		{"itself", []job.ComparisonPair{{"apache", "apache"}}, []string{"comparisons[0]"}},
+		{"too many", make([]job.ComparisonPair, job.MaxComparisonPairs+1), []string{"comparisons"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := sweepSpec([]int{1}, "apache", "lighttpd")
+			s := jobtest.SweepSpec([]int{1}, "apache", "lighttpd")
 			s.Comparisons = tt.pairs
-			err := s.Validate(Limits{}, nil)
+			err := s.Validate(job.Limits{}, nil)
 			var ve *errcode.Error
 			if !errors.As(err, &ve) {
 				t.Fatalf("Validate = %v, want a ValidationError", err)
@@ -49,9 +40,51 @@ func TestComparisonsValidation(t *testing.T) {
 			}
 		})
 	}
-	s := sweepSpec([]int{1}, "apache", "lighttpd")
-	s.Comparisons = []ComparisonPair{{"lighttpd", "apache"}}
-	if err := s.Validate(Limits{}, nil); err != nil {
+	s := jobtest.SweepSpec([]int{1}, "apache", "lighttpd")
+	s.Comparisons = []job.ComparisonPair{{"lighttpd", "apache"}}
+	if err := s.Validate(job.Limits{}, nil); err != nil {
 		t.Errorf("a valid pair: %v", err)
+	}
+}
+
+func TestValidateCompareTo(t *testing.T) {
+	base := func() job.Spec { return jobtest.SweepSpec([]int{1}, "a") }
+	tests := []struct {
+		name  string
+		edit  func(*job.Spec)
+		field string // "" = valid
+	}{
+		{"job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: "01JC3W9Q5V1ZK2M4N6P8R0T2V4"} }, ""},
+		{"selector", func(s *job.Spec) { s.CompareTo = &job.CompareTo{Labels: map[string]string{"branch": "main"}} }, ""},
+		{"relative threshold with compare_to", func(s *job.Spec) {
+			s.CompareTo, s.Thresholds = &job.CompareTo{JobID: "X"}, []string{"rps >= 0.95 * baseline.rps"}
+		}, ""},
+		{"relative threshold without compare_to", func(s *job.Spec) {
+			s.Thresholds = []string{"rps > 1", "p99_ms <= 1.1 * baseline.p99_ms"}
+		}, "thresholds[1]"},
+		{"empty job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: ""} }, ""}, // defaults to the newest succeeded job
+		{"blank job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: " X"} }, "compare_to"},
+		{"bad status", func(s *job.Spec) { s.CompareTo = &job.CompareTo{Status: "done"} }, "compare_to.status"},
+		{"bad label", func(s *job.Spec) { s.CompareTo = &job.CompareTo{Labels: map[string]string{"a b": "c"}} }, `compare_to.labels["a b"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := base()
+			tt.edit(&s)
+			err := s.WithDefaults().Validate(job.Limits{}, nil)
+			var ve *errcode.Error
+			switch {
+			case tt.field == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tt.field != "" && (!errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Field != tt.field):
+				t.Errorf("Validate = %v, want one problem at %s", err, tt.field)
+			}
+		})
+	}
+	if got := (job.Spec{CompareTo: &job.CompareTo{Labels: map[string]string{"b": "m"}}}).WithDefaults().CompareTo.Status; got != job.StatusSucceeded {
+		t.Errorf("selector status default = %q, want succeeded", got)
+	}
+	if got := (job.Spec{CompareTo: &job.CompareTo{JobID: "X"}}).WithDefaults().CompareTo.Status; got != "" {
+		t.Errorf("job id status default = %q, want none (any status)", got)
 	}
 }

@@ -45,6 +45,7 @@ func (pl *Planner) Plan(p Point) (measure.Plan, error) {
 	plan.Body = slices.Clone(plan.Body)
 	plan.Concurrency, plan.Requests, plan.Duration, plan.Rate = p.Concurrency, p.Requests, p.Duration.Std(), p.Rate
 	plan.TimelineInterval = pl.spec.Timeline.interval()
+	plan.Warmup = pl.spec.Warmup.Std()
 	return plan, nil
 }
 
@@ -58,7 +59,7 @@ func (pl *Planner) WarmupPlan(p Point) (plan measure.Plan, ok bool, err error) {
 	if err != nil {
 		return measure.Plan{}, false, err
 	}
-	plan.Requests, plan.Duration, plan.Rate = n, 0, 0
+	plan.Requests, plan.Duration, plan.Rate, plan.Warmup = n, 0, 0, 0
 	plan.Concurrency = min(plan.Concurrency, n) // ab's rule: no more workers than requests
 	plan.ContinueOnError = true
 	return plan, true, nil

@@ -76,14 +76,7 @@ func TestPlanHTTPVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Spec{Targets: []Target{tt.target}, Request: tt.request}
-			if err := s.Validate(Limits{}, nil); err != nil {
-				t.Fatalf("Validate = %v", err)
-			}
-			got, err := s.Plan(s.Points()[0])
-			if err != nil {
-				t.Fatalf("Plan = %v", err)
-			}
+			got := onePointPlan(t, Spec{Targets: []Target{tt.target}, Request: tt.request})
 			if got.HTTPVersion != tt.version || got.UserAgent != tt.userAgent {
 				t.Errorf("Plan: HTTP/%s User-Agent %q, want HTTP/%s %q", got.HTTPVersion, got.UserAgent, tt.version, tt.userAgent)
 			}
@@ -92,6 +85,19 @@ func TestPlanHTTPVersion(t *testing.T) {
 			}
 		})
 	}
+}
+
+// onePointPlan is the plan of s's first point; s must be valid.
+func onePointPlan(t *testing.T, s Spec) measure.Plan {
+	t.Helper()
+	if err := s.Validate(Limits{}, nil); err != nil {
+		t.Fatalf("Validate = %v", err)
+	}
+	p, err := s.Plan(s.Points()[0])
+	if err != nil {
+		t.Fatalf("Plan = %v", err)
+	}
+	return p
 }
 
 func TestPlanRate(t *testing.T) {
@@ -156,14 +162,7 @@ func TestPlanMaxBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := Spec{Targets: []Target{tt.target}, Request: tt.request}
-			if err := s.Validate(Limits{}, nil); err != nil {
-				t.Fatalf("Validate = %v", err)
-			}
-			got, err := s.Plan(s.Points()[0])
-			if err != nil {
-				t.Fatalf("Plan = %v", err)
-			}
+			got := onePointPlan(t, Spec{Targets: []Target{tt.target}, Request: tt.request})
 			if got.MaxBody != tt.want {
 				t.Errorf("Plan.MaxBody = %d, want %d", got.MaxBody, tt.want)
 			}

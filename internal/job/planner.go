@@ -2,6 +2,7 @@ package job
 
 import (
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/monitor"
 )
 
 // Planner is a spec resolved once: each target parsed (an ab or http_load
@@ -89,4 +90,12 @@ func (pl *Planner) Points() []Point {
 		points[i] = c.Point
 	}
 	return points
+}
+
+// Monitor is the metrics endpoint of p's target, or nil when it names none.
+func (pl *Planner) Monitor(p Point) *monitor.Spec {
+	if p.TargetIndex < 0 || p.TargetIndex >= len(pl.spec.Targets) {
+		return nil
+	}
+	return pl.spec.Targets[p.TargetIndex].Monitor
 }

@@ -66,6 +66,12 @@ func (s Spec) Redacted() Spec {
 			r := t.Request.redacted()
 			t.Request = &r
 		}
+		if t.Monitor != nil {
+			m := *t.Monitor
+			m.Prometheus = RedactURL(m.Prometheus)
+			m.Series = slices.Clone(m.Series)
+			t.Monitor = &m
+		}
 	}
 	if s.Webhook != nil {
 		w := *s.Webhook

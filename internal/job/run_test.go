@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
@@ -96,33 +95,7 @@ func TestMergeShards(t *testing.T) {
 	if err != nil {
 		t.Fatalf("merged run's measurement: %v", err)
 	}
-	for _, ph := range []struct {
-		name  string
-		phase *measure.Phase
-		of    func(measure.Sample) time.Duration
-	}{
-		{"connect", &m.Connect, func(s measure.Sample) time.Duration { return s.Connect }},
-		{"processing", &m.Processing, func(s measure.Sample) time.Duration { return s.Processing }},
-		{"waiting", &m.Waiting, func(s measure.Sample) time.Duration { return s.Waiting }},
-		{"total", &m.Total, func(s measure.Sample) time.Duration { return s.Total }},
-	} {
-		raw := make([]int64, len(samples))
-		for i, s := range samples {
-			raw[i] = ph.of(s).Microseconds()
-		}
-		slices.Sort(raw)
-		if ph.phase.Count != int64(len(raw)) {
-			t.Fatalf("%s: merged count %d, %d samples", ph.name, ph.phase.Count, len(raw))
-		}
-		for _, q := range []float64{0.5, 0.9, 0.99, 1} {
-			want := raw[max(0, int(math.Ceil(q*float64(len(raw))))-1)]
-			// 0.1 % for 3 significant digits, and 1 µs: the engine
-			// truncates each part of processing to µs on its own.
-			if got, tol := ph.phase.Quantile(q), want/1000+1; got < want-tol || got > want+tol {
-				t.Errorf("%s: merged Quantile(%v) = %d µs, the samples give %d µs (±%d)", ph.name, q, got, want, tol)
-			}
-		}
-	}
+	jobtest.CheckQuantiles(t, m, samples, 0.5, 0.9, 0.99, 1)
 }
 
 func TestMergeShardsRefuses(t *testing.T) {

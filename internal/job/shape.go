@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -561,15 +562,6 @@ func kindOf(c byte) string {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -588,7 +580,7 @@ func (w *walker) unknownField(field, name string, fields map[string]reflect.Stru
 	case len(w.p.list) >= maxProblems || len(name) > maxSuggestable:
 		w.p.add(field, "unknown field")
 	default:
-		w.p.add(field, "%s", unknownFieldMessage(name, sortedKeys(fields)))
+		w.p.add(field, "%s", unknownFieldMessage(name, slices.Sorted(maps.Keys(fields))))
 	}
 	w.unknown += len(w.p.list) + w.p.omitted - before
 }

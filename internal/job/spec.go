@@ -1,5 +1,7 @@
 package job
 
+import "github.com/benchq/benchq/internal/monitor"
+
 // Spec is a benchmark job as a client submits it. Every
 // field but the targets has a default, filled by WithDefaults.
 type Spec struct {
@@ -38,6 +40,14 @@ type Spec struct {
 	Exclusive *bool `json:"exclusive,omitempty" example:"true"`
 	// Timeline sets the interval of every run's timeline (see Timeline).
 	Timeline *Timeline `json:"timeline,omitempty"`
+	// Warmup loads the target for that long at the start of every run
+	// before the run is measured, as wrk2 calibrates first: the result
+	// covers the measured window after it (the point's duration), the
+	// run's timeline keeps both. Every point needs a duration and no
+	// request count, over HTTP/1.x. Unlike sweep.warmup_requests (a
+	// separate, discarded run before each run) it warms the very
+	// connections and server state the run measures.
+	Warmup Duration `json:"warmup,omitempty" example:"5s"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command
@@ -59,6 +69,11 @@ type Target struct {
 	// set (the line's --max-body and --max-streams win, its -f, -Z,
 	// --insecure and --sni over tls).
 	Request *Request `json:"request,omitempty"`
+	// Monitor names the server's Prometheus metrics endpoint: scraped at
+	// each run's start, every timeline interval and its end, so the run
+	// stores the server's CPU and memory (`server`) beside the client's
+	// numbers.
+	Monitor *monitor.Spec `json:"monitor,omitempty"`
 }
 
 // Request holds the options of every request sent to a target.

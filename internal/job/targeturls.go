@@ -1,6 +1,8 @@
 package job
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -64,7 +66,7 @@ func (s Spec) hostHeaders(i int, req Request) []HostHeader {
 		field = "request.headers"
 	}
 	var out []HostHeader
-	for _, k := range sortedKeys(req.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(req.Headers)) {
 		if !strings.EqualFold(k, "Host") {
 			continue
 		}

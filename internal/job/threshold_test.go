@@ -25,13 +25,7 @@ func TestParseThreshold(t *testing.T) {
 		{"p99.99_ms <= 1.5 * baseline.p99.99_ms", Threshold{Metric: "p99.99_ms", Op: "<=", Baseline: "p99.99_ms", Factor: 1.5}},
 	}
 	for _, tt := range tests {
-		got, err := ParseThreshold(tt.in)
-		if err != nil || got != tt.want {
-			t.Errorf("ParseThreshold(%q) = %+v, %v, want %+v", tt.in, got, err, tt.want)
-		}
-		if again, err := ParseThreshold(got.String()); err != nil || again != got {
-			t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", tt.in, got.String(), again, err)
-		}
+		checkParsed(t, tt.in, tt.want)
 	}
 	for _, bad := range []string{"", "rps", "rps = 5", "rps => 5", "rsp > 5", "rps > fast", "rps > NaN", ": rps > 1", "rps > 1e999", "p99.5_ms < 3"} {
 		if _, err := ParseThreshold(bad); !errors.Is(err, ErrInvalid) {
@@ -66,5 +60,18 @@ func TestEveryMetricIsAThresholdMetric(t *testing.T) {
 		if err := s.Validate(Limits{}, nil); err != nil {
 			t.Errorf("Validate(trend on %s) = %v, want nil", name, err)
 		}
+	}
+}
+
+// checkParsed asserts that in parses to want, and that want's String
+// parses to want again.
+func checkParsed(t *testing.T, in string, want Threshold) {
+	t.Helper()
+	got, err := ParseThreshold(in)
+	if err != nil || got != want {
+		t.Errorf("ParseThreshold(%q) = %+v, %v, want %+v", in, got, err, want)
+	}
+	if again, err := ParseThreshold(got.String()); err != nil || again != got {
+		t.Errorf("ParseThreshold(%q.String() = %q) = %+v, %v, want the same threshold", in, got.String(), again, err)
 	}
 }

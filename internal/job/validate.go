@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/benchq/benchq/internal/errcode"
 	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/monitor"
 	"github.com/benchq/benchq/internal/netguard"
 )
 
@@ -63,6 +65,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
 	v.timeline(d.Timeline)
+	v.warmup(d, res)
 	return v.err()
 }
 
@@ -81,7 +84,7 @@ func (v *validator) meta(s Spec) {
 	if len(s.Labels) > maxLabels {
 		v.add("labels", "%d labels exceed the limit of %d", len(s.Labels), maxLabels)
 	}
-	for _, k := range sortedKeys(s.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(s.Labels)) {
 		field := "labels[" + fmt.Sprintf("%q", k) + "]"
 		if !validLabelKey(k) {
 			v.add(field, "a label name is 1 to %d letters, digits, '_', '-', '.' or '/'", maxLabelKey)
@@ -104,6 +107,9 @@ func (v *validator) targets(s Spec, res []resolved) {
 			v.add(field+".name", "%q is already the name of targets[%d]", t.Name, j)
 		} else {
 			seen[t.Name] = i
+		}
+		if t.Monitor != nil {
+			v.monitor(field+".monitor", *t.Monitor)
 		}
 		src, errs := res[i].src, res[i].errs
 		if len(errs) > 0 {
@@ -141,6 +147,19 @@ func (v *validator) targets(s Spec, res []resolved) {
 		case t.Request != nil:
 			v.request(field+".request", *t.Request)
 		}
+	}
+}
+
+// monitor checks a target's metrics endpoint: its URL as a target's
+// (scheme, host, the address policy), its selectors and numbers.
+func (v *validator) monitor(field string, m monitor.Spec) {
+	if m.Prometheus == "" {
+		v.add(field+".prometheus", "required: the URL of a Prometheus metrics endpoint, e.g. http://127.0.0.1:9100/metrics")
+	} else {
+		v.url(field+".prometheus", m.Prometheus)
+	}
+	for _, p := range m.Problems() {
+		v.add(field+"."+p.Field, "%s", p.Message)
 	}
 }
 

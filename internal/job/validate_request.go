@@ -1,7 +1,9 @@
 package job
 
 import (
+	"maps"
 	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,7 +39,7 @@ func (v *validator) request(field string, r Request) {
 	if hasControl(r.ContentType) {
 		v.add(field+".content_type", "%q contains control characters", r.ContentType)
 	}
-	for _, k := range sortedKeys(r.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
 		if msg := headerProblem(k, r.Headers[k]); msg != "" {
 			v.add(field+".headers["+strconv.Quote(k)+"]", "%s", msg)
 		}

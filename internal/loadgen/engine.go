@@ -91,6 +91,10 @@ type engine struct {
 	recordTimeline   bool
 	timelineInterval time.Duration
 	origin           time.Time
+	// measureFrom is when the measured window starts, after the plan's
+	// Warmup; zero without one (warmup.go's window half).
+	measureFrom time.Time
+	windowCPU   windowCPU
 	// sink is the buffer every worker names when it skips body bytes: the
 	// kernel discards them unread, so one buffer serves all (discard).
 	sink []byte
@@ -167,6 +171,8 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 	cpuStart := readCPU()
 	e.start = time.Now()
 	e.startTimeline()
+	stopWindow := e.startWindow()
+	defer stopWindow()
 	close(begin)
 	watchDone := make(chan struct{})
 	go func() {
@@ -177,13 +183,13 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		}
 	}()
 	if e.plan.Duration > 0 {
-		timer := time.AfterFunc(e.plan.Duration, func() { e.stop(stopDuration, "") })
+		timer := time.AfterFunc(e.runFor(), func() { e.stop(stopDuration, "") })
 		defer timer.Stop()
 	}
 	progressDone := e.startProgress()
 	live, liveDone := e.startLive()
 	wg.Wait()
-	used := usageSince(cpuStart)
+	used := usageSince(e.windowCPU.from(cpuStart))
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone

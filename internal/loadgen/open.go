@@ -25,7 +25,7 @@ func (w *worker) runOpen() {
 			return
 		}
 		offset := time.Duration(float64(i) * float64(time.Second) / e.plan.Rate)
-		if e.plan.Duration > 0 && offset >= e.plan.Duration {
+		if e.plan.Duration > 0 && offset >= e.runFor() {
 			return
 		}
 		intended := e.start.Add(offset)
@@ -39,7 +39,9 @@ func (w *worker) runOpen() {
 			}
 			now = time.Now()
 		}
-		if now.Sub(intended) > lateAfter {
+		if e.warming(now) {
+			w.local.warmStarts++
+		} else if now.Sub(intended) > lateAfter {
 			w.local.late++
 		}
 		w.local.lastStart = now

@@ -22,6 +22,7 @@ type record struct {
 	kind         uint8 // recCompleted, recFailed, recBytes
 	failedAs     uint8 // recFailed's class
 	lengthFailed bool  // recCompleted with a body of another length
+	warm         bool  // in the warm-up: the timeline's only
 	at           int64 // ns from the timeline's origin to the event
 	bytes        int64 // received since the worker's previous record
 	started      int64 // open model: ns from the origin to the actual start; -1 otherwise
@@ -63,7 +64,7 @@ func (s *shard) add(recs []record, open bool) {
 		r := &recs[i]
 		if s.timeline != nil {
 			s.timeline.add(r)
-			if r.kind != recCompleted {
+			if r.kind != recCompleted || r.warm {
 				continue
 			}
 		}

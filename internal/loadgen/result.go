@@ -32,16 +32,16 @@ func (e *engine) measurement() *measure.Measurement {
 	var lastEvent, lastStart time.Time
 	for _, w := range e.workers {
 		c := &w.local
-		m.Complete += w.pub.completed.Load()
+		m.Complete += w.pub.completed.Load() - c.warmCompleted
 		m.Failures.Merge(c.failures)
 		m.TLSFailures.Merge(c.tlsFailures)
 		m.WriteErrors += c.writeErrors
 		m.Non2xx += c.non2xx
 		m.KeepAliveRequests += c.keepAlive
-		m.TotalReceivedBytes += w.pub.bytes.Load()
+		m.TotalReceivedBytes += w.pub.bytes.Load() - c.warmBytes
 		m.BodyReceivedBytes += c.body
-		m.TotalSentBytes += c.sent
-		m.ClientSpin += c.spun
+		m.TotalSentBytes += c.sent - c.warmSent
+		m.ClientSpin += c.spun - c.warmSpun
 		m.Samples = append(m.Samples, c.samples...)
 		if c.lastEvent.After(lastEvent) {
 			lastEvent = c.lastEvent
@@ -81,10 +81,13 @@ func (e *engine) measurement() *measure.Measurement {
 	}
 	m.Elapsed = e.elapsed(lastEvent)
 	m.Timeline = e.timeline()
-	if m.Open != nil && !lastStart.IsZero() {
+	if !e.measureFrom.IsZero() {
+		m.Started, m.Warmup = e.measureFrom, e.plan.Warmup
+	}
+	if m.Open != nil && !lastStart.IsZero() && !e.warming(lastStart) {
 		// n starts on time span (n-1) intervals; count the last one's too.
-		span := lastStart.Sub(e.start).Seconds() + 1/e.plan.Rate
-		m.Open.AchievedRate = float64(e.started()) / span
+		span := lastStart.Sub(e.windowStart()).Seconds() + 1/e.plan.Rate
+		m.Open.AchievedRate = float64(e.started()-e.warmStarts()) / span
 	}
 	return m
 }
@@ -97,7 +100,16 @@ func (e *engine) elapsed(lastEvent time.Time) time.Duration {
 	if e.reason == stopFinished && !lastEvent.IsZero() {
 		end = lastEvent
 	}
-	return max(0, end.Sub(e.start))
+	return max(0, end.Sub(e.windowStart()))
+}
+
+// windowStart is when the measured window started: the engine's start, or
+// the end of the warm-up.
+func (e *engine) windowStart() time.Time {
+	if e.measureFrom.IsZero() {
+		return e.start
+	}
+	return e.measureFrom
 }
 
 // maxBusy is the most closed-model workers busy at once: the deepest
@@ -126,6 +138,15 @@ func (e *engine) maxBusy() int64 {
 		most = max(most, n)
 	}
 	return most
+}
+
+// warmStarts is how many of the open model's starts fell in the warm-up.
+func (e *engine) warmStarts() int64 {
+	var n int64
+	for _, w := range e.workers {
+		n += w.local.warmStarts
+	}
+	return n
 }
 
 func (e *engine) started() int64 {

@@ -4,13 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"github.com/benchq/benchq/internal/measure"
 	"io"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/benchq/benchq/internal/measure"
+	"github.com/benchq/benchq/internal/testservers"
 )
 
 // TestHTTP10RequestBytes checks the HTTP/1.0 request against the bytes ab
@@ -134,47 +136,28 @@ func startRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bo
 // whether to close the connection after it.
 func startRawWriter(t *testing.T, answer func(i int, w io.Writer) (closeAfter bool)) *rawServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	s := &rawServer{}
+	s.addr = testservers.ServeTCP(t, func(c net.Conn, _ <-chan struct{}) {
+		s.mu.Lock()
+		s.conns++
+		s.mu.Unlock()
+		br := bufio.NewReader(c)
+		w := &rawCounter{w: c, s: s}
 		for {
-			c, err := ln.Accept()
+			req, err := readRawRequest(br)
 			if err != nil {
 				return
 			}
 			s.mu.Lock()
-			s.conns++
+			i := len(s.reqs)
+			s.reqs = append(s.reqs, req)
+			s.read += int64(len(req))
 			s.mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { _ = c.Close() }()
-				br := bufio.NewReader(c)
-				w := &rawCounter{w: c, s: s}
-				for {
-					req, err := readRawRequest(br)
-					if err != nil {
-						return
-					}
-					s.mu.Lock()
-					i := len(s.reqs)
-					s.reqs = append(s.reqs, req)
-					s.read += int64(len(req))
-					s.mu.Unlock()
-					if answer(i, w) {
-						return
-					}
-				}
-			}()
+			if answer(i, w) {
+				return
+			}
 		}
-	}()
+	})
 	return s
 }
 

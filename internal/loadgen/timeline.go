@@ -180,7 +180,7 @@ func (e *engine) timeline() *measure.Timeline {
 // first: start i was due at i/Rate after the engine's start.
 func (e *engine) addIntended(tl *measure.Timeline) {
 	end := e.stoppedAt.Sub(e.start)
-	if d := e.plan.Duration; d > 0 && d < end {
+	if d := e.runFor(); e.plan.Duration > 0 && d < end {
 		end = d
 	}
 	total := e.scheduleTotal(end)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
 	"github.com/valyala/fasthttp"
@@ -201,5 +202,101 @@ func TestTimelineOpenModel(t *testing.T) {
 	}
 	if s := tl.Sum(); started != m.Complete+m.Failed || s.Late > m.Open.LateStarts {
 		t.Errorf("intervals: %d started, %d late; the run completed %d, failed %d, %d late starts", started, s.Late, m.Complete, m.Failed, m.Open.LateStarts)
+	}
+}
+
+// TestWarmupExcludesItsRequestsFromTheResult runs 2 s of warm-up and 2 s
+// measured against a target that answers in 20 ms for its first 1.5 s and
+// in 1 ms after: the result's latency holds only fast requests, its clock
+// only the window, while the timeline keeps the slow start, and the
+// timeline's counts are the result's plus the warm-up intervals'.
+func TestWarmupExcludesItsRequestsFromTheResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4 s run")
+	}
+	srv := testservers.StartScheduledLatency(t,
+		testservers.LatencyStep{For: 1500 * time.Millisecond, Delay: 20 * time.Millisecond},
+		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	const interval = 500 * time.Millisecond
+	srv.Begin(time.Now())
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{srv.URL + "/"}, Concurrency: 2, KeepAlive: true,
+		Duration: 2 * time.Second, Warmup: 2 * time.Second, TimelineInterval: interval,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := m.Timeline
+	if m.Warmup != 2*time.Second || !m.Started.Equal(tl.Start.Add(2*time.Second)) {
+		t.Fatalf("Warmup %v, Started %v after the timeline's start, want 2s and 2s", m.Warmup, m.Started.Sub(tl.Start))
+	}
+	if m.Elapsed < 1900*time.Millisecond || m.Elapsed > 2500*time.Millisecond {
+		t.Errorf("Elapsed = %v, want the 2 s window", m.Elapsed)
+	}
+	warmIntervals := int(m.Warmup / interval)
+	var warm measure.Interval
+	for i := range warmIntervals {
+		warm.Merge(&tl.Intervals[i])
+	}
+	if p50 := tl.Intervals[0].Latency.Quantiles(0.5)[0]; p50 < 15000 {
+		t.Errorf("the timeline's first interval has p50 %d µs, want the slow start (20 ms)", p50)
+	}
+	// The warm-up's slow requests (20 ms) must not be the result's: a few
+	// fast ones may take as long on a busy machine, not as many.
+	warmSlow, slow := countFrom(warm.Latency.Histogram(), 19000), countFrom(m.Total.Hist, 19000)
+	if warmSlow == 0 || slow*2 >= warmSlow {
+		t.Errorf("requests of 19 ms or more: %d in the warm-up, %d in the result; want the warm-up's, not the result's", warmSlow, slow)
+	}
+	if warm.Requests == 0 || m.Complete == 0 {
+		t.Fatalf("%d requests in the warm-up, %d measured: want both", warm.Requests, m.Complete)
+	}
+	sum := tl.Sum()
+	if sum.Requests != m.Complete+warm.Requests || sum.Latency.Count != m.Total.Count+warm.Latency.Count ||
+		sum.Bytes != m.TotalReceivedBytes+warm.Bytes || sum.Failures.Total() != m.Failed+warm.Failures.Total() {
+		t.Errorf("timeline: %d requests, %d latencies, %d bytes, %d failed; result %d, %d, %d, %d plus warm-up %d, %d, %d, %d",
+			sum.Requests, sum.Latency.Count, sum.Bytes, sum.Failures.Total(),
+			m.Complete, m.Total.Count, m.TotalReceivedBytes, m.Failed,
+			warm.Requests, warm.Latency.Count, warm.Bytes, warm.Failures.Total())
+	}
+	if got := m.StatusCodes[200]; got != m.Complete {
+		t.Errorf("status 200 counted %d times, want the %d measured requests", got, m.Complete)
+	}
+	t.Logf("warm-up: %d requests, %d of 19 ms or more; measured: %d requests in %v, %d of 19 ms or more, p99 %d µs",
+		warm.Requests, warmSlow, m.Complete, m.Elapsed, slow, m.Total.Hist.ValueAtQuantile(99))
+}
+
+// countFrom is how many of h's values are at least v (within h's
+// precision).
+func countFrom(h *hdrhistogram.Histogram, v int64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From >= v {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// TestWarmupInTheOpenModel: at 200 starts a second, 1 s of warm-up and
+// 1 s measured, the result holds about a second's requests and rate,
+// while the timeline's intended starts cover both.
+func TestWarmupInTheOpenModel(t *testing.T) {
+	url := testservers.StartFasthttp(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
+	m, err := Run(context.Background(), measure.Plan{
+		URLs: []string{url + "/"}, Concurrency: 4, KeepAlive: true, Rate: 200,
+		Duration: time.Second, Warmup: time.Second, TimelineInterval: 500 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := m.Timeline.Sum()
+	if sum.Intended != 400 {
+		t.Errorf("the timeline's intended starts = %d, want 400 (2 s at 200/s)", sum.Intended)
+	}
+	if m.Complete < 180 || m.Complete > 220 || sum.Requests < m.Complete+180 {
+		t.Errorf("%d measured requests of %d in the timeline, want about 200 of about 400", m.Complete, sum.Requests)
+	}
+	if r := m.Open.AchievedRate; r < 180 || r > 220 {
+		t.Errorf("achieved rate = %.1f/s over the window, want about 200", r)
 	}
 }

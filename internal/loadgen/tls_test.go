@@ -16,19 +16,7 @@ import (
 // either lets the handshakes through (every request completes, each new
 // connection's handshake timed) or fails them with the reason named.
 func TestRunTLSOptions(t *testing.T) {
-	ca := testservers.NewCA(t)
-	server := ca.Issue(t, "server.test")
-	client := ca.Issue(t, "client")
-	self := testservers.SelfSigned(t)
-	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("secure")) })
-
-	selfURL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}}, ok)
-	caURL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{server.TLS}}, ok)
-	mtlsURL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{server.TLS},
-		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}, ok)
-	tls13URL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}, MinVersion: tls.VersionTLS13}, ok)
-	tls12URL := testservers.StartTLS(t, &tls.Config{Certificates: []tls.Certificate{self.TLS}, MaxVersion: tls.VersionTLS12}, ok)
-	plainURL := "https://" + strings.TrimPrefix(testservers.StartPlain(t, ok), "http://")
+	ts := testservers.StartTLSTargets(t)
 
 	tests := []struct {
 		name   string
@@ -37,20 +25,20 @@ func TestRunTLSOptions(t *testing.T) {
 		reason measure.TLSFailures // zero: every request completes
 		proto  string              // prefix of the negotiated protocol line
 	}{
-		{"self-signed refused by default", selfURL, measure.TLS{}, measure.TLSFailures{UnknownAuthority: 1}, ""},
-		{"self-signed with skip-verify", selfURL, measure.TLS{SkipVerify: true}, measure.TLSFailures{}, "TLSv1.3,TLS_"},
-		{"signed by a CA in the bundle", caURL, measure.TLS{CAPEM: ca.CertPEM}, measure.TLSFailures{}, "TLSv1.3,"},
-		{"CA bundle but another name", caURL, measure.TLS{CAPEM: ca.CertPEM, ServerName: "other.test"}, measure.TLSFailures{BadCertificate: 1}, ""},
-		{"CA bundle and its name as SNI", caURL, measure.TLS{CAPEM: ca.CertPEM, ServerName: "server.test"}, measure.TLSFailures{}, "TLSv1.3,"},
-		{"client certificate required, none given", mtlsURL, measure.TLS{CAPEM: ca.CertPEM}, measure.TLSFailures{ClientCertificate: 1}, ""},
-		{"client certificate given", mtlsURL, measure.TLS{CAPEM: ca.CertPEM, ClientCertPEM: client.CertPEM, ClientKeyPEM: client.KeyPEM}, measure.TLSFailures{}, "TLSv1.3,"},
-		{"TLS 1.3-only server, max 1.2", tls13URL, measure.TLS{SkipVerify: true, MaxVersion: tls.VersionTLS12}, measure.TLSFailures{ProtocolVersion: 1}, ""},
-		{"TLS 1.2-only server, min 1.3", tls12URL, measure.TLS{SkipVerify: true, MinVersion: tls.VersionTLS13}, measure.TLSFailures{ProtocolVersion: 1}, ""},
-		{"cipher suite chosen", tls12URL, measure.TLS{SkipVerify: true, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}},
+		{"self-signed refused by default", ts.SelfSigned, measure.TLS{}, measure.TLSFailures{UnknownAuthority: 1}, ""},
+		{"self-signed with skip-verify", ts.SelfSigned, measure.TLS{SkipVerify: true}, measure.TLSFailures{}, "TLSv1.3,TLS_"},
+		{"signed by a CA in the bundle", ts.Signed, measure.TLS{CAPEM: ts.CA.CertPEM}, measure.TLSFailures{}, "TLSv1.3,"},
+		{"CA bundle but another name", ts.Signed, measure.TLS{CAPEM: ts.CA.CertPEM, ServerName: "other.test"}, measure.TLSFailures{BadCertificate: 1}, ""},
+		{"CA bundle and its name as SNI", ts.Signed, measure.TLS{CAPEM: ts.CA.CertPEM, ServerName: "server.test"}, measure.TLSFailures{}, "TLSv1.3,"},
+		{"client certificate required, none given", ts.Mutual, measure.TLS{CAPEM: ts.CA.CertPEM}, measure.TLSFailures{ClientCertificate: 1}, ""},
+		{"client certificate given", ts.Mutual, measure.TLS{CAPEM: ts.CA.CertPEM, ClientCertPEM: ts.Client.CertPEM, ClientKeyPEM: ts.Client.KeyPEM}, measure.TLSFailures{}, "TLSv1.3,"},
+		{"TLS 1.3-only server, max 1.2", ts.TLS13, measure.TLS{SkipVerify: true, MaxVersion: tls.VersionTLS12}, measure.TLSFailures{ProtocolVersion: 1}, ""},
+		{"TLS 1.2-only server, min 1.3", ts.TLS12, measure.TLS{SkipVerify: true, MinVersion: tls.VersionTLS13}, measure.TLSFailures{ProtocolVersion: 1}, ""},
+		{"cipher suite chosen", ts.TLS12, measure.TLS{SkipVerify: true, CipherSuites: []uint16{tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256}},
 			measure.TLSFailures{}, "TLSv1.2,TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,256,256"},
-		{"cipher suite the server lacks", tls12URL, measure.TLS{SkipVerify: true, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}},
+		{"cipher suite the server lacks", ts.TLS12, measure.TLS{SkipVerify: true, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}},
 			measure.TLSFailures{HandshakeFailure: 1}, ""},
-		{"https to a plain port", plainURL, measure.TLS{SkipVerify: true}, measure.TLSFailures{NotTLS: 1}, ""},
+		{"https to a plain port", ts.Plain, measure.TLS{SkipVerify: true}, measure.TLSFailures{NotTLS: 1}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

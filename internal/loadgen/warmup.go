@@ -3,11 +3,12 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"github.com/benchq/benchq/internal/measure"
 	"net"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/benchq/benchq/internal/measure"
 )
 
 // Bounds of the warm-up: up to warmUpWorkers requests at once, each
@@ -106,4 +107,99 @@ func answerWarmUp(ln net.Listener) {
 			}
 		}()
 	}
+}
+
+// The measured window (Plan.Warmup): the engine loads the target from its
+// start, and what completes or fails before measureFrom goes to the
+// timeline only. Each worker decides per event, by the event's own time,
+// so the shards' counts and histograms never hold a warm-up request and
+// nothing is subtracted from them afterwards; the few counters a worker
+// keeps running (bytes read and written, completions for the progress
+// reporter) are read at its last warm-up event and taken off at the end.
+
+// runFor is how long a timed run loads the target: its warm-up, then its
+// measured Duration.
+func (e *engine) runFor() time.Duration { return e.plan.Warmup + e.plan.Duration }
+
+// warming reports whether an event at t falls in the warm-up.
+func (e *engine) warming(t time.Time) bool {
+	return !e.measureFrom.IsZero() && t.Before(e.measureFrom)
+}
+
+// windowCPU is the process's CPU reading at the measured window's start,
+// so the client's CPU is judged over the window the result covers.
+type windowCPU struct {
+	mu      sync.Mutex
+	pending bool // the run has a window to read at
+	set     bool // and it was read
+	read    cpuReading
+}
+
+// from is the reading to measure the client's CPU from: the window's, or
+// start when the run has no warm-up. A run that ended inside its warm-up
+// has an empty window and reads now.
+func (c *windowCPU) from(start cpuReading) cpuReading {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.set:
+		return c.read
+	case c.pending:
+		return readCPU()
+	}
+	return start
+}
+
+// startWindow sets the measured window's start after the plan's Warmup
+// and reads the CPU then; the returned func stops the reading.
+func (e *engine) startWindow() func() {
+	if e.plan.Warmup <= 0 {
+		return func() {}
+	}
+	e.measureFrom = e.start.Add(e.plan.Warmup)
+	e.windowCPU.mu.Lock()
+	e.windowCPU.pending = true
+	e.windowCPU.mu.Unlock()
+	t := time.AfterFunc(e.plan.Warmup, func() {
+		r := readCPU()
+		e.windowCPU.mu.Lock()
+		defer e.windowCPU.mu.Unlock()
+		e.windowCPU.read, e.windowCPU.set = r, true
+	})
+	return func() { t.Stop() }
+}
+
+// completeWarm counts a request to target ti that completed in the
+// warm-up: in the timeline and the progress reporter only.
+func (w *worker) completeWarm(ti int, intended, start time.Time, tm *timing) time.Time {
+	e, body := w.e, w.body
+	lengthFailed := false
+	if doc := e.first(ti, &w.hdr, body); body != doc && !e.plan.AcceptVariableLength {
+		w.pub.failed.Add(1)
+		lengthFailed = true
+	}
+	w.local.lastEvent = tm.done
+	if e.recordTimeline {
+		r := record{total: micros(tm.done.Sub(intended)), status: int32(w.hdr.StatusCode()), warm: true, lengthFailed: lengthFailed}
+		w.stamp(&r, tm.done, intended, start)
+		w.batch = append(w.batch, r)
+	}
+	w.pub.completed.Add(1)
+	w.pub.done.Add(1)
+	w.pub.bytes.Store(w.tc.total)
+	w.noteWarm()
+	if len(w.batch) == batchSize {
+		w.flush()
+		return time.Time{}
+	}
+	return tm.done
+}
+
+// noteWarm marks what the worker's running counters held at its latest
+// warm-up event, to be taken off the measured window's.
+func (w *worker) noteWarm() {
+	w.local.warmCompleted = w.pub.completed.Load()
+	w.local.warmBytes = w.tc.total
+	w.local.warmSent = w.local.sent
+	w.local.warmSpun = w.local.spun
 }

@@ -90,6 +90,10 @@ type counts struct {
 	conns               int64            // HTTP/2: connections opened
 	maxStreams          int              // HTTP/2: most streams in flight on one connection
 	h2codes             map[string]int64 // HTTP/2: error codes the server sent
+	// What the running counters held at the worker's latest warm-up event
+	// (noteWarm), and the open model's starts in the warm-up.
+	warmCompleted, warmBytes, warmSent, warmStarts int64
+	warmSpun                                       time.Duration
 }
 
 // timing holds the timestamps of one request.
@@ -368,18 +372,24 @@ func (w *worker) fail(st stage, err error) {
 		return
 	}
 	c := classify(st, err)
-	countFailure(&w.local.failures, c)
+	warm := w.e.warming(now)
+	if !warm {
+		countFailure(&w.local.failures, c)
+	}
 	if w.e.recordTimeline {
 		w.recordFailure(c, now, w.reqIntended, w.reqStart)
 	}
 	var he *TLSHandshakeError
-	if c == classTLSHandshake && errors.As(err, &he) {
+	if c == classTLSHandshake && errors.As(err, &he) && !warm {
 		w.local.tlsFailures.Add(he.Reason)
 	}
 	w.pub.failed.Add(1)
 	w.local.lastEvent = now
-	if c == classWrite {
+	if c == classWrite && !warm {
 		w.local.writeErrors++
+	}
+	if warm {
+		w.noteWarm()
 	}
 	if w.e.plan.ContinueOnError || w.e.docLen.Load() >= 0 {
 		return
@@ -397,6 +407,9 @@ func (w *worker) fail(st stage, err error) {
 // complete counts a completed request to target ti and queues its timings
 // for the shard.
 func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Time {
+	if w.e.warming(tm.done) {
+		return w.completeWarm(ti, intended, start, tm)
+	}
 	e, body := w.e, w.body
 	status := w.hdr.StatusCode()
 	lengthFailed := false

@@ -39,6 +39,7 @@ type wireMeasurement struct {
 	Method       string           `json:"method,omitempty"`
 	Started      time.Time        `json:"started"`
 	ElapsedNs    int64            `json:"elapsed_ns"`
+	WarmupNs     int64            `json:"warmup_ns,omitempty"`
 
 	Complete          int64    `json:"complete"`
 	Failed            int64    `json:"failed"`
@@ -122,6 +123,7 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 		Method:             m.Method,
 		Started:            m.Started,
 		ElapsedNs:          int64(m.Elapsed),
+		WarmupNs:           int64(m.Warmup),
 		Complete:           m.Complete,
 		Failed:             m.Failed,
 		Failures:           m.Failures,
@@ -231,6 +233,7 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 		Method:             w.Method,
 		Started:            w.Started,
 		Elapsed:            time.Duration(w.ElapsedNs),
+		Warmup:             time.Duration(w.WarmupNs),
 		Complete:           w.Complete,
 		Failed:             w.Failed,
 		Failures:           w.Failures,

@@ -3,8 +3,6 @@ package measure_test
 import (
 	"context"
 	"errors"
-	"math"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/loadgen"
 	"github.com/benchq/benchq/internal/measure"
 	"github.com/benchq/benchq/internal/testservers"
@@ -168,32 +167,7 @@ func TestMergeOfDecodedShards(t *testing.T) {
 			if int64(len(samples)) != dec.Complete || dec.Total.Count != dec.Complete {
 				t.Fatalf("merged %d completed, total count %d, %d samples", dec.Complete, dec.Total.Count, len(samples))
 			}
-			for _, ph := range []struct {
-				name  string
-				phase *measure.Phase
-				of    func(measure.Sample) time.Duration
-			}{
-				{"connect", &dec.Connect, func(s measure.Sample) time.Duration { return s.Connect }},
-				{"processing", &dec.Processing, func(s measure.Sample) time.Duration { return s.Processing }},
-				{"waiting", &dec.Waiting, func(s measure.Sample) time.Duration { return s.Waiting }},
-				{"total", &dec.Total, func(s measure.Sample) time.Duration { return s.Total }},
-			} {
-				raw := make([]int64, len(samples))
-				for i, s := range samples {
-					raw[i] = ph.of(s).Microseconds()
-				}
-				slices.Sort(raw)
-				for _, q := range []float64{0.5, 0.75, 0.9, 0.95, 0.99, 1} {
-					want := raw[max(0, int(math.Ceil(q*float64(len(raw))))-1)]
-					got := ph.phase.Quantile(q)
-					// 3 significant digits: a bucket spans 0.1 % of its
-					// value; the engine truncates each part of processing
-					// to µs on its own, 1 µs more.
-					if tol := want/1000 + 1; got < want-tol || got > want+tol {
-						t.Errorf("%s: merged Quantile(%v) = %d µs, the samples give %d µs (±%d)", ph.name, q, got, want, tol)
-					}
-				}
-			}
+			jobtest.CheckQuantiles(t, &dec, samples, 0.5, 0.75, 0.9, 0.95, 0.99, 1)
 		})
 	}
 }

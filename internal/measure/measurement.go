@@ -35,6 +35,9 @@ type Measurement struct {
 	Method       string
 	Started      time.Time
 	Elapsed      time.Duration // ab's "Time taken for tests": to the last completion, or to the stop of a timed or canceled run
+	// Warmup is how long the run loaded the target before Started
+	// (Plan.Warmup): the Timeline covers it, nothing else does.
+	Warmup time.Duration
 
 	Complete          int64
 	Failed            int64 // ab's "Failed requests": sum of the classes below
@@ -215,6 +218,7 @@ func (m *Measurement) Merge(o *Measurement) {
 		m.Elapsed = end.Sub(m.Started.Round(0))
 	}
 	m.Concurrency += o.Concurrency
+	m.Warmup = max(m.Warmup, o.Warmup)
 	if m.HTTPVersion == "" {
 		m.HTTPVersion = o.HTTPVersion
 	}

@@ -117,6 +117,15 @@ type Plan struct {
 	// at least MinTimelineInterval.
 	TimelineInterval time.Duration
 
+	// Warmup loads the target for that long before the measured window,
+	// as wrk2 calibrates before it measures: a request that completes or
+	// fails in it is counted in the Timeline only, and every other field
+	// of the Measurement covers the window after it (Started is the
+	// window's start). Duration is the window's length, so the run lasts
+	// Warmup + Duration. It needs a Duration and no Requests (a count has
+	// no window to start: see Validate) and HTTP/1.x.
+	Warmup time.Duration
+
 	// RecordSamples keeps every request's timings in Measurement.Samples
 	// (needed for ab -g). Memory then grows with Requests; off by default.
 	RecordSamples bool
@@ -224,6 +233,15 @@ func (p Plan) Validate() error {
 	}
 	if p.Requests == 0 && p.Duration == 0 {
 		bad("requests", "requests or duration is required, so every run ends")
+	}
+	if p.Warmup < 0 {
+		bad("warmup", "%v is negative", p.Warmup)
+	}
+	if p.Warmup > 0 && (p.Requests > 0 || p.Duration == 0) {
+		bad("warmup", "needs a duration and no request count: the measured window is the duration after the warm-up")
+	}
+	if p.Warmup > 0 && p.HTTPVersion == HTTP2 {
+		bad("warmup", "is not supported on HTTP/2")
 	}
 	if p.Concurrency < 0 || p.Concurrency > MaxConcurrency {
 		bad("concurrency", "%d is outside 0..%d", p.Concurrency, MaxConcurrency)

@@ -15,14 +15,16 @@ var ErrRefused = errors.New("netguard: address refused")
 
 // Error is a URL the policy refuses or a host that cannot be resolved.
 // Message is written for the client: it names the host or the address
-// and why, never this package or the resolver. Error() adds the chain,
-// for logs; errors.Is finds ErrRefused or ErrUnresolved in it.
+// and why, never this package or the resolver. Error() is that sentence
+// too, since a refusal reaches people through error texts (a webhook's
+// delivery log, a job's failure); errors.Is finds ErrRefused or
+// ErrUnresolved in the chain.
 type Error struct {
 	Message string
 	cause   error
 }
 
-func (e *Error) Error() string { return e.Message + " (" + e.cause.Error() + ")" }
+func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.cause }

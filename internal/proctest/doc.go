@@ -6,5 +6,6 @@
 // builds, later callers reuse it), Start runs it with an environment the
 // test gives, and KeyedBase creates an API key with `benchq keys add` and
 // returns the API's base URL with that key as its user, which Call sends
-// as the bearer token. A started process is killed when its test ends.
+// as the bearer token. A started process is killed when its test ends;
+// Main, a package's TestMain, removes the binary after its tests.
 package proctest

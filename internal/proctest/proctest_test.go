@@ -8,11 +8,7 @@ import (
 	"github.com/benchq/benchq/internal/redistest"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	Cleanup()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { Main(m) }
 
 // TestServeWithKey runs `benchq serve` on a real redis-server: without a
 // key the API refuses, with the key KeyedBase made it answers.

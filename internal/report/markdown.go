@@ -219,7 +219,8 @@ func hasTarget(g grid, name string) bool {
 // rpsCell is a point's throughput as a reader means it: the successful
 // requests per second, with the share of errors beside it when there were
 // any, and no number at all when nothing succeeded (ab's req/s counts a
-// 500 as a request served). Marks: clientMark, noisyMark.
+// 500 as a request served). Marks: clientMark, noisyMark; then the
+// server's CPU where its monitor told it.
 func rpsCell(ps *job.PointSummary) string {
 	if ps == nil || ps.Runs == 0 {
 		return "–"
@@ -239,6 +240,12 @@ func rpsCell(ps *job.PointSummary) string {
 	if noisy(ps) {
 		cell += " " + noisyMark
 	}
+	if ps.Unsteady > 0 {
+		cell += " " + unsteadyMark
+	}
+	if cpu := serverCPUCell(ps); cpu != "" { // server.go
+		cell += ", " + cpu
+	}
 	return cell
 }
 
@@ -248,6 +255,11 @@ func noSuccess(ps *job.PointSummary) bool { return ps.GoodRPS.N > 0 && ps.GoodRP
 // noisyMark follows a cell whose req/s varied by more than analysis.NoisyCV over
 // its repeats; the legend under the table says so.
 const noisyMark = "‡"
+
+// unsteadyMark follows a cell with a repeat whose throughput or latency
+// shifted while it ran (job.PointSummary.Unsteady); the legend under the
+// table gives the count and the first one's reason.
+const unsteadyMark = "§"
 
 func noisy(ps *job.PointSummary) bool { return ps != nil && ps.Runs > 1 && ps.Noisy && !noSuccess(ps) }
 
@@ -266,7 +278,8 @@ func errorShare(r float64) string {
 // cellNotes are the legends a table of rpsCells needs, one per mark or
 // annotation that appears in it.
 func cellNotes(cells []*job.PointSummary) []string {
-	var errs, client, noise bool
+	var errs, client, noise, cpu bool
+	var unsteady []string
 	for _, ps := range cells {
 		if ps == nil || ps.Runs == 0 {
 			continue
@@ -274,6 +287,10 @@ func cellNotes(cells []*job.PointSummary) []string {
 		errs = errs || ps.ErrorRatio.Mean > 0
 		client = client || clientBound(ps)
 		noise = noise || noisy(ps)
+		cpu = cpu || serverCPUCell(ps) != ""
+		if ps.Unsteady > 0 {
+			unsteady = append(unsteady, fmt.Sprintf("%s at c=%d: %d of %s, e.g. %s", ps.Point.Target, ps.Point.Concurrency, ps.Unsteady, plural(ps.Runs, "run"), ps.UnsteadyReason))
+		}
 	}
 	var notes []string
 	if errs {
@@ -284,6 +301,12 @@ func cellNotes(cells []*job.PointSummary) []string {
 	}
 	if noise {
 		notes = append(notes, fmt.Sprintf("%s noisy: req/s varied by more than %.0f %% (coefficient of variation) over the repeats; rerun, or add repeats, before trusting a difference.", noisyMark, analysis.NoisyCV*100))
+	}
+	if cpu {
+		notes = append(notes, serverNote())
+	}
+	if len(unsteady) > 0 {
+		notes = append(notes, unsteadyMark+" unsteady: throughput or latency shifted during a run, so its averages mix two behaviours ("+strings.Join(unsteady, "; ")+").")
 	}
 	return notes
 }

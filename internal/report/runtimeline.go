@@ -44,7 +44,7 @@ func TimelineOf(r *job.Run) (*RunTimeline, error) {
 		return nil, nil
 	}
 	return &RunTimeline{IntervalS: m.Timeline.Interval.Seconds(), LatencyErrorPct: m.Timeline.LatencyErrorPct(),
-		Intervals: abreport.Timeline(m.Timeline, m.Open != nil)}, nil
+		Intervals: abreport.TimelineOf(m)}, nil
 }
 
 // timelineRow is one line of the timeline formats: the run it belongs to,

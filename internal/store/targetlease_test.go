@@ -7,6 +7,29 @@ import (
 	"github.com/benchq/benchq/internal/store"
 )
 
+// leaseStep is one call of a lease walk and the TargetBusy it must
+// answer (nil: acquired).
+type leaseStep struct {
+	name string
+	do   func() (*store.TargetBusy, error)
+	want *store.TargetBusy
+}
+
+// runLeaseSteps runs steps in order, stopping at the first that answers
+// other than it must.
+func runLeaseSteps(t *testing.T, steps []leaseStep) {
+	t.Helper()
+	for _, st := range steps {
+		got, err := st.do()
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if (got == nil) != (st.want == nil) || (got != nil && *got != *st.want) {
+			t.Fatalf("%s: busy = %+v, want %+v", st.name, got, st.want)
+		}
+	}
+}
+
 // TestTargetLeases walks the target leases through one real redis-server:
 // all or nothing, re-entrant for the holding job, queue order by creation
 // time, a waiter that stopped asking loses its place, release frees the
@@ -25,11 +48,7 @@ func TestTargetLeases(t *testing.T) {
 	acquire := func(id string, sec int, hosts ...string) func() (*store.TargetBusy, error) {
 		return func() (*store.TargetBusy, error) { return s.AcquireTargets(ctx, id, hosts, ttl, at(sec)) }
 	}
-	steps := []struct {
-		name string
-		do   func() (*store.TargetBusy, error)
-		want *store.TargetBusy // nil: acquired
-	}{
+	steps := []leaseStep{
 		{"j1 takes a", acquire("j1", 1, a), nil},
 		{"j1 again: re-entrant", acquire("j1", 1, a), nil},
 		{"j3 (created third) waits for a held by j1", acquire("j3", 3, a, b), &store.TargetBusy{Host: a, Job: "j1"}},
@@ -51,15 +70,7 @@ func TestTargetLeases(t *testing.T) {
 			return holderIs(t, s, b, "j3"), nil
 		}, nil},
 	}
-	for _, st := range steps {
-		got, err := st.do()
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if (got == nil) != (st.want == nil) || (got != nil && *got != *st.want) {
-			t.Fatalf("%s: busy = %+v, want %+v", st.name, got, st.want)
-		}
-	}
+	runLeaseSteps(t, steps)
 
 	// Renewal: only the holder's counts; another job's lease is reported.
 	if ok, err := s.RenewTargets(ctx, "j3", []string{a, b}, 2*ttl); err != nil || !ok {
@@ -151,11 +162,7 @@ func TestSharedTargetLeases(t *testing.T) {
 	release := func(id string) func() (*store.TargetBusy, error) {
 		return func() (*store.TargetBusy, error) { return nil, s.ReleaseTargets(ctx, id, []string{a}) }
 	}
-	steps := []struct {
-		name string
-		do   func() (*store.TargetBusy, error)
-		want *store.TargetBusy
-	}{
+	steps := []leaseStep{
 		{"s1 shares a", acquire("s1", 1, true), nil},
 		{"s2 shares a with s1", acquire("s2", 2, true), nil},
 		{"x3 (exclusive) waits for the sharers", acquire("x3", 3, false), &store.TargetBusy{Host: a, Job: "s1"}},
@@ -168,15 +175,7 @@ func TestSharedTargetLeases(t *testing.T) {
 		{"x3 ends", release("x3"), nil},
 		{"s4 shares a", acquire("s4", 4, true), nil},
 	}
-	for _, st := range steps {
-		got, err := st.do()
-		if err != nil {
-			t.Fatalf("%s: %v", st.name, err)
-		}
-		if (got == nil) != (st.want == nil) || (got != nil && *got != *st.want) {
-			t.Fatalf("%s: busy = %+v, want %+v", st.name, got, st.want)
-		}
-	}
+	runLeaseSteps(t, steps)
 	x, shared, err := s.TargetHolders(ctx, a)
 	if err != nil || x != "" || len(shared) != 1 || shared[0] != "s4" {
 		t.Fatalf("holders = %q, %q, %v; want s4 sharing", x, shared, err)

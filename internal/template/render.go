@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -90,13 +92,13 @@ func (t Template) merge(values map[string]string) (map[string]string, error) {
 		out[k] = v
 	}
 	var probs []job.FieldError
-	for _, k := range sortedKeys(values) {
+	for _, k := range slices.Sorted(maps.Keys(values)) {
 		v := values[k]
 		field := "values." + k
 		switch {
 		case !isBuiltin(k) && !hasKey(t.Values, k):
 			msg := fmt.Sprintf("the template declares no placeholder {{%s}}", k)
-			if meant, ok := job.Suggest(k, append(Builtins(), sortedKeys(t.Values)...)); ok {
+			if meant, ok := job.Suggest(k, append(Builtins(), slices.Sorted(maps.Keys(t.Values))...)); ok {
 				msg += fmt.Sprintf("; did you mean {{%s}}?", meant)
 			} else {
 				msg += fmt.Sprintf(" (built in: %s; declare others in values)", strings.Join(Builtins(), ", "))
@@ -144,7 +146,7 @@ type renderer struct {
 func (r *renderer) walk(path string, v any) any {
 	switch v := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(v) {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			v[k] = r.walk(path+"."+k, v[k])
 		}
 		return v
@@ -295,13 +297,4 @@ func prefixFields(err error, prefix string) error {
 		out[i] = p
 	}
 	return job.Invalid(out)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -3,7 +3,9 @@ package template
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/benchq/benchq/internal/job"
@@ -49,7 +51,7 @@ func (t Template) Validate() error {
 	if len(t.Values) > maxValues {
 		add("values", "%d values exceed the limit of %d", len(t.Values), maxValues)
 	}
-	for _, k := range sortedKeys(t.Values) {
+	for _, k := range slices.Sorted(maps.Keys(t.Values)) {
 		switch {
 		case !valueRe.MatchString(k):
 			add("values."+k, "a placeholder name is letters, digits and '_', not starting with a digit")

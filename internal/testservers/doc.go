@@ -14,6 +14,8 @@
 // servers that misbehave in one named way on every connection (huge or
 // endless bodies, garbage status lines, resets, header floods, short
 // bodies, silence), for tests that a client survives what a target sends.
+// ServeTCP is the loopback listener under them and under RawH2, for a
+// test of any package that writes its own bytes on the wire.
 //
 // StartFasthttp is the plain case: an in-process fasthttp server answering
 // with the test's handler. StartTarget and StartCounting add a count of the
@@ -24,4 +26,11 @@
 // A SpanTarget records when it served each load, named by a request
 // header, so a test can see from the target's side whether two loads ran
 // at once.
+//
+// StartCPUTarget runs cputarget, a Go server whose CPU a test knows (a
+// handler that burns it, one that sleeps, client_golang's process
+// metrics), as a process of its own, pinned with taskset and optionally
+// favoured by the scheduler; ProcessCPU and SystemBusyCPU read what
+// /proc says was used. StartExporter runs one of Debian's Prometheus
+// exporters on a free loopback port.
 package testservers

@@ -157,43 +157,10 @@ func (s *RawH2) Conns() int64   { return s.conns.Load() }
 // Start listens on loopback and serves until t ends.
 func (s *RawH2) Start(t testing.TB) *RawH2 {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testservers: listen: %v", err)
-	}
-	s.URL = "http://" + ln.Addr().String()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var open []net.Conn
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range open {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
+	s.URL = "http://" + ServeTCP(t, func(c net.Conn, _ <-chan struct{}) {
+		s.conns.Add(1)
+		_ = s.serve(c)
 	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.conns.Add(1)
-			mu.Lock()
-			open = append(open, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { _ = c.Close() }()
-				_ = s.serve(c)
-			}()
-		}
-	}()
 	return s
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -135,47 +134,12 @@ func Silent() Behaviour {
 // StartHostile serves b on a free 127.0.0.1 port until the test ends.
 func StartHostile(t testing.TB, b Behaviour) *Hostile {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("testservers: listen: %v", err)
-	}
-	h := &Hostile{URL: "http://" + ln.Addr().String() + "/", Addr: ln.Addr().String()}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]struct{}{}
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			h.accepted.Add(1)
-			mu.Lock()
-			conns[c] = struct{}{}
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				h.serve(c, b, done)
-				mu.Lock()
-				delete(conns, c)
-				mu.Unlock()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		close(done)
-		mu.Lock()
-		for c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
+	h := &Hostile{}
+	h.Addr = ServeTCP(t, func(c net.Conn, done <-chan struct{}) {
+		h.accepted.Add(1)
+		h.serve(c, b, done)
 	})
+	h.URL = "http://" + h.Addr + "/"
 	return h
 }
 

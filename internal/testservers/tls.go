@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,4 +162,37 @@ func StartPlain(t testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TLSTargets are loopback HTTPS servers answering "secure", one for each
+// way a TLS option decides a handshake, with the certificates to reach
+// them. Each URL ends in "/".
+type TLSTargets struct {
+	CA     *CA  // signed Server's and Client's certificates
+	Client Cert // "client", of CA
+	// SelfSigned has a self-signed certificate; Signed, CA's certificate
+	// for "server.test"; Mutual, the same and it wants a client
+	// certificate of CA; TLS13 allows TLS 1.3 only, TLS12 at most 1.2
+	// (both self-signed); Plain is an https:// URL of a plain HTTP port.
+	SelfSigned, Signed, Mutual, TLS13, TLS12, Plain string
+}
+
+// StartTLSTargets starts every server of TLSTargets until the test ends.
+func StartTLSTargets(t testing.TB) TLSTargets {
+	t.Helper()
+	ca := NewCA(t)
+	server := ca.Issue(t, "server.test")
+	self := SelfSigned(t)
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("secure")) })
+	start := func(cfg *tls.Config) string { return StartTLS(t, cfg, ok) + "/" }
+	return TLSTargets{
+		CA: ca, Client: ca.Issue(t, "client"),
+		SelfSigned: start(&tls.Config{Certificates: []tls.Certificate{self.TLS}}),
+		Signed:     start(&tls.Config{Certificates: []tls.Certificate{server.TLS}}),
+		Mutual: start(&tls.Config{Certificates: []tls.Certificate{server.TLS},
+			ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool()}),
+		TLS13: start(&tls.Config{Certificates: []tls.Certificate{self.TLS}, MinVersion: tls.VersionTLS13}),
+		TLS12: start(&tls.Config{Certificates: []tls.Certificate{self.TLS}, MaxVersion: tls.VersionTLS12}),
+		Plain: "https://" + strings.TrimPrefix(StartPlain(t, ok), "http://") + "/",
+	}
 }

@@ -164,6 +164,11 @@ func TestSendRefusedAtDialTime(t *testing.T) {
 			if len(dialer.calls) != 0 {
 				t.Errorf("dialed %v, want nothing dialed", dialer.calls)
 			}
+			// The attempt log is the receiver owner's to read: the
+			// policy's sentence, not a Go package's name.
+			if strings.Contains(a.Error, "netguard") || strings.Count(a.Error, "refused by the address policy") != 1 {
+				t.Errorf("attempt error = %q, want the policy's refusal once and no Go package name", a.Error)
+			}
 		})
 	}
 }
