@@ -2,7 +2,11 @@
 # bench/lib/servers.sh and after setting work (the script's temp
 # directory); it sets pids (processes to stop at exit, appended by the
 # script), child (the command in_bg runs now) and the traps that stop
-# them all and remove work on exit, SIGINT or SIGTERM.
+# them all and remove work on exit, SIGINT or SIGTERM. Then:
+#
+#   in_bg CMD...           CMD, interruptible by a signal (below)
+#   procs_stop PID...      stops those processes now and drops them from pids
+#   measure NAME CMD...    CMD on the client CPU under /usr/bin/time (below)
 # shellcheck shell=bash
 
 pids=()
@@ -28,5 +32,39 @@ in_bg() {
 	child=$!
 	wait "$child" || rc=$?
 	child=""
+	return "$rc"
+}
+
+# procs_stop PID...: what cleanup does, for some processes before the end.
+procs_stop() {
+	local pid p keep=()
+	for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do
+		for pid in "$@"; do [ "$p" = "$pid" ] && continue 2; done
+		keep+=("$p")
+	done
+	pids=("${keep[@]}")
+}
+
+# measure NAME CMD...: runs CMD pinned to client_cpu (see tools_pin) under
+# /usr/bin/time, at most measure_timeout seconds; sets wall (s), cpu (user
+# + sys, s) and rss_kib (peak RSS), and leaves CMD's stdout in $work/out,
+# its stderr in $work/err. When CMD fails it says so with the tail of its
+# stderr and returns CMD's status. timeout runs inside time, so that time
+# reports even on a timeout; its CPU and peak RSS include CMD's.
+measure_timeout=600
+measure() {
+	local name=$1 rc=0 user sys
+	shift
+	in_bg /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
+		taskset -c "$client_cpu" timeout "$measure_timeout" "$@" >"$work/out" 2>"$work/err" || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "${0##*/}: $name failed:" >&2
+		tail -5 "$work/err" >&2
+	fi
+	# The last line: time prefixes a note when the command failed.
+	read -r wall user sys rss_kib < <(tail -n 1 "$work/time")
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 	return "$rc"
 }
