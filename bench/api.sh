@@ -47,8 +47,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need redis-server redis-server
 tools_need redis-cli redis-tools
 tools_need taskset util-linux
@@ -56,15 +56,6 @@ tools_need curl curl
 tools_install api.sh
 command -v go >/dev/null || { echo "api.sh: go is needed to build benchq" >&2; exit 1; }
 tools_pin api.sh "server and client"
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-api.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 benchq_build
 benchq_redis "$redis_port" "$server_cpu" || exit 1

@@ -59,8 +59,8 @@ url_base="http://127.0.0.1:${port}"
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need ab apache2-utils
 tools_need wrk wrk
@@ -74,15 +74,6 @@ command -v go >/dev/null || { echo "compare.sh: go is needed to build benchq" >&
 tools_pin compare.sh "nginx and the clients"
 
 # --- nginx and benchq -------------------------------------------------------
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-compare.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 servers_init "$work"
 # The seed write-ups' files: a 25 600-byte image, 49 128- and 7 638-byte

@@ -52,8 +52,8 @@ while [ $# -gt 0 ]; do
 done
 tls_port=$port h2c_port=$((port + 1))
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need h2load nghttp2-client
 tools_need openssl openssl
@@ -66,15 +66,6 @@ command -v go >/dev/null || { echo "h2load.sh: go is needed to build benchq" >&2
 tools_pin h2load.sh "nginx and the clients"
 
 # --- nginx and benchq -------------------------------------------------------
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-h2load.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 servers_init "$work"
 servers_seed_files "$work/www"

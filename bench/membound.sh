@@ -62,8 +62,8 @@ done
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need ab apache2-utils
 tools_need /usr/sbin/nginx nginx
 tools_need jq jq
@@ -76,15 +76,6 @@ command -v go >/dev/null || die "go is needed to build benchq"
 tools_pin membound.sh "servers and clients"
 
 # --- processes ---------------------------------------------------------------
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-membound.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 servers_init "$work"
 mkdir -p "$work/www"

@@ -75,8 +75,8 @@ is_count "$job_timeout" || die "--job-timeout: not a positive whole number: $job
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need ab apache2-utils
 tools_need /usr/sbin/apache2 apache2
 tools_need /usr/sbin/lighttpd lighttpd
@@ -109,14 +109,6 @@ fds=$(ulimit -Hn)
 ulimit -Sn "$fds"
 
 # --- processes ---------------------------------------------------------------
-
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-seed000.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 servers_init "$work"
 servers_seed_files "$work/www"

@@ -44,8 +44,8 @@ while [ $# -gt 0 ]; do
 done
 case " $counts " in *" 0 "*) ;; *) echo "streams.sh: --streams must include 0, the baseline" >&2; exit 2 ;; esac
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need redis-server redis-server
 tools_need redis-cli redis-tools
 tools_need taskset util-linux
@@ -53,15 +53,6 @@ tools_need curl curl
 tools_install streams.sh
 command -v go >/dev/null || { echo "streams.sh: go is needed to build benchq" >&2; exit 1; }
 tools_pin streams.sh "servers and clients"
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-streams.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 benchq_build streamhold
 benchq_redis "$redis_port" "$server_cpu" || exit 1

@@ -43,12 +43,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$here/lib/tools.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$here/lib/servers.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need wrk wrk
 tools_need /usr/bin/time time
@@ -60,12 +56,6 @@ tools_pin timeline.sh "nginx and the clients"
 # The pair pins its nginx to CPU 1 and expects the client on CPU 0; the
 # second half does the same so both halves measure the same placement.
 if [ "$(nproc)" -ge 2 ]; then server_cpu=1 client_cpu=0; fi
-
-work=$(mktemp -d /tmp/benchq-timeline.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$here/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$here/lib/benchq.sh"
 
 # --- the pair ----------------------------------------------------------------
 

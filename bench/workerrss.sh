@@ -50,8 +50,8 @@ for v in "$requests" "$job_timeout" ${concurrencies//,/ }; do
 	is_count "$v" || die "not a positive whole number: $v"
 done
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need /usr/sbin/nginx nginx
 tools_need redis-server redis-server
 tools_need jq jq
@@ -60,15 +60,6 @@ tools_need taskset util-linux
 tools_install workerrss.sh
 command -v go >/dev/null || die "go is needed to build benchq"
 tools_pin workerrss.sh "nginx, redis-server and benchq"
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-workerrss.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/benchq.sh
-. "$repo/bench/lib/benchq.sh"
 
 servers_init "$work"
 mkdir -p "$work/www" "$work/redis"

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # benchq.sh: benchq built from this tree and run as the bench scripts run
-# it, on 127.0.0.1: its Redis, its processes, its jobs. Source it after
-# bench/lib/procs.sh: every process started here goes in pids (stopped at
-# exit), every file in work. Messages name the script ($0). Then:
+# it, on 127.0.0.1: its Redis, its processes, its jobs. Sourced by
+# setup.sh, after procs.sh: every process started here goes in pids
+# (stopped at exit), every file in work. Messages name the script ($0).
+# Then:
 #
 #   benchq_build [PKG...]            go build ./cmd/benchq into $work/benchq
 #                                    and each ./bench/PKG into $work/PKG

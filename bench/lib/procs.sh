@@ -1,5 +1,5 @@
-# procs.sh: the process handling the bench scripts share. Source it after
-# bench/lib/servers.sh and after setting work (the script's temp
+# procs.sh: the process handling the bench scripts share. Sourced by
+# setup.sh, after servers.sh and after setting work (the script's temp
 # directory); it sets pids (processes to stop at exit, appended by the
 # script), child (the command in_bg runs now) and the traps that stop
 # them all and remove work on exit, SIGINT or SIGTERM. Then:
