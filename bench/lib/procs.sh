@@ -49,22 +49,25 @@ procs_stop() {
 
 # measure NAME CMD...: runs CMD pinned to client_cpu (see tools_pin) under
 # /usr/bin/time, at most measure_timeout seconds; sets wall (s), cpu (user
-# + sys, s) and rss_kib (peak RSS), and leaves CMD's stdout in $work/out,
-# its stderr in $work/err. When CMD fails it says so with the tail of its
-# stderr and returns CMD's status. timeout runs inside time, so that time
-# reports even on a timeout; its CPU and peak RSS include CMD's.
+# + sys, s) and rss_kib (peak RSS), 0 when time could not report, and
+# leaves CMD's stdout in $work/out, its stderr in $work/err. When CMD
+# fails it says so with the tail of its stderr and returns CMD's status.
+# timeout runs outside time: cleanup's signal to it reaches time and CMD
+# too (timeout signals its own process group).
 measure_timeout=600
 measure() {
 	local name=$1 rc=0 user sys
 	shift
-	in_bg /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
-		taskset -c "$client_cpu" timeout "$measure_timeout" "$@" >"$work/out" 2>"$work/err" || rc=$?
+	: >"$work/time"
+	in_bg timeout "$measure_timeout" /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
+		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err" || rc=$?
 	if [ "$rc" != 0 ]; then
 		echo "${0##*/}: $name failed:" >&2
 		tail -5 "$work/err" >&2
 	fi
 	# The last line: time prefixes a note when the command failed.
-	read -r wall user sys rss_kib < <(tail -n 1 "$work/time")
-	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+	read -r wall user sys rss_kib < <(tail -n 1 "$work/time") || true
+	wall=${wall:-0} rss_kib=${rss_kib:-0}
+	cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.2f", u + s }')
 	return "$rc"
 }
