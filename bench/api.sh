@@ -88,7 +88,8 @@ cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz
 echo "api.sh: warm-up, $warmup requests" >&2
 ab "$warmup" >/dev/null
 [ -n "$rate" ] && flags+=(--rate "$rate")
-echo "api.sh: benchq ab ${flags[*]} -n $requests $base/v1/jobs" >&2
+# The key stays out of the output.
+echo "api.sh: benchq ab ${flags[*]/"$key"/KEY} -n $requests $base/v1/jobs" >&2
 redis_cpu0=$(cpu_seconds "$redis_pid") serve_cpu0=$(cpu_seconds "$serve_pid")
 ab "$requests" | tee "$work/report.txt"
 redis_cpu1=$(cpu_seconds "$redis_pid") serve_cpu1=$(cpu_seconds "$serve_pid")
