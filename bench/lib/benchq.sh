@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2154 # work and pids are setup.sh's, server_cpu tools_pin's
 # benchq.sh: benchq built from this tree and run as the bench scripts run
 # it, on 127.0.0.1: its Redis, its processes, its jobs. Sourced by
 # setup.sh, after procs.sh: every process started here goes in pids
@@ -49,9 +50,9 @@ benchq_redis() { # port cpu [arg...]
 	taskset -c "$cpu" redis-server --port "$port" --bind 127.0.0.1 \
 		--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" "$@" \
 		>"$work/redis.log" 2>&1 &
-	redis_pid=$!
+	# shellcheck disable=SC2034 # read by the sourcing script
+	redis_pid=$! redis_url="redis://127.0.0.1:$port/0"
 	pids+=("$redis_pid")
-	redis_url="redis://127.0.0.1:$port/0"
 	for _ in $(seq 50); do
 		redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
 		sleep 0.1

@@ -66,6 +66,7 @@ measure() {
 		tail -5 "$work/err" >&2
 	fi
 	# The last line: time prefixes a note when the command failed.
+	# shellcheck disable=SC2034 # wall and rss_kib are read by the sourcing script
 	read -r wall user sys rss_kib < <(tail -n 1 "$work/time") || true
 	wall=${wall:-0} rss_kib=${rss_kib:-0}
 	cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.2f", u + s }')
