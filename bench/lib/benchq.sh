@@ -32,6 +32,7 @@
 # CURL_ARGs are curl's (the key: -H "Authorization: Bearer KEY"). The
 # functions that can fail say why on stderr and return 1.
 
+# shellcheck disable=SC2120 # most scripts build benchq alone
 benchq_build() { # [pkg...]
 	local repo pkg
 	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

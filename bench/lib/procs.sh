@@ -59,6 +59,7 @@ measure() {
 	local name=$1 rc=0 user sys
 	shift
 	: >"$work/time"
+	# shellcheck disable=SC2154 # client_cpu is tools_pin's
 	in_bg timeout "$measure_timeout" /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
 		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err" || rc=$?
 	if [ "$rc" != 0 ]; then
@@ -66,9 +67,8 @@ measure() {
 		tail -5 "$work/err" >&2
 	fi
 	# The last line: time prefixes a note when the command failed.
-	# shellcheck disable=SC2034 # wall and rss_kib are read by the sourcing script
 	read -r wall user sys rss_kib < <(tail -n 1 "$work/time") || true
-	wall=${wall:-0} rss_kib=${rss_kib:-0}
-	cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.2f", u + s }')
+	# shellcheck disable=SC2034 # wall, rss_kib and cpu are read by the sourcing script
+	wall=${wall:-0} rss_kib=${rss_kib:-0} cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.2f", u + s }')
 	return "$rc"
 }

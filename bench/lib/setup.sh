@@ -8,11 +8,11 @@
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d "/tmp/benchq-$(basename "$0" .sh).XXXXXX")
-# shellcheck source=tools.sh
+# shellcheck source-path=SCRIPTDIR/lib source-path=SCRIPTDIR source=tools.sh
 . "$repo/bench/lib/tools.sh"
-# shellcheck source=servers.sh
+# shellcheck source-path=SCRIPTDIR/lib source-path=SCRIPTDIR source=servers.sh
 . "$repo/bench/lib/servers.sh"
-# shellcheck source=procs.sh
+# shellcheck source-path=SCRIPTDIR/lib source-path=SCRIPTDIR source=procs.sh
 . "$repo/bench/lib/procs.sh"
-# shellcheck source=benchq.sh
+# shellcheck source-path=SCRIPTDIR/lib source-path=SCRIPTDIR source=benchq.sh
 . "$repo/bench/lib/benchq.sh"
