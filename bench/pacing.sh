@@ -54,12 +54,8 @@ for v in "$rounds" "$duration" $rates; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "not a positive whole number: $v"
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$here/lib/tools.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$here/lib/servers.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need taskset util-linux
 [ "$pair" = 0 ] || tools_need nginx nginx
 tools_install pacing.sh
@@ -69,14 +65,10 @@ tools_pin pacing.sh "the target and the clients"
 # second half does the same.
 if [ "$(nproc)" -ge 2 ]; then server_cpu=1 client_cpu=0; fi
 
-work=$(mktemp -d /tmp/benchq-pacing.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$here/lib/procs.sh"
-
-echo "pacing.sh: building benchq, arrivals and vegeta v12.13.0" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq && go build -o "$work/arrivals" ./bench/arrivals)
+benchq_build arrivals
 vegeta=$(command -v vegeta || true)
 if [ -z "$vegeta" ]; then
+	echo "pacing.sh: installing vegeta v12.13.0" >&2
 	GOBIN="$work/bin" go install github.com/tsenart/vegeta/v12@v12.13.0 >&2
 	vegeta=$work/bin/vegeta
 fi
