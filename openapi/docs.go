@@ -2004,6 +2004,14 @@ const docTemplate = `{
                     "description": "starts per second",
                     "type": "number"
                 },
+                "send_lag_ms": {
+                    "description": "SendLagMs is the pacing error: how long after its intended start\neach request that completed or failed actually started. A ramp's\nor a rate's latencies can be trusted to the extent this is small\nnext to them. Nil in reports of runs measured before it was.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/abreport.SendLag"
+                        }
+                    ]
+                },
                 "uncorrected_percentiles_ms": {
                     "$ref": "#/definitions/abreport.Percentiles"
                 }
@@ -2277,6 +2285,23 @@ const docTemplate = `{
                 },
                 "write_errors": {
                     "type": "integer"
+                }
+            }
+        },
+        "abreport.SendLag": {
+            "type": "object",
+            "properties": {
+                "max": {
+                    "type": "number"
+                },
+                "p50": {
+                    "type": "number"
+                },
+                "p90": {
+                    "type": "number"
+                },
+                "p99": {
+                    "type": "number"
                 }
             }
         },

@@ -140,9 +140,9 @@ func timePerRequestMs(r *Report) float64 {
 }
 
 // writeABOpen ends an open-model report with what ab has no line for: the
-// requested and achieved start rates, the late starts, which latencies are
-// corrected for coordinated omission, and (unless -d) the uncorrected
-// percentiles for comparison with closed-model tools. Labels take ab's 24
+// requested and achieved start rates, the late starts, the send lag (the
+// schedule's own error), which latencies are corrected for coordinated
+// omission, and (unless -d) the uncorrected percentiles for comparison with closed-model tools. Labels take ab's 24
 // columns; the percentiles share one line that starts with a label, so a
 // parser reading ab's "  50%  ..." lines still gets the corrected ones only.
 func writeABOpen(w io.Writer, o *OpenModel, percentiles bool) {
@@ -150,6 +150,10 @@ func writeABOpen(w io.Writer, o *OpenModel, percentiles bool) {
 	fmt.Fprintf(w, "Requested rate:         %.2f [#/sec]\n", o.RequestedRate)
 	fmt.Fprintf(w, "Achieved rate:          %.2f [#/sec]\n", o.AchievedRate)
 	fmt.Fprintf(w, "Late starts:            %d (more than 1 ms behind schedule)\n", o.LateStarts)
+	if l := o.SendLagMs; l != nil {
+		fmt.Fprintf(w, "Send lag (ms):          50%% %.3f, 90%% %.3f, 99%% %.3f, 100%% %.3f (start after its intended time)\n",
+			l.P50, l.P90, l.P99, l.Max)
+	}
 	fmt.Fprintf(w, "Corrected latencies:    Total, percentiles, Time per request (mean): from each\n")
 	fmt.Fprintf(w, "                        intended start (corrected for coordinated omission)\n")
 	fmt.Fprintf(w, "Uncorrected latencies:  Connect, Processing, Waiting: from the actual start\n")

@@ -140,12 +140,19 @@ func abPercentiles(ph *measure.Phase) Percentiles {
 }
 
 func openModel(o *measure.OpenModel) *OpenModel {
-	return &OpenModel{
+	r := &OpenModel{
 		RequestedRate:            o.RequestedRate,
 		AchievedRate:             o.AchievedRate,
 		LateStarts:               o.LateStarts,
 		UncorrectedPercentilesMs: abPercentiles(&o.Uncorrected),
 	}
+	if ph := &o.SendLag; ph.Count > 0 {
+		r.SendLagMs = &SendLag{
+			P50: usToMs(ph.Quantile(0.5)), P90: usToMs(ph.Quantile(0.9)),
+			P99: usToMs(ph.Quantile(0.99)), Max: usToMs(ph.Max),
+		}
+	}
+	return r
 }
 
 // rateHint warns when the generator could not hold the requested rate: the

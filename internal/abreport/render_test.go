@@ -45,6 +45,11 @@ func richMeasurement(t *testing.T) *measure.Measurement {
 	for _, v := range []int64{900, 1100, 1300, 5000} {
 		record(t, &m.Open.Uncorrected, v)
 	}
+	m.Open.SendLag = newPhase()
+	for i := range int64(100) {
+		record(t, &m.Open.SendLag, 3+i%10) // 3..12 µs
+	}
+	record(t, &m.Open.SendLag, 1800) // one start behind a stall
 	// Three new connections of 250, 420 and 1700 µs to the request written.
 	m.ConnectToWrite = measure.Phase{Count: 3, Sum: 2370, Min: 250, Max: 1700}
 	return m
@@ -120,14 +125,14 @@ func TestOpenModelParsable(t *testing.T) {
 	if !slices.Equal(perRequest, want) {
 		t.Errorf("Time per request lines = %q, want %q", perRequest, want)
 	}
-	if labels != 25 {
-		t.Errorf("%d label lines checked, want 25", labels)
+	if labels != 26 {
+		t.Errorf("%d label lines checked, want 26", labels)
 	}
 	if percentLines != 9 {
 		t.Errorf("%d lines look like ab's percentiles, want its 9", percentLines)
 	}
 	for _, line := range []string{"Requested rate:         50.00 [#/sec]\n", "Achieved rate:          40.00 [#/sec]\n",
-		"Late starts:            7 "} {
+		"Late starts:            7 ", "Send lag (ms):          50% 0.008, 90% 0.012, 99% 0.012, 100% 1.800 "} {
 		if !strings.Contains(text, line) {
 			t.Errorf("open-model report lacks %q", line)
 		}

@@ -227,6 +227,19 @@ type OpenModel struct {
 	AchievedRate             float64     `json:"achieved_rate"`
 	LateStarts               int64       `json:"late_starts"` // starts more than 1 ms behind schedule
 	UncorrectedPercentilesMs Percentiles `json:"uncorrected_percentiles_ms"`
+	// SendLagMs is the pacing error: how long after its intended start
+	// each request that completed or failed actually started. A ramp's
+	// or a rate's latencies can be trusted to the extent this is small
+	// next to them. Nil in reports of runs measured before it was.
+	SendLagMs *SendLag `json:"send_lag_ms,omitempty"`
+}
+
+// SendLag summarises the open model's send lag in ms, whole microseconds.
+type SendLag struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
 }
 
 // Options carries what a Measurement does not know about the command line.

@@ -33,6 +33,12 @@
 // when a call would block, which on a fast target without keep-alive none
 // does.
 //
+// In the open model each start waits on a runtime timer, which a timerfd
+// set for the next start wakes on time when the process is idle (Go's
+// poller otherwise sleeps whole milliseconds), and a start due within
+// 20 µs spins to its time, so none is early; each request's send lag
+// (actual − intended start) goes to Measurement.Open.SendLag.
+//
 // Workers batch their timings into one set of histograms per CPU, so memory
 // does not grow with Requests or Concurrency (unless Plan.RecordSamples).
 // The same batches carry each completion and failure to the shard's

@@ -18,12 +18,18 @@ import (
 // When ctx is canceled the load stops within a second and Run returns what
 // completed, with Measurement.Canceled set.
 func Run(ctx context.Context, p measure.Plan) (*measure.Measurement, error) {
-	return runWith(ctx, p, true)
+	return runWith(ctx, p, runOptions{})
 }
 
-// runWith is Run, with the timeline recorded or not: a run always records one;
-// the engine's benchmarks measure what recording it costs.
-func runWith(ctx context.Context, p measure.Plan, recordTimeline bool) (*measure.Measurement, error) {
+// runOptions turn off what every run does, for the engine's benchmarks,
+// which measure what each costs and gives.
+type runOptions struct {
+	noTimeline bool // record no timeline
+	noNudge    bool // pace the open model with the runtime's timers alone
+}
+
+// runWith is Run with some of its parts turned off.
+func runWith(ctx context.Context, p measure.Plan, o runOptions) (*measure.Measurement, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -31,7 +37,7 @@ func runWith(ctx context.Context, p measure.Plan, recordTimeline bool) (*measure
 	if err != nil {
 		return nil, err
 	}
-	e.recordTimeline = recordTimeline
+	e.recordTimeline, e.noNudge = !o.noTimeline, o.noNudge
 	if err := e.resolve(ctx); err != nil {
 		return nil, err
 	}
@@ -73,6 +79,8 @@ type engine struct {
 	// URL's, as http_load does, not against another document's.
 	docLens  []atomic.Int64
 	inFlight atomic.Int64 // open model only: requests between start and end
+	nudge    *nudge       // open model only: wakes the runtime for the next start; nil without
+	noNudge  bool         // the open model paces without a nudge
 
 	start      time.Time
 	dialCtx    context.Context
@@ -165,6 +173,10 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		}()
 	}
 	ready.Wait()
+	if e.open && !e.noNudge {
+		e.nudge = newNudge()
+		defer e.nudge.close()
+	}
 	if !waitStart(ctx, e.plan.StartAt) {
 		e.stop(stopCanceled, "") // before any worker may take a request
 	}

@@ -277,10 +277,20 @@ func TestRunOpenModelShowsStall(t *testing.T) {
 		t.Errorf("open model corrected p99 = %d µs, want >= 300000 (the stall)", p99)
 	}
 	if m.Open == nil || m.Open.RequestedRate != 1000 || m.Open.LateStarts < 100 {
-		t.Errorf("Open = %+v, want requested 1000 and >= 100 late starts", m.Open)
+		t.Fatalf("Open = %+v, want requested 1000 and >= 100 late starts", m.Open)
 	} else if m.Open.Uncorrected.Count != 1000 || m.Open.Uncorrected.Quantile(0.9) > m.Total.Quantile(0.9) {
 		t.Errorf("Uncorrected p90 = %d µs, corrected p90 = %d µs, want uncorrected <= corrected",
 			m.Open.Uncorrected.Quantile(0.9), m.Total.Quantile(0.9))
+	}
+	// The stall delays the starts queued behind it: the send lag holds
+	// every start, its tail is the stall, and its count past 1 ms is the
+	// late starts'.
+	lag := &m.Open.SendLag
+	if lag.Count != 1000 || lag.Hist == nil || lag.Max < 300_000 {
+		t.Fatalf("SendLag: %d starts, max %d µs; want 1000 and >= 300000 (the stall)", lag.Count, lag.Max)
+	}
+	if late := lag.Count - countUpTo(lag, lateAfter.Microseconds()); late != m.Open.LateStarts {
+		t.Errorf("SendLag holds %d starts over 1 ms, LateStarts = %d", late, m.Open.LateStarts)
 	}
 
 	n.Store(0)
@@ -450,4 +460,49 @@ func TestRunStartAt(t *testing.T) {
 	}
 	checkEq(t, "Canceled", m.Canceled, true)
 	checkEq(t, "Complete", m.Complete, 0)
+}
+
+// countUpTo is how many of ph's values are at most v µs (exact below
+// 2048, where the histogram has a bucket per µs).
+func countUpTo(ph *measure.Phase, v int64) int64 {
+	var n int64
+	for _, b := range ph.Hist.Distribution() {
+		if b.To <= v {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// TestRunOpenModelSendLagCountsFailures: a failed request started too,
+// and its start's error is in the send lag as a completed one's is.
+func TestRunOpenModelSendLagCountsFailures(t *testing.T) {
+	url := "http://" + freeAddr(t) + "/"
+	m := run(t, measure.Plan{URLs: []string{url}, Requests: 40, Rate: 2000, Concurrency: 2, ContinueOnError: true})
+	checkEq(t, "Failures.Connect", m.Failures.Connect, 40)
+	checkEq(t, "SendLag.Count", m.Open.SendLag.Count, 40)
+	if m.Open.SendLag.Hist == nil || m.Open.SendLag.Hist.TotalCount() != 40 {
+		t.Errorf("SendLag's histogram = %v, want its 40 starts", m.Open.SendLag.Hist)
+	}
+}
+
+// TestRunOpenModelNeverStartsEarly: a start due within sleepFloor waits
+// for its time instead of going at once, so the send lag is never
+// negative. At 20k/s two workers take slots a few µs ahead of their time
+// all the time.
+func TestRunOpenModelNeverStartsEarly(t *testing.T) {
+	ts := startServer(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("x") }, nil)
+	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 2000, Rate: 20000, Concurrency: 2, KeepAlive: true, RecordSamples: true})
+	checkEq(t, "Complete", m.Complete, 2000)
+	early := 0
+	for _, s := range m.Samples {
+		// Total runs from the intended start, Connect + Processing from
+		// the actual one.
+		if lag := s.Total - s.Connect - s.Processing; lag < 0 {
+			early++
+		}
+	}
+	if early > 0 {
+		t.Errorf("%d of %d requests started before their intended time", early, len(m.Samples))
+	}
 }

@@ -254,7 +254,7 @@ func (w *worker) failH2(c class, err error) {
 	w.pub.failed.Add(1)
 	w.local.lastEvent = time.Now()
 	if w.e.recordTimeline {
-		w.recordFailure(c, w.local.lastEvent, time.Time{}, time.Time{})
+		w.recordFailure(c, w.local.lastEvent, time.Time{}, time.Time{}, false)
 	}
 	if c == classProtocol && !w.e.plan.ContinueOnError && w.e.docLen.Load() < 0 {
 		w.e.stop(stopAborted, err.Error())
@@ -708,7 +708,7 @@ func (c *h2conn) failStream(s *h2stream, cl class, reset bool) {
 	w.pub.failed.Add(1)
 	w.local.lastEvent = c.now
 	if w.e.recordTimeline {
-		w.recordFailure(cl, c.now, time.Time{}, time.Time{})
+		w.recordFailure(cl, c.now, time.Time{}, time.Time{}, false)
 	}
 	if !c.goaway && !s.inHeader {
 		c.fill(c.now)

@@ -108,7 +108,7 @@ func TestLiveIntervalsOff(t *testing.T) {
 	var calls atomic.Int64
 	p := measure.Plan{URLs: []string{url + "/"}, Requests: 200, Concurrency: 2,
 		OnInterval: func(measure.ClosedInterval) { calls.Add(1) }}
-	if _, err := runWith(context.Background(), p, false); err != nil {
+	if _, err := runWith(context.Background(), p, runOptions{noTimeline: true}); err != nil {
 		t.Fatal(err)
 	}
 	if n := calls.Load(); n != 0 {

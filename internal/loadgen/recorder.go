@@ -26,7 +26,9 @@ type record struct {
 	at           int64 // ns from the timeline's origin to the event
 	bytes        int64 // received since the worker's previous record
 	started      int64 // open model: ns from the origin to the actual start; -1 otherwise
-	lag          int64 // open model: µs from the intended to the actual start
+	// lag is the open model's send lag in µs, from the intended to the
+	// actual start: set in every open-model record, timeline or not.
+	lag int64
 }
 
 // shard holds the histograms of a group of workers. Histograms are ~190 KB
@@ -37,6 +39,7 @@ type shard struct {
 	mu                                  sync.Mutex
 	connect, processing, waiting, total measure.Phase
 	uncorrected                         measure.Phase // open model only
+	sendLag                             measure.Phase // open model only
 	handshake                           measure.Phase // created at the first TLS handshake
 	status                              map[int]int64
 	timeline                            *timelineRecorder // nil when the run keeps none
@@ -52,6 +55,7 @@ func newShard(open bool) *shard {
 	}
 	if open {
 		s.uncorrected = measure.NewPhase()
+		s.sendLag = measure.NewPhase()
 	}
 	return s
 }
@@ -64,9 +68,15 @@ func (s *shard) add(recs []record, open bool) {
 		r := &recs[i]
 		if s.timeline != nil {
 			s.timeline.add(r)
-			if r.kind != recCompleted || r.warm {
-				continue
-			}
+		}
+		if r.warm || r.kind == recBytes {
+			continue
+		}
+		if open {
+			s.sendLag.Record(r.lag)
+		}
+		if r.kind != recCompleted {
+			continue
 		}
 		s.connect.Record(r.connect)
 		s.processing.Record(r.uncorrected - r.connect)
@@ -100,6 +110,7 @@ func (s *shard) into(m *measure.Measurement) {
 	moveInto(&m.Handshake, &s.handshake)
 	if m.Open != nil {
 		moveInto(&m.Open.Uncorrected, &s.uncorrected)
+		moveInto(&m.Open.SendLag, &s.sendLag)
 	}
 	for code, n := range s.status {
 		m.StatusCodes[code] += n

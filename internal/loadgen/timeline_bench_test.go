@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -27,17 +23,7 @@ import (
 //	taskset -c 0 go test ./internal/loadgen/ -run '^$' -bench Timeline -count 6 | tee t.txt
 //	benchstat -col /timeline t.txt
 func BenchmarkTimeline(b *testing.B) {
-	taskset := testservers.Require(b, "taskset", "util-linux")
-	srv := testservers.Nginx(b, testservers.Files{"page.html": fixedBody(7638)})
-	pid, err := os.ReadFile(filepath.Join(srv.Dir, "nginx.pid"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if out, err := exec.Command(taskset, "-a", "-cp", "1", strings.TrimSpace(string(pid))).CombinedOutput(); err != nil {
-		// The machine has no second core (the client's own pinning
-		// does not count: nginx is moved off it).
-		b.Skipf("taskset nginx to core 1: %v %s", err, out)
-	}
+	srv := pinnedNginx(b)
 	for _, variant := range []string{"on", "off", "live"} {
 		on := variant != "off"
 		p := measure.Plan{URLs: []string{srv.URL + "/page.html"}, KeepAlive: true, Concurrency: 8}
@@ -47,13 +33,13 @@ func BenchmarkTimeline(b *testing.B) {
 		}
 		b.Run("timeline="+variant, func(b *testing.B) {
 			p.Requests = 200 // warm nginx and the runtime
-			if _, err := runWith(context.Background(), p, on); err != nil {
+			if _, err := runWith(context.Background(), p, runOptions{noTimeline: !on}); err != nil {
 				b.Fatal(err)
 			}
 			p.Requests = max(b.N, p.Concurrency)
 			b.ReportAllocs()
 			b.ResetTimer()
-			m, err := runWith(context.Background(), p, on)
+			m, err := runWith(context.Background(), p, runOptions{noTimeline: !on})
 			b.StopTimer()
 			if err != nil || m.Complete != int64(p.Requests) || m.Failed != 0 || (m.Timeline != nil) != on {
 				b.Fatalf("run = %d complete, %d failed, timeline %v, %v; want %d, 0, %v", m.Complete, m.Failed, m.Timeline != nil, err, p.Requests, on)

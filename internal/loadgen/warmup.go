@@ -181,7 +181,8 @@ func (w *worker) completeWarm(ti int, intended, start time.Time, tm *timing) tim
 	w.local.lastEvent = tm.done
 	flushed := false
 	if e.recordTimeline {
-		r := record{total: micros(tm.done.Sub(intended)), status: int32(w.hdr.StatusCode()), warm: true, lengthFailed: lengthFailed}
+		r := record{total: micros(tm.done.Sub(intended)), status: int32(w.hdr.StatusCode()), warm: true, lengthFailed: lengthFailed,
+			lag: micros(start.Sub(intended))}
 		flushed = w.stamp(&r, tm.done, intended, start)
 		w.batch = append(w.batch, r)
 	}

@@ -161,16 +161,18 @@ func (w *worker) stamp(r *record, at, intended, start time.Time) (flushed bool) 
 	r.started = -1
 	if e.open && !intended.IsZero() {
 		r.started = int64(start.Sub(e.origin))
-		r.lag = micros(start.Sub(intended))
 	}
 	return flushed
 }
 
 // recordFailure queues a failed request of class c at now for the
-// timeline.
-func (w *worker) recordFailure(c class, now, intended, start time.Time) {
-	r := record{kind: recFailed, failedAs: uint8(c)}
-	w.stamp(&r, now, intended, start)
+// timeline and, in the open model, its send lag (a request the warm-up
+// held is the timeline's only).
+func (w *worker) recordFailure(c class, now, intended, start time.Time, warm bool) {
+	r := record{kind: recFailed, failedAs: uint8(c), warm: warm, lag: micros(start.Sub(intended))}
+	if w.e.recordTimeline {
+		w.stamp(&r, now, intended, start)
+	}
 	w.batch = append(w.batch, r)
 	if len(w.batch) == batchSize {
 		w.flush()
@@ -376,8 +378,8 @@ func (w *worker) fail(st stage, err error) {
 	if !warm {
 		countFailure(&w.local.failures, c)
 	}
-	if w.e.recordTimeline {
-		w.recordFailure(c, now, w.reqIntended, w.reqStart)
+	if w.e.recordTimeline || w.e.open {
+		w.recordFailure(c, now, w.reqIntended, w.reqStart, warm)
 	}
 	var he *TLSHandshakeError
 	if c == classTLSHandshake && errors.As(err, &he) && !warm {
@@ -436,6 +438,7 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 		uncorrected: micros(tm.done.Sub(start)),
 		handshake:   handshakeMicros(tm.handshake),
 		status:      int32(status),
+		lag:         micros(start.Sub(intended)),
 	}
 	flushed := false
 	if e.recordTimeline {

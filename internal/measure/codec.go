@@ -95,6 +95,8 @@ type wireOpen struct {
 	AchievedRate  float64   `json:"achieved_rate"`
 	LateStarts    int64     `json:"late_starts"`
 	Uncorrected   wirePhase `json:"uncorrected"`
+	// Absent in encodings older than the send lag.
+	SendLag *wirePhase `json:"send_lag,omitempty"`
 }
 
 // EncodeMeasurement gives m's stored form: JSON holding every counter, the
@@ -161,6 +163,14 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 			ph   *Phase
 			dst  *wirePhase
 		}{"open.uncorrected", &m.Open.Uncorrected, &w.Open.Uncorrected})
+		if m.Open.SendLag.Count > 0 {
+			w.Open.SendLag = &wirePhase{}
+			phases = append(phases, struct {
+				name string
+				ph   *Phase
+				dst  *wirePhase
+			}{"open.send_lag", &m.Open.SendLag, w.Open.SendLag})
+		}
 	}
 	if m.Handshake.Count > 0 {
 		w.Handshake = &wirePhase{}
@@ -275,6 +285,13 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 			src  *wirePhase
 			dst  *Phase
 		}{"open.uncorrected", &w.Open.Uncorrected, &m.Open.Uncorrected})
+		if w.Open.SendLag != nil {
+			phases = append(phases, struct {
+				name string
+				src  *wirePhase
+				dst  *Phase
+			}{"open.send_lag", w.Open.SendLag, &m.Open.SendLag})
+		}
 	}
 	if w.Handshake != nil {
 		phases = append(phases, struct {

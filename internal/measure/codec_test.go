@@ -242,7 +242,7 @@ func seedMeasurement(t testing.TB) *measure.Measurement {
 		Non2xx: 1, TotalReceivedBytes: 300, BodyReceivedBytes: 30, TotalSentBytes: 120,
 		Connect: phase(0, 10, 20), Processing: phase(100, 200, 300), Waiting: phase(90, 180, 270), Total: phase(100, 210, 320),
 		ConnectToWrite: measure.Phase{Count: 1, Sum: 15, SumSq: 225, Min: 15, Max: 15},
-		Open:           &measure.OpenModel{RequestedRate: 1000, AchievedRate: 999.5, LateStarts: 1, Uncorrected: phase(90, 200, 300)},
+		Open:           &measure.OpenModel{RequestedRate: 1000, AchievedRate: 999.5, LateStarts: 1, Uncorrected: phase(90, 200, 300), SendLag: phase(2, 15, 1300)},
 		MaxInFlight:    2, ClientCPU: time.Millisecond, ClientCores: 2,
 	}
 }

@@ -172,6 +172,12 @@ type OpenModel struct {
 	// Uncorrected is the latency measured from the actual start, for
 	// comparison with closed-model tools.
 	Uncorrected Phase
+	// SendLag is the pacing error of every measured request that completed
+	// or failed: its actual start minus its intended start, in µs (a start
+	// is never early, so never negative). Requests the run's end cut short
+	// are not in it, as in Total. Empty in measurements stored before it
+	// was measured.
+	SendLag Phase
 }
 
 // Sample is one completed request, kept only with Plan.RecordSamples.
@@ -282,4 +288,5 @@ func (m *Measurement) mergeOpen(o *OpenModel) {
 	m.Open.AchievedRate += o.AchievedRate
 	m.Open.LateStarts += o.LateStarts
 	m.Open.Uncorrected.Merge(&o.Uncorrected)
+	m.Open.SendLag.Merge(&o.SendLag)
 }
