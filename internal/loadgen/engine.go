@@ -73,6 +73,9 @@ type engine struct {
 	// URL's, as http_load does, not against another document's.
 	docLens  []atomic.Int64
 	inFlight atomic.Int64 // open model only: requests between start and end
+	// rate is the open model's ramp (Plan.Stages), nil at a fixed rate;
+	// conc the closed model's concurrency ramp, nil without one.
+	rate, conc *profile
 
 	start      time.Time
 	dialCtx    context.Context
@@ -105,7 +108,13 @@ type engine struct {
 }
 
 func newEngine(p measure.Plan) (*engine, error) {
-	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, h2: p.HTTPVersion == measure.HTTP2, stopCh: make(chan struct{})}
+	e := &engine{plan: p, guard: p.Guard, open: p.Open(), h2: p.HTTPVersion == measure.HTTP2, stopCh: make(chan struct{})}
+	if p.RateRamp() {
+		e.rate = newProfile(p.Rate, p.Stages, true)
+	}
+	if p.ConcurrencyRamp() {
+		e.conc = newProfile(0, p.Stages, false)
+	}
 	if e.guard == nil {
 		e.guard = systemResolver{}
 	}
@@ -140,7 +149,7 @@ func newEngine(p measure.Plan) (*engine, error) {
 	}
 	e.workers = make([]*worker, p.Concurrency)
 	for i := range e.workers {
-		e.workers[i] = &worker{e: e, shard: e.shards[i%nShards]}
+		e.workers[i] = &worker{e: e, shard: e.shards[i%nShards], index: i}
 	}
 	return e, nil
 }

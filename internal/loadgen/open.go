@@ -11,7 +11,16 @@ const (
 	lateAfter = time.Millisecond
 )
 
-// runOpen starts request i at start + i/Rate, taking the next index whenever
+// offset is when start i is due after the engine's start: i/Rate at a
+// fixed rate, the ramp's schedule under Plan.Stages (false: never).
+func (e *engine) offset(i int64) (time.Duration, bool) {
+	if e.rate != nil {
+		return e.rampOffset(i)
+	}
+	return time.Duration(float64(i) * float64(time.Second) / e.plan.Rate), true
+}
+
+// runOpen starts request i at start + i/Rate (or its ramp's offset), taking the next index whenever
 // the worker is free, so Concurrency caps the requests in flight. Latency
 // runs from the intended start: a stalled server delays the starts behind it
 // and their wait is counted, as wrk2 does, instead of omitted.
@@ -24,8 +33,8 @@ func (w *worker) runOpen() {
 		if e.plan.Requests > 0 && i >= int64(e.plan.Requests) {
 			return
 		}
-		offset := time.Duration(float64(i) * float64(time.Second) / e.plan.Rate)
-		if e.plan.Duration > 0 && offset >= e.runFor() {
+		offset, ok := e.offset(i)
+		if !ok || e.plan.Duration > 0 && offset >= e.runFor() {
 			return
 		}
 		intended := e.start.Add(offset)

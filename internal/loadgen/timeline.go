@@ -172,7 +172,19 @@ func (e *engine) timeline() *measure.Timeline {
 	if e.open {
 		e.addIntended(tl)
 	}
+	if e.conc != nil {
+		e.addConcurrency(tl)
+	}
 	return tl
+}
+
+// dueBy is how many starts the schedule puts before offset d, as a real
+// number: d·Rate, or the ramp's integral.
+func (e *engine) dueBy(d time.Duration) float64 {
+	if e.rate != nil {
+		return e.rate.due(d.Seconds())
+	}
+	return d.Seconds() * e.plan.Rate
 }
 
 // addIntended counts the starts the schedule put in each interval, up to
@@ -183,13 +195,14 @@ func (e *engine) addIntended(tl *measure.Timeline) {
 	if d := e.runFor(); e.plan.Duration > 0 && d < end {
 		end = d
 	}
-	total := int64(math.Ceil(end.Seconds() * e.plan.Rate))
+	total := int64(math.Ceil(e.dueBy(end)))
 	if n := int64(e.plan.Requests); n > 0 && n < total {
 		total = n
 	}
-	// Due before offset d (from the engine's start): the first ⌈d·Rate⌉.
+	// Due before offset d (from the engine's start): the first ⌈d·Rate⌉,
+	// or under a ramp the first ⌈∫₀ᵈ rate⌉.
 	due := func(d time.Duration) int64 {
-		return min(total, max(0, int64(math.Ceil(d.Seconds()*e.plan.Rate))))
+		return min(total, max(0, int64(math.Ceil(e.dueBy(d)))))
 	}
 	lead := e.start.Sub(tl.Start) // the engine's start after the origin
 	for i := 0; ; i++ {

@@ -34,6 +34,7 @@ type tally struct {
 type worker struct {
 	e     *engine
 	shard *shard
+	index int // the worker's place in the engine's list: its turn in a concurrency ramp
 	pub   tally
 
 	tc      timedConn
@@ -111,6 +112,8 @@ func (w *worker) run() {
 		w.runH2()
 	} else if w.e.open {
 		w.runOpen()
+	} else if w.e.conc != nil {
+		w.runRamp()
 	} else {
 		w.runClosed()
 	}
