@@ -2315,10 +2315,6 @@ const docTemplate = `{
                 "bytes": {
                     "type": "integer"
                 },
-                "concurrency": {
-                    "description": "Concurrency is, in a concurrency ramp, the most connections the\nramp allowed in the interval.",
-                    "type": "integer"
-                },
                 "failed": {
                     "description": "by the classes of Failures",
                     "type": "integer"
@@ -2362,6 +2358,10 @@ const docTemplate = `{
                 },
                 "p99_ms": {
                     "type": "number"
+                },
+                "ramp_concurrency": {
+                    "description": "Concurrency is, in a concurrency ramp, the most connections the\nramp allowed in the interval.",
+                    "type": "integer"
                 },
                 "requests": {
                     "description": "completed",

@@ -34,7 +34,7 @@ type TimelinePoint struct {
 	MaxLagMs   *float64          `json:"max_send_lag_ms,omitempty"`
 	// Concurrency is, in a concurrency ramp, the most connections the
 	// ramp allowed in the interval.
-	Concurrency *int64 `json:"concurrency,omitempty"`
+	Concurrency *int64 `json:"ramp_concurrency,omitempty"`
 	// Warmup marks an interval of the run's warm-up (a spec's warmup),
 	// which the run's result does not cover; TimelineOf sets it.
 	Warmup bool `json:"warmup,omitempty"`
