@@ -39,7 +39,9 @@ func oneAxis[T any](field string, values []T) axis[T] {
 // else from its own flags (ab -c, http_load -parallel), else the default;
 // and requests/duration/rate from the sweep when it lists any of them, else
 // from its own flags (ab -n/-t, http_load -fetches/-seconds/-rate), else
-// the default of 100 requests. Targets whose form is invalid are left out.
+// the default of 100 requests. A spec's stages replace requests, duration
+// and rate for every target (and concurrency, for concurrency stages): one
+// point per target and concurrency. Targets whose form is invalid are left out.
 // Call Validate first: it bounds the number of points; Points does not.
 func (s Spec) Points() []Point { return s.expansion().Points() }
 
