@@ -140,8 +140,9 @@ func TestTimelineCodecRoundTrip(t *testing.T) {
 	tl.Intervals[1].Non2xx = 3
 	tl.Intervals[2] = Interval{}
 	tl.Intervals[3].Intended, tl.Intervals[3].Started, tl.Intervals[3].Late, tl.Intervals[3].MaxSendLag = 100, 98, 5, 1800
-	tl.Intervals[4].Latency.Max = 1                                                                 // smaller than before: a negative difference
-	tl.Intervals[0].Concurrency, tl.Intervals[1].Concurrency, tl.Intervals[4].Concurrency = 3, 8, 2 // a concurrency ramp's
+	tl.Intervals[4].Latency.Max = 1 // smaller than before: a negative difference
+	// A concurrency ramp's intervals.
+	tl.Intervals[0].Concurrency, tl.Intervals[1].Concurrency, tl.Intervals[4].Concurrency = 3, 8, 2
 	enc, err := EncodeTimeline(tl)
 	if err != nil {
 		t.Fatal(err)
