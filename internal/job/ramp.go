@@ -226,6 +226,23 @@ func (v *validator) stagesExclude(s Spec, res []resolved, conc bool) {
 	}
 }
 
+// sameStart refuses a ramp that starts where another of the sweep's rates
+// does (fixed or ramped, but not the same): reports and the analysis tell
+// a sweep's points apart by the rate they start at, and would take the
+// two for one.
+func sameStart(v *validator, rates []Rate) {
+	first := make(map[float64]int, len(rates))
+	for i, r := range rates {
+		j, seen := first[r.From]
+		switch {
+		case !seen:
+			first[r.From] = i
+		case r != rates[j] && (r.Ramp() || rates[j].Ramp()):
+			v.add(index("sweep.rate", i), "starts where sweep.rate[%d] does: give each ramp its own start rate", j)
+		}
+	}
+}
+
 // rateRamp checks what a sweep.rate ramp needs: a duration to ramp over,
 // and one worker process.
 func (v *validator) rateRamp(w Sweep, field string, r Rate) {

@@ -58,6 +58,10 @@ func TestValidateRamps(t *testing.T) {
 			s.Sweep.Concurrency = []int{4}
 			s.Sweep.Rate = []Rate{{From: 100, To: 500}}
 		}, []string{"sweep.rate[0]"}},
+		{"two ramps of one start", func(s *Spec) {
+			s.Sweep.Requests, s.Sweep.Duration = nil, []Duration{Duration(time.Minute)}
+			s.Sweep.Rate = []Rate{{From: 100, To: 500}, FixedRate(200), {From: 100, To: 900}}
+		}, []string{"sweep.rate[2]"}},
 		{"stages with sweep stops", func(s *Spec) { s.Stages = rateStages }, []string{"sweep.requests"}},
 		{"stage with both", func(s *Spec) {
 			s.Sweep.Requests, s.Sweep.Concurrency = nil, nil

@@ -34,6 +34,7 @@ func (v *validator) sweep(w Sweep) {
 	duplicates(v, "sweep.requests", w.Requests)
 	duplicates(v, "sweep.duration", w.Duration)
 	duplicates(v, "sweep.rate", w.Rate)
+	sameStart(v, w.Rate)
 	if len(w.Requests) > 0 && len(w.Duration) > 0 {
 		v.add("sweep.duration", "give requests or duration, not both")
 	}
