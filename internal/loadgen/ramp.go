@@ -192,32 +192,40 @@ func (w *worker) runRamp() {
 }
 
 // addConcurrency gives each interval of a concurrency ramp the most
-// connections the ramp allowed in it: the ramp's highest value over the
-// interval, rounded down, as the workers follow it.
+// connections the ramp allowed in it, up to the run's stop.
 func (e *engine) addConcurrency(tl *measure.Timeline) {
-	lead := e.start.Sub(tl.Start).Seconds()
-	end := e.stoppedAt.Sub(e.start).Seconds()
-	step := tl.Interval.Seconds()
-	for i := 0; ; i++ {
-		from, to := float64(i)*step-lead, float64(i+1)*step-lead
-		if from >= end {
-			break
-		}
-		to = min(to, end)
-		peak := max(e.conc.value(max(from, 0)), e.conc.value(math.Nextafter(to, 0)))
-		for k, t := range e.conc.at {
-			if t > from && t < to {
-				peak = max(peak, e.conc.v[k])
-			}
-		}
+	end := e.stoppedAt.Sub(e.start)
+	lead := e.start.Sub(tl.Start)
+	for i := 0; time.Duration(i)*tl.Interval-lead < end; i++ {
+		from := time.Duration(i) * tl.Interval
 		if i >= len(tl.Intervals) {
 			tl.Intervals = append(tl.Intervals, measure.Interval{})
 		}
-		tl.Intervals[i].Concurrency = max(tl.Intervals[i].Concurrency, int64(math.Floor(peak)))
+		c := e.concurrencyBetween(from, from+tl.Interval, end)
+		tl.Intervals[i].Concurrency = max(tl.Intervals[i].Concurrency, c)
 	}
 	for len(tl.Intervals) > measure.MaxTimelineIntervals {
 		tl.Coarsen()
 	}
+}
+
+// concurrencyBetween is the most connections the ramp allowed in [from,
+// to), offsets from the origin, before end (an offset from the engine's
+// start): the ramp's highest value there, rounded down as the workers
+// follow it.
+func (e *engine) concurrencyBetween(from, to, end time.Duration) int64 {
+	lead := e.start.Sub(e.origin)
+	a, b := (from - lead).Seconds(), (min(to-lead, end)).Seconds()
+	if b <= a {
+		return 0
+	}
+	peak := max(e.conc.value(max(a, 0)), e.conc.value(math.Nextafter(b, math.Inf(-1))))
+	for k, t := range e.conc.at {
+		if t > a && t < b {
+			peak = max(peak, e.conc.v[k])
+		}
+	}
+	return int64(math.Floor(peak))
 }
 
 // requestedRate is the open model's rate asked for: Rate, or a ramp's
