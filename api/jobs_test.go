@@ -66,6 +66,10 @@ func TestCreateJobBadInput(t *testing.T) {
 		{"requests below concurrency", sweep(`{"concurrency":[10],"requests":[5]}`), 422, "sweep.requests"},
 		{"bad duration", `{"targets":[{"url":"http://127.0.0.1:9000/"}],"request":{"timeout":"soon"}}`, 422, "request.timeout"},
 		{"no targets", `{}`, 422, "targets"},
+		{"ramp without duration", sweep(`{"rate":["100:5000"],"requests":[1000]}`), 422, "sweep.rate[0]"},
+		{"ramp not a number", sweep(`{"rate":["100:fast"],"duration":["10s"]}`), 422, "sweep.rate[0]"},
+		{"stage of both kinds", `{"targets":[{"url":"http://127.0.0.1:9000/"}],"stages":[{"rate":10,"concurrency":2,"duration":"1s"}]}`, 422, "stages[0]"},
+		{"stages without time", `{"targets":[{"url":"http://127.0.0.1:9000/"}],"stages":[{"rate":10,"duration":"0s"}]}`, 422, "stages"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

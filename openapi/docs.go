@@ -2384,6 +2384,10 @@ const docTemplate = `{
                 "p99_ms": {
                     "type": "number"
                 },
+                "ramp_concurrency": {
+                    "description": "Concurrency is, in a concurrency ramp, the most connections the\nramp allowed in the interval.",
+                    "type": "integer"
+                },
                 "requests": {
                     "description": "completed",
                     "type": "integer"
@@ -3401,6 +3405,10 @@ const docTemplate = `{
                 "rate": {
                     "type": "number"
                 },
+                "rate_to": {
+                    "description": "RateTo is, for a rate ramp (\"rate\": [\"100:5000\"]), the rate the run\nends at, Rate being where it starts; zero for a fixed rate.",
+                    "type": "number"
+                },
                 "requests": {
                     "type": "integer"
                 },
@@ -3771,6 +3779,13 @@ const docTemplate = `{
                 "request": {
                     "$ref": "#/definitions/job.Request"
                 },
+                "stages": {
+                    "description": "Stages make every run a ramp, as k6's ramping executors do: each\nstage takes the rate (the open model) or the number of connections\n(the closed model) linearly from the previous stage's value, zero\nbefore the first, to its own over its duration; a run lasts the\nstages' sum (see Stage). A connection the ramp no longer needs\nfinishes its request in flight, then closes. Not with\nsweep.requests, duration or rate (nor concurrency, for concurrency\nstages), warmup, shards or HTTP/2.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Stage"
+                    }
+                },
                 "sweep": {
                     "$ref": "#/definitions/job.Sweep"
                 },
@@ -3809,6 +3824,23 @@ const docTemplate = `{
                 },
                 "webhook": {
                     "$ref": "#/definitions/job.Webhook"
+                }
+            }
+        },
+        "job.Stage": {
+            "type": "object",
+            "properties": {
+                "concurrency": {
+                    "type": "integer",
+                    "example": 100
+                },
+                "duration": {
+                    "type": "string",
+                    "example": "30s"
+                },
+                "rate": {
+                    "type": "number",
+                    "example": 2000
                 }
             }
         },
@@ -3879,10 +3911,14 @@ const docTemplate = `{
                     "type": "string"
                 },
                 "rate": {
+                    "description": "Rate lists open-model rates, request starts per second: a number\n(1000), or a string \"FROM:TO\" (\"100:5000\") for a rate that ramps\nlinearly from FROM to TO over the run's duration (sweep.duration is\nthen required). Start i of a ramp is due when the rate's integral\nreaches i, exactly, not in steps.",
                     "type": "array",
                     "items": {
-                        "type": "number"
-                    }
+                        "type": "string"
+                    },
+                    "example": [
+                        "100:5000"
+                    ]
                 },
                 "repeats": {
                     "type": "integer"

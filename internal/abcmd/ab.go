@@ -107,7 +107,11 @@ func (a *AB) Args() []string {
 	}
 	args = append(args, a.switchArgs()...)
 	if p.Rate > 0 {
-		add("--rate", strconv.FormatFloat(p.Rate, 'g', -1, 64))
+		rate := strconv.FormatFloat(p.Rate, 'g', -1, 64)
+		if p.RateRamp() && len(p.Stages) == 1 {
+			rate += ":" + strconv.FormatFloat(p.Stages[0].Rate, 'g', -1, 64)
+		}
+		add("--rate", rate)
 	}
 	if p.HTTPVersion != "" && p.HTTPVersion != measure.HTTP10 {
 		add("--http-version", p.HTTPVersion)

@@ -101,6 +101,16 @@ var abCases = []struct {
 		a.Plan.Rate, a.Plan.Concurrency, a.Plan.Requests = 100, 10, 1000
 	})},
 	{"--rate=2.5 " + testURL, want(func(a *AB) { a.Plan.Rate = 2.5 })},
+	// A ramp runs over -t, and ends the run itself: -t's implied -n is dropped.
+	{"--rate 100:5000 -t 60 -c 50 " + testURL, want(func(a *AB) {
+		a.Plan.Rate, a.Plan.Concurrency, a.Plan.Duration, a.Plan.Requests = 100, 50, time.Minute, 0
+		a.Plan.Stages = []measure.Stage{{Duration: time.Minute, Rate: 5000}}
+	})},
+	{"-t 10 --rate=5000:100 -n 20000 " + testURL, want(func(a *AB) {
+		a.Plan.Rate, a.Plan.Duration, a.Plan.Requests = 5000, 10*time.Second, 20000
+		a.Plan.Stages = []measure.Stage{{Duration: 10 * time.Second, Rate: 100}}
+	})},
+	{"--rate 7:7 -n 10 " + testURL, want(func(a *AB) { a.Plan.Rate, a.Plan.Requests = 7, 10 })},
 	{"--urls list.txt", want(func(a *AB) { a.URLsFile, a.Plan.URLs = "list.txt", nil })},
 	{"--urls=list.txt " + testURL, want(func(a *AB) { a.URLsFile = "list.txt" })},
 	{"-k -- " + testURL, want(func(a *AB) { a.Plan.KeepAlive = true })},
@@ -220,10 +230,10 @@ func TestParseABErrors(t *testing.T) {
 		{"http://u:p@127.0.0.1/", usage, "invalid URL"},
 		{"'http://127.0.0.1/a b'", usage, "invalid URL"},
 		{"--format xml " + testURL, usage, `invalid --format "xml": want ab, http_load or json`},
-		{"--rate 0 " + testURL, usage, `invalid --rate "0": want requests per second > 0`},
-		{"--rate -1 " + testURL, usage, `invalid --rate "-1": want requests per second > 0`},
-		{"--rate NaN " + testURL, usage, `invalid --rate "NaN": want requests per second > 0`},
-		{"--rate Inf " + testURL, usage, `invalid --rate "Inf": want requests per second > 0`},
+		{"--rate 0 " + testURL, usage, `invalid --rate "0": want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate -1 " + testURL, usage, `invalid --rate "-1": want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate NaN " + testURL, usage, `invalid --rate "NaN": want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate Inf " + testURL, usage, `invalid --rate "Inf": want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
 		{"--http-version 3 " + testURL, usage, `invalid --http-version "3": want 1.0, 1.1 or 2`},
 		{"--http2 --max-streams 0 " + testURL, usage, `invalid --max-streams "0": want 1..1000`},
 		{"--http2 --max-streams 1001 " + testURL, usage, `invalid --max-streams "1001": want 1..1000`},
@@ -233,6 +243,11 @@ func TestParseABErrors(t *testing.T) {
 		{"--max-body 1e9 " + testURL, usage, `invalid --max-body "1e9": want a number of bytes > 0`},
 		{"--max-body", usage, "option '--max-body' requires an argument"},
 		{"--rate", usage, "option '--rate' requires an argument"},
+		{"--rate 100:5000 -n 100 " + testURL, usage, "--rate FROM:TO needs -t: the rate ramps over the time limit"},
+		{"--rate 100:0 -t 5 " + testURL, usage, `invalid --rate "100:0": ramp's end: want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate :500 -t 5 " + testURL, usage, `invalid --rate ":500": want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate 1:2:3 -t 5 " + testURL, usage, `invalid --rate "1:2:3": ramp's end: want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`},
+		{"--rate 1:5 -t 5 --warmup 2s " + testURL, usage, "--rate FROM:TO and --warmup: a ramp has no steady window to measure after a warm-up"},
 		{"--json=1 " + testURL, usage, "option '--json' doesn't allow an argument"},
 		{"--urls= ", usage, "option '--urls' requires a file name"},
 		{"--bogus " + testURL, usage, "unrecognized option '--bogus'"},

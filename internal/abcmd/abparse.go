@@ -2,6 +2,7 @@ package abcmd
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -33,6 +34,8 @@ type abParser struct {
 	headers []measure.Header
 	// impliedN: the request count is the one -t implies, no -n after it.
 	impliedN bool
+	// rampTo is the end of --rate FROM:TO's ramp; zero for a fixed rate.
+	rampTo float64
 }
 
 // ParseAB parses an ab command line (without the program name) with ab
@@ -168,11 +171,14 @@ func (p *abParser) applyLong(name, value string) error {
 		}
 		p.a.Format = f
 	case "--rate":
-		r, err := strconv.ParseFloat(value, 64)
-		if err != nil || math.IsInf(r, 0) || !(r > 0) {
-			return usageErr(fmt.Sprintf("invalid --rate %q: want requests per second > 0", value))
+		from, to, err := ParseRate(value)
+		if err != nil {
+			return usageErr(fmt.Sprintf("invalid --rate %q: %v", value, err))
 		}
-		p.a.Plan.Rate = r
+		p.a.Plan.Rate, p.rampTo = from, 0
+		if to != from {
+			p.rampTo = to
+		}
 	case "--http-version":
 		if !measure.KnownHTTPVersion(value) {
 			return usageErr(fmt.Sprintf("invalid --http-version %q: want %s", value, measure.HTTPVersionChoices()))
@@ -374,6 +380,9 @@ func (p *abParser) finish() (*AB, error) {
 	if err := p.warmupWindow(); err != nil {
 		return nil, err
 	}
+	if err := p.rateRamp(); err != nil {
+		return nil, err
+	}
 	if a.Plan.TLS.SkipVerify && (a.Verify || a.CAFile != "") {
 		return nil, usageErr("--insecure skips the verification --verify and --cacert ask for: give one or the other")
 	}
@@ -392,6 +401,55 @@ func (p *abParser) finish() (*AB, error) {
 		}
 	}
 	return a, nil
+}
+
+// rateRamp makes --rate FROM:TO a ramp over -t's time limit, the one
+// stage of the plan; the request count -t implies is dropped, as the ramp
+// ends the run (a -n given after -t still may).
+func (p *abParser) rateRamp() error {
+	plan := &p.a.Plan
+	switch {
+	case p.rampTo == 0:
+		return nil
+	case plan.Duration == 0:
+		return usageErr("--rate FROM:TO needs -t: the rate ramps over the time limit")
+	case plan.Warmup > 0:
+		return usageErr("--rate FROM:TO and --warmup: a ramp has no steady window to measure after a warm-up")
+	}
+	plan.Stages = []measure.Stage{{Duration: plan.Duration, Rate: p.rampTo}}
+	if p.impliedN {
+		plan.Requests = 0
+	}
+	return nil
+}
+
+// ParseRate reads a rate: a number of request starts per second ("1000"),
+// or a linear ramp "FROM:TO" ("100:5000"), both ends above zero. A fixed
+// rate gives from == to.
+func ParseRate(s string) (from, to float64, err error) {
+	a, b, ramp := strings.Cut(s, ":")
+	from, err = positiveRate(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ramp {
+		return from, from, nil
+	}
+	if to, err = positiveRate(b); err != nil {
+		return 0, 0, fmt.Errorf("ramp's end: %w", err)
+	}
+	return from, to, nil
+}
+
+// errRate says what a rate must be.
+var errRate = errors.New(`want requests per second > 0, or a ramp "FROM:TO" such as "100:5000"`)
+
+func positiveRate(s string) (float64, error) {
+	r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsInf(r, 0) || !(r > 0) {
+		return 0, errRate
+	}
+	return r, nil
 }
 
 // warmupWindow applies --warmup's rule: the result covers the -t seconds

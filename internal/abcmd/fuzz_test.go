@@ -102,7 +102,9 @@ func checkABError(t *testing.T, args []string, err error) {
 func checkAB(t *testing.T, args []string, a *AB) {
 	t.Helper()
 	p := a.Plan
-	if p.Requests < 1 || p.Concurrency < 1 || p.Concurrency > p.Requests {
+	// A ramp (or a warm-up) is ended by -t alone, without -t's implied -n.
+	timedOnly := p.Requests == 0 && p.Duration > 0 && (len(p.Stages) > 0 || p.Warmup > 0)
+	if !timedOnly && (p.Requests < 1 || p.Concurrency < 1 || p.Concurrency > p.Requests) {
 		t.Fatalf("ParseAB(%q): n=%d c=%d, want 1 <= c <= n", args, p.Requests, p.Concurrency)
 	}
 	if len(p.URLs) > 1 || (len(p.URLs) == 0 && a.URLsFile == "") {

@@ -50,7 +50,8 @@ benchq options:
     --format f      Report format: ab (default), http_load or json
     --rate r        Open model: start r requests per second at fixed intervals,
                     latency measured from each intended start; -c caps the
-                    requests in flight
+                    requests in flight. FROM:TO (100:5000) ramps the rate
+                    linearly over -t's time limit
     --urls file     Read URLs from file, one a line; each request picks one
                     at random, as http_load does; the URL argument is optional
     --http-version v

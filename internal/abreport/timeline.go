@@ -32,6 +32,9 @@ type TimelinePoint struct {
 	AchievedRS *float64          `json:"achieved_rps,omitempty"`
 	LateStarts *int64            `json:"late_starts,omitempty"`
 	MaxLagMs   *float64          `json:"max_send_lag_ms,omitempty"`
+	// Concurrency is, in a concurrency ramp, the most connections the
+	// ramp allowed in the interval.
+	Concurrency *int64 `json:"ramp_concurrency,omitempty"`
 	// Warmup marks an interval of the run's warm-up (a spec's warmup),
 	// which the run's result does not cover; TimelineOf sets it.
 	Warmup bool `json:"warmup,omitempty"`
@@ -44,6 +47,10 @@ func Timeline(tl *measure.Timeline, open bool) []TimelinePoint {
 		return nil
 	}
 	sec := tl.Interval.Seconds()
+	ramp := false
+	for i := range tl.Intervals {
+		ramp = ramp || tl.Intervals[i].Concurrency > 0
+	}
 	out := make([]TimelinePoint, len(tl.Intervals))
 	for i := range tl.Intervals {
 		iv := &tl.Intervals[i]
@@ -63,6 +70,10 @@ func Timeline(tl *measure.Timeline, open bool) []TimelinePoint {
 			intended, achieved := round3(float64(iv.Intended)/sec), round3(float64(iv.Started)/sec)
 			late, lag := iv.Late, ms(iv.MaxSendLag)
 			p.IntendedRS, p.AchievedRS, p.LateStarts, p.MaxLagMs = &intended, &achieved, &late, &lag
+		}
+		if ramp {
+			c := iv.Concurrency
+			p.Concurrency = &c
 		}
 		out[i] = p
 	}

@@ -68,7 +68,8 @@ func (s Spec) WithDefaults() Spec {
 	} else {
 		s.Request = s.Request.withDefaults()
 	}
-	s.Sweep = s.Sweep.withDefaults(fromFlags)
+	// Stages set the runs' load and length: no sweep list is defaulted.
+	s.Sweep = s.Sweep.withDefaults(fromFlags || len(s.Stages) > 0)
 	s.CompareTo = s.CompareTo.withDefaults()
 	if s.Exclusive == nil {
 		exclusive := true

@@ -88,6 +88,9 @@ type Point struct {
 	Requests    int      `json:"requests,omitempty"`
 	Duration    Duration `json:"duration,omitempty"`
 	Rate        float64  `json:"rate,omitempty"`
+	// RateTo is, for a rate ramp ("rate": ["100:5000"]), the rate the run
+	// ends at, Rate being where it starts; zero for a fixed rate.
+	RateTo float64 `json:"rate_to,omitempty"`
 }
 
 // RunKey names one repeat of one point; it is unique within a job and is

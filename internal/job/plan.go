@@ -44,6 +44,14 @@ func (pl *Planner) Plan(p Point) (measure.Plan, error) {
 	plan.Headers = slices.Clone(plan.Headers)
 	plan.Body = slices.Clone(plan.Body)
 	plan.Concurrency, plan.Requests, plan.Duration, plan.Rate = p.Concurrency, p.Requests, p.Duration.Std(), p.Rate
+	plan.Stages = nil
+	switch {
+	case len(pl.spec.Stages) > 0:
+		plan.Stages = stagesPlan(pl.spec.Stages)
+		plan.Rate = 0 // rate stages ramp from zero; concurrency stages are the closed model
+	case p.RateTo > 0 && p.RateTo != p.Rate:
+		plan.Stages = []measure.Stage{{Duration: plan.Duration, Rate: p.RateTo}}
+	}
 	plan.TimelineInterval = pl.spec.Timeline.interval()
 	plan.Warmup = pl.spec.Warmup.Std()
 	return plan, nil
@@ -59,7 +67,7 @@ func (pl *Planner) WarmupPlan(p Point) (plan measure.Plan, ok bool, err error) {
 	if err != nil {
 		return measure.Plan{}, false, err
 	}
-	plan.Requests, plan.Duration, plan.Rate, plan.Warmup = n, 0, 0, 0
+	plan.Requests, plan.Duration, plan.Rate, plan.Warmup, plan.Stages = n, 0, 0, 0, nil
 	plan.Concurrency = min(plan.Concurrency, n) // ab's rule: no more workers than requests
 	plan.ContinueOnError = true
 	return plan, true, nil

@@ -102,7 +102,7 @@ func onePointPlan(t *testing.T, s Spec) measure.Plan {
 
 func TestPlanRate(t *testing.T) {
 	s := Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}},
-		Sweep: Sweep{Duration: []Duration{Duration(3 * time.Second)}, Rate: []float64{250}}}
+		Sweep: Sweep{Duration: []Duration{Duration(3 * time.Second)}, Rate: []Rate{FixedRate(250)}}}
 	got, err := s.Plan(s.Points()[0])
 	if err != nil {
 		t.Fatalf("Plan = %v", err)

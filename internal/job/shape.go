@@ -26,6 +26,7 @@ import (
 var (
 	specType      = reflect.TypeFor[Spec]()
 	durationType  = reflect.TypeFor[Duration]()
+	rateType      = reflect.TypeFor[Rate]()            // a number or a "FROM:TO" string
 	compareToType = reflect.TypeFor[CompareTo]()       // a job id string, or an object
 	rawType       = reflect.TypeFor[json.RawMessage]() // any value, read later by its own decoder
 )
@@ -169,6 +170,8 @@ func (w *walker) value(path string, t reflect.Type, limit int) error {
 		return w.skip(path)
 	case t == durationType:
 		return w.duration(path)
+	case t == rateType:
+		return w.rate(path)
 	case c == '{' && t.Kind() == reflect.Struct:
 		return w.object(path, t)
 	case c == '{' && t.Kind() == reflect.Map:
@@ -237,6 +240,27 @@ func (w *walker) duration(path string) error {
 		v = json.Number(raw)
 	}
 	if _, err := parseDuration(v); err != nil {
+		w.p.add(path, "%v", err)
+	}
+	return nil
+}
+
+// rate checks a sweep rate: a number, or a string of one or of a ramp.
+func (w *walker) rate(path string) error {
+	start := w.pos
+	if err := w.skip(path); err != nil {
+		return err
+	}
+	raw := w.data[start:w.pos]
+	var v any // anything but a string or a number: parseRate says what it wants
+	switch raw[0] {
+	case '"':
+		v = w.text(raw)
+	case '{', '[', 't', 'f':
+	default:
+		v = json.Number(raw)
+	}
+	if _, err := parseRate(v); err != nil {
 		w.p.add(path, "%v", err)
 	}
 	return nil

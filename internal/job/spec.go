@@ -48,6 +48,15 @@ type Spec struct {
 	// separate, discarded run before each run) it warms the very
 	// connections and server state the run measures.
 	Warmup Duration `json:"warmup,omitempty" example:"5s"`
+	// Stages make every run a ramp, as k6's ramping executors do: each
+	// stage takes the rate (the open model) or the number of connections
+	// (the closed model) linearly from the previous stage's value, zero
+	// before the first, to its own over its duration; a run lasts the
+	// stages' sum (see Stage). A connection the ramp no longer needs
+	// finishes its request in flight, then closes. Not with
+	// sweep.requests, duration or rate (nor concurrency, for concurrency
+	// stages), warmup, shards or HTTP/2.
+	Stages []Stage `json:"stages,omitempty" maxItems:"64"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command
@@ -107,14 +116,19 @@ type Request struct {
 // Sweep lists the values each dimension of the job takes. The points are
 // the cross product targets × concurrency × (requests | duration | rate).
 type Sweep struct {
-	Concurrency      []int      `json:"concurrency,omitempty" maxItems:"64"`
-	Requests         []int      `json:"requests,omitempty" maxItems:"64"`
-	Duration         []Duration `json:"duration,omitempty" maxItems:"64"`
-	Rate             []float64  `json:"rate,omitempty" maxItems:"64"`
-	Repeats          int        `json:"repeats,omitempty"`
-	WarmupRequests   int        `json:"warmup_requests,omitempty"`
-	PauseBetweenRuns Duration   `json:"pause_between_runs,omitempty"`
-	Order            Order      `json:"order,omitempty"`
+	Concurrency []int      `json:"concurrency,omitempty" maxItems:"64"`
+	Requests    []int      `json:"requests,omitempty" maxItems:"64"`
+	Duration    []Duration `json:"duration,omitempty" maxItems:"64"`
+	// Rate lists open-model rates, request starts per second: a number
+	// (1000), or a string "FROM:TO" ("100:5000") for a rate that ramps
+	// linearly from FROM to TO over the run's duration (sweep.duration is
+	// then required). Start i of a ramp is due when the rate's integral
+	// reaches i, exactly, not in steps.
+	Rate             []Rate   `json:"rate,omitempty" maxItems:"64" swaggertype:"array,string" example:"100:5000"`
+	Repeats          int      `json:"repeats,omitempty"`
+	WarmupRequests   int      `json:"warmup_requests,omitempty"`
+	PauseBetweenRuns Duration `json:"pause_between_runs,omitempty"`
+	Order            Order    `json:"order,omitempty"`
 	// Shards runs every run on this many worker processes at once, each
 	// sending its share of the point's concurrency, requests and rate
 	// (ShardPlan), started together and merged into one result (default

@@ -39,7 +39,9 @@ func oneAxis[T any](field string, values []T) axis[T] {
 // else from its own flags (ab -c, http_load -parallel), else the default;
 // and requests/duration/rate from the sweep when it lists any of them, else
 // from its own flags (ab -n/-t, http_load -fetches/-seconds/-rate), else
-// the default of 100 requests. Targets whose form is invalid are left out.
+// the default of 100 requests. A spec's stages replace requests, duration
+// and rate for every target (and concurrency, for concurrency stages): one
+// point per target and concurrency. Targets whose form is invalid are left out.
 // Call Validate first: it bounds the number of points; Points does not.
 func (s Spec) Points() []Point { return s.expansion().Points() }
 
@@ -47,7 +49,7 @@ func (s Spec) Points() []Point { return s.expansion().Points() }
 type targetAxes struct {
 	conc  axis[int]
 	stops axis[stop]
-	rates axis[float64]
+	rates axis[Rate]
 	src   source
 }
 
@@ -77,6 +79,9 @@ func (s Spec) axesOf(res []resolved) []*targetAxes {
 		src := r.src
 		a := &targetAxes{src: src}
 		a.conc, a.stops, a.rates = s.Sweep.axes(src)
+		if len(s.Stages) > 0 {
+			s.stagesAxes(a)
+		}
 		per[i] = a
 	}
 	return per
@@ -118,12 +123,16 @@ func (s Spec) expand(per []*targetAxes) []cell {
 }
 
 func (a *targetAxes) cell(i int, name string, target, ci, si, ri int) cell {
-	st := a.stops.values[si]
+	st, rate := a.stops.values[si], a.rates.values[ri]
+	var rateTo float64
+	if rate.Ramp() {
+		rateTo = rate.To
+	}
 	return cell{
 		Point: Point{
 			Index: i, Target: name, TargetIndex: target,
 			Concurrency: a.conc.values[ci], Requests: st.requests, Duration: st.duration,
-			Rate: a.rates.values[ri],
+			Rate: rate.From, RateTo: rateTo,
 		},
 		concField: a.conc.fields[ci], stopField: a.stops.fields[si], rateField: a.rates.fields[ri],
 		timeout: a.src.req.Timeout.Std(),
@@ -132,7 +141,7 @@ func (a *targetAxes) cell(i int, name string, target, ci, si, ri int) cell {
 
 // axes returns the values one target runs with, following the precedence
 // documented on Points.
-func (w Sweep) axes(src source) (axis[int], axis[stop], axis[float64]) {
+func (w Sweep) axes(src source) (axis[int], axis[stop], axis[Rate]) {
 	var conc axis[int]
 	switch {
 	case len(w.Concurrency) > 0:
@@ -141,7 +150,7 @@ func (w Sweep) axes(src source) (axis[int], axis[stop], axis[float64]) {
 		conc = oneAxis(src.flagField, src.concurrency)
 	}
 	var stops axis[stop]
-	var rates axis[float64]
+	var rates axis[Rate]
 	switch {
 	case w.hasStops():
 		stops = w.stopAxis()
@@ -153,7 +162,7 @@ func (w Sweep) axes(src source) (axis[int], axis[stop], axis[float64]) {
 		stops = oneAxis("sweep.requests", []stop{{requests: DefaultRequests}})
 	}
 	if len(rates.values) == 0 {
-		rates = oneAxis("sweep.rate", []float64{0}) // closed model
+		rates = oneAxis("sweep.rate", []Rate{{}}) // closed model
 	}
 	if len(stops.values) == 0 { // a rate with no end: Validate refuses it
 		field := "sweep.requests"
@@ -164,7 +173,7 @@ func (w Sweep) axes(src source) (axis[int], axis[stop], axis[float64]) {
 	}
 	if len(conc.values) == 0 {
 		c := DefaultConcurrency
-		if rates.values[0] > 0 {
+		if rates.values[0].From > 0 {
 			c = DefaultOpenConcurrency
 		}
 		conc = oneAxis("sweep.concurrency", []int{c})

@@ -35,7 +35,7 @@ func TestWithDefaults(t *testing.T) {
 }
 
 func TestWithDefaultsOpenModelAndFlags(t *testing.T) {
-	open := Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}}, Sweep: Sweep{Rate: []float64{50}, Duration: []Duration{Duration(time.Second)}}}
+	open := Spec{Targets: []Target{{URL: "http://127.0.0.1:1/"}}, Sweep: Sweep{Rate: []Rate{FixedRate(50)}, Duration: []Duration{Duration(time.Second)}}}
 	if got := open.WithDefaults().Sweep.Concurrency; !cmp.Equal(got, []int{DefaultOpenConcurrency}) {
 		t.Errorf("WithDefaults(rate).sweep.concurrency = %v, want [%d]", got, DefaultOpenConcurrency)
 	}
@@ -51,10 +51,10 @@ func TestPointsOrder(t *testing.T) {
 		Sweep:   Sweep{Concurrency: []int{1, 4}, Requests: []int{100, 200}},
 	}
 	want := []Point{
-		{0, "a", 0, 1, 100, 0, 0}, {1, "b", 1, 1, 100, 0, 0},
-		{2, "a", 0, 1, 200, 0, 0}, {3, "b", 1, 1, 200, 0, 0},
-		{4, "a", 0, 4, 100, 0, 0}, {5, "b", 1, 4, 100, 0, 0},
-		{6, "a", 0, 4, 200, 0, 0}, {7, "b", 1, 4, 200, 0, 0},
+		{0, "a", 0, 1, 100, 0, 0, 0}, {1, "b", 1, 1, 100, 0, 0, 0},
+		{2, "a", 0, 1, 200, 0, 0, 0}, {3, "b", 1, 1, 200, 0, 0, 0},
+		{4, "a", 0, 4, 100, 0, 0, 0}, {5, "b", 1, 4, 100, 0, 0, 0},
+		{6, "a", 0, 4, 200, 0, 0, 0}, {7, "b", 1, 4, 200, 0, 0, 0},
 	}
 	if diff := cmp.Diff(want, s.Points()); diff != "" {
 		t.Errorf("Points mismatch (-want +got):\n%s", diff)
@@ -64,7 +64,7 @@ func TestPointsOrder(t *testing.T) {
 func TestPointsRateAndDuration(t *testing.T) {
 	s := Spec{
 		Targets: []Target{{Name: "a", URL: "http://127.0.0.1:1/"}},
-		Sweep:   Sweep{Duration: []Duration{Duration(10 * time.Second)}, Rate: []float64{100, 200}},
+		Sweep:   Sweep{Duration: []Duration{Duration(10 * time.Second)}, Rate: []Rate{FixedRate(100), FixedRate(200)}},
 	}
 	want := []Point{
 		{Index: 0, Target: "a", Concurrency: 100, Duration: Duration(10 * time.Second), Rate: 100},
@@ -132,7 +132,7 @@ func TestEstimateValues(t *testing.T) {
 		// c=100 is capped at 1000/s: 10s + 2s.
 		{"closed c=100", one(Sweep{Concurrency: []int{100}, Requests: []int{10000}}), 12 * time.Second},
 		{"duration", one(Sweep{Duration: []Duration{Duration(time.Minute)}}), 62 * time.Second},
-		{"rate", one(Sweep{Concurrency: []int{10}, Requests: []int{500}, Rate: []float64{100}}), 7 * time.Second},
+		{"rate", one(Sweep{Concurrency: []int{10}, Requests: []int{500}, Rate: []Rate{FixedRate(100)}}), 7 * time.Second},
 		// two runs of 22s and one 5s pause.
 		{"repeats and pause", one(Sweep{Requests: []int{1000}, Repeats: 2, PauseBetweenRuns: Duration(5 * time.Second)}), 49 * time.Second},
 	}

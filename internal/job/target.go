@@ -27,7 +27,7 @@ type source struct {
 	flagField   string // the ab/http_load field, where flag values are reported
 	concurrency []int
 	stops       []stop
-	rates       []float64
+	rates       []Rate
 }
 
 // stop is what ends a closed-model run: a request count, a time limit, or
@@ -142,7 +142,11 @@ func (src *source) setFlags(field string, plan measure.Plan) {
 		src.stops = []stop{{requests: plan.Requests, duration: Duration(plan.Duration)}}
 	}
 	if plan.Rate > 0 {
-		src.rates = []float64{plan.Rate}
+		r := FixedRate(plan.Rate)
+		if plan.RateRamp() && len(plan.Stages) == 1 { // ab's --rate FROM:TO
+			r.To = plan.Stages[0].Rate
+		}
+		src.rates = []Rate{r}
 	}
 }
 

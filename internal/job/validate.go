@@ -57,6 +57,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	// ab lines only), so the same spec passes or fails either way.
 	v.request("request", d.Request.withDefaults())
 	v.sweep(d.Sweep)
+	v.stages(d, res)
 	v.cells(d, res)
 	v.baseline(d)
 	v.comparisons(d)

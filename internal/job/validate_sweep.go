@@ -24,12 +24,17 @@ func (v *validator) sweep(w Sweep) {
 		v.stop(index("sweep.duration", i), stop{duration: d})
 	}
 	for i, r := range w.Rate {
-		v.rate(index("sweep.rate", i), r)
+		v.rate(index("sweep.rate", i), r.From)
+		if r.Ramp() {
+			v.rate(index("sweep.rate", i), r.To)
+		}
+		v.rateRamp(w, index("sweep.rate", i), r)
 	}
 	duplicates(v, "sweep.concurrency", w.Concurrency)
 	duplicates(v, "sweep.requests", w.Requests)
 	duplicates(v, "sweep.duration", w.Duration)
 	duplicates(v, "sweep.rate", w.Rate)
+	sameStart(v, w.Rate)
 	if len(w.Requests) > 0 && len(w.Duration) > 0 {
 		v.add("sweep.duration", "give requests or duration, not both")
 	}
@@ -118,7 +123,9 @@ func (v *validator) flagValues(c cell) {
 	}
 }
 
-func isSweepField(f string) bool { return strings.HasPrefix(f, "sweep.") }
+// isSweepField reports whether f names a list the validator checks entry
+// by entry already: the sweep's, or the stages (v.stages).
+func isSweepField(f string) bool { return strings.HasPrefix(f, "sweep.") || f == "stages" }
 
 func (v *validator) concurrency(field string, c int) {
 	switch {

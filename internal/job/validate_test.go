@@ -65,12 +65,12 @@ func TestValidateRules(t *testing.T) {
 		{"requests 0", func(s *Spec) { s.Sweep.Requests = []int{0} }, []string{"sweep.requests[0]"}},
 		{"requests over limit", func(s *Spec) { s.Sweep.Requests = []int{20_000_000} }, []string{"sweep.requests[0]"}},
 		{"requests and duration", func(s *Spec) { s.Sweep.Duration = []Duration{Duration(time.Second)} }, []string{"sweep.duration"}},
-		{"rate without end", func(s *Spec) { s.Sweep.Requests = nil; s.Sweep.Rate = []float64{100} },
+		{"rate without end", func(s *Spec) { s.Sweep.Requests = nil; s.Sweep.Rate = []Rate{FixedRate(100)} },
 			[]string{"sweep.rate"}},
-		{"rate zero", func(s *Spec) { s.Sweep.Rate = []float64{0} }, []string{"sweep.rate[0]"}},
-		{"rate negative", func(s *Spec) { s.Sweep.Rate = []float64{50, -1} }, []string{"sweep.rate[1]"}},
-		{"rate NaN", func(s *Spec) { s.Sweep.Rate = []float64{math.NaN()} }, []string{"sweep.rate[0]"}},
-		{"rate over limit", func(s *Spec) { s.Sweep.Rate = []float64{1e9} }, []string{"sweep.rate[0]"}},
+		{"rate zero", func(s *Spec) { s.Sweep.Rate = []Rate{FixedRate(0)} }, []string{"sweep.rate[0]"}},
+		{"rate negative", func(s *Spec) { s.Sweep.Rate = []Rate{FixedRate(50), FixedRate(-1)} }, []string{"sweep.rate[1]"}},
+		{"rate NaN", func(s *Spec) { s.Sweep.Rate = []Rate{FixedRate(math.NaN())} }, []string{"sweep.rate[0]"}},
+		{"rate over limit", func(s *Spec) { s.Sweep.Rate = []Rate{FixedRate(1e9)} }, []string{"sweep.rate[0]"}},
 		{"negative duration", func(s *Spec) { s.Sweep.Requests = nil; s.Sweep.Duration = []Duration{Duration(-time.Second)} },
 			[]string{"sweep.duration[0]"}},
 		{"duration over limit", func(s *Spec) { s.Sweep.Requests = nil; s.Sweep.Duration = []Duration{Duration(2 * time.Hour)} },
@@ -96,7 +96,7 @@ func TestValidateRules(t *testing.T) {
 			s.Targets = []Target{{Name: "a", AB: "-n 10 -c 2 http://127.0.0.1:1/"}}
 		}, []string{"sweep.shards"}},
 		{"shards above the requests of an open run", func(s *Spec) {
-			s.Sweep = Sweep{Concurrency: []int{8}, Requests: []int{3}, Rate: []float64{10}, Shards: 4}
+			s.Sweep = Sweep{Concurrency: []int{8}, Requests: []int{3}, Rate: []Rate{FixedRate(10)}, Shards: 4}
 		}, []string{"sweep.shards"}},
 		{"negative warmup", func(s *Spec) { s.Sweep.WarmupRequests = -5 }, []string{"sweep.warmup_requests"}},
 		{"negative pause", func(s *Spec) { s.Sweep.PauseBetweenRuns = Duration(-time.Second) }, []string{"sweep.pause_between_runs"}},
@@ -107,7 +107,7 @@ func TestValidateRules(t *testing.T) {
 		{"max_streams above 1000", func(s *Spec) { s.Request.HTTPVersion, s.Request.MaxStreams = "2", 1001 }, []string{"request.max_streams"}},
 		{"http/2 with a rate", func(s *Spec) {
 			s.Request.HTTPVersion = "2"
-			s.Sweep.Requests, s.Sweep.Rate = nil, []float64{100}
+			s.Sweep.Requests, s.Sweep.Rate = nil, []Rate{FixedRate(100)}
 			s.Sweep.Duration = []Duration{Duration(time.Second)}
 		}, []string{"sweep.rate", "sweep.rate"}},
 		{"max_streams negative", func(s *Spec) { s.Request.HTTPVersion, s.Request.MaxStreams = "2", -1 }, []string{"request.max_streams"}},

@@ -3,7 +3,10 @@
 // one goroutine per connection, h2.go) in ab's closed model (c workers, n requests or a
 // time limit) or in an open model (a fixed rate of request starts), and
 // returns one measure.Measurement with ab's counters and HdrHistogram
-// latencies. The plan and the measurement are the vocabulary of package
+// latencies. Plan.Stages make either model a ramp (ramp.go): the open
+// model's rate follows linear stages, each start due where the rate's
+// integral reaches it, and the closed model's connections join and leave
+// with a linear concurrency. The plan and the measurement are the vocabulary of package
 // measure, which does not link fasthttp; this package is the engine alone.
 // It knows nothing of Redis, HTTP APIs or jobs, so the CLI and the worker
 // share it unchanged.

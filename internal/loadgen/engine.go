@@ -81,6 +81,9 @@ type engine struct {
 	inFlight atomic.Int64 // open model only: requests between start and end
 	nudge    *nudge       // open model only: wakes the runtime for the next start; nil without
 	noNudge  bool         // the open model paces without a nudge
+	// rate is the open model's ramp (Plan.Stages), nil at a fixed rate;
+	// conc the closed model's concurrency ramp, nil without one.
+	rate, conc *profile
 
 	start      time.Time
 	dialCtx    context.Context
@@ -113,7 +116,13 @@ type engine struct {
 }
 
 func newEngine(p measure.Plan) (*engine, error) {
-	e := &engine{plan: p, guard: p.Guard, open: p.Rate > 0, h2: p.HTTPVersion == measure.HTTP2, stopCh: make(chan struct{})}
+	e := &engine{plan: p, guard: p.Guard, open: p.Open(), h2: p.HTTPVersion == measure.HTTP2, stopCh: make(chan struct{})}
+	if p.RateRamp() {
+		e.rate = newProfile(p.Rate, p.Stages, true)
+	}
+	if p.ConcurrencyRamp() {
+		e.conc = newProfile(0, p.Stages, false)
+	}
 	if e.guard == nil {
 		e.guard = systemResolver{}
 	}
@@ -148,7 +157,7 @@ func newEngine(p measure.Plan) (*engine, error) {
 	}
 	e.workers = make([]*worker, p.Concurrency)
 	for i := range e.workers {
-		e.workers[i] = &worker{e: e, shard: e.shards[i%nShards]}
+		e.workers[i] = &worker{e: e, shard: e.shards[i%nShards], index: i}
 	}
 	return e, nil
 }

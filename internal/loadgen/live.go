@@ -91,6 +91,9 @@ func (l *liveTimeline) closeSettled(now time.Time) {
 			}
 			iv.Intended = e.intendedBetween(from, to, e.scheduleTotal(end))
 		}
+		if e.conc != nil { // a staged run has the stages' duration
+			iv.Concurrency = e.concurrencyBetween(from, to, e.plan.Duration)
+		}
 		e.plan.OnInterval(measure.ClosedInterval{Start: e.origin, Length: length, Index: k, Interval: iv})
 		l.until = to
 	}

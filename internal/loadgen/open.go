@@ -33,7 +33,16 @@ func (w *worker) waitFor(timer *time.Timer, intended time.Time) (time.Time, bool
 	return now, true
 }
 
-// runOpen starts request i at start + i/Rate, taking the next index whenever
+// offset is when start i is due after the engine's start: i/Rate at a
+// fixed rate, the ramp's schedule under Plan.Stages (false: never).
+func (e *engine) offset(i int64) (time.Duration, bool) {
+	if e.rate != nil {
+		return e.rampOffset(i)
+	}
+	return time.Duration(float64(i) * float64(time.Second) / e.plan.Rate), true
+}
+
+// runOpen starts request i at start + i/Rate (or its ramp's offset), taking the next index whenever
 // the worker is free, so Concurrency caps the requests in flight. Latency
 // runs from the intended start: a stalled server delays the starts behind it
 // and their wait is counted, as wrk2 does, instead of omitted.
@@ -46,8 +55,8 @@ func (w *worker) runOpen() {
 		if e.plan.Requests > 0 && i >= int64(e.plan.Requests) {
 			return
 		}
-		offset := time.Duration(float64(i) * float64(time.Second) / e.plan.Rate)
-		if e.plan.Duration > 0 && offset >= e.runFor() {
+		offset, ok := e.offset(i)
+		if !ok || e.plan.Duration > 0 && offset >= e.runFor() {
 			return
 		}
 		intended := e.start.Add(offset)
@@ -63,8 +72,9 @@ func (w *worker) runOpen() {
 			w.local.late++
 		}
 		w.local.lastStart = now
-		next := time.Duration(float64(i+1) * float64(time.Second) / e.plan.Rate)
-		e.nudge.at(i+1, e.start.Add(next).Sub(now))
+		if next, ok := e.offset(i + 1); ok {
+			e.nudge.at(i+1, e.start.Add(next).Sub(now))
+		}
 		// The workers wait between requests, so no span of theirs says how
 		// many were in flight; a shared counter does, at a cost below the
 		// schedule's own shared index and timer.

@@ -27,7 +27,7 @@ func (e *engine) measurement() *measure.Measurement {
 		m.Aborted = e.abortedMsg
 	}
 	if e.open {
-		m.Open = &measure.OpenModel{RequestedRate: e.plan.Rate}
+		m.Open = &measure.OpenModel{RequestedRate: e.requestedRate()}
 	}
 	var lastEvent, lastStart time.Time
 	for _, w := range e.workers {
@@ -72,6 +72,8 @@ func (e *engine) measurement() *measure.Measurement {
 			n += int64(w.local.maxStreams)
 		}
 		m.MaxInFlight = n
+	} else if e.conc != nil {
+		m.MaxInFlight = e.rampPeak()
 	} else if !e.open {
 		m.MaxInFlight = e.maxBusy()
 	}
@@ -86,7 +88,7 @@ func (e *engine) measurement() *measure.Measurement {
 	}
 	if m.Open != nil && !lastStart.IsZero() && !e.warming(lastStart) {
 		// n starts on time span (n-1) intervals; count the last one's too.
-		span := lastStart.Sub(e.windowStart()).Seconds() + 1/e.plan.Rate
+		span := lastStart.Sub(e.windowStart()).Seconds() + e.startGap(lastStart)
 		m.Open.AchievedRate = float64(e.started()-e.warmStarts()) / span
 	}
 	return m

@@ -172,7 +172,19 @@ func (e *engine) timeline() *measure.Timeline {
 	if e.open {
 		e.addIntended(tl)
 	}
+	if e.conc != nil {
+		e.addConcurrency(tl)
+	}
 	return tl
+}
+
+// dueBy is how many starts the schedule puts before offset d, as a real
+// number: d·Rate, or the ramp's integral.
+func (e *engine) dueBy(d time.Duration) float64 {
+	if e.rate != nil {
+		return e.rate.due(d.Seconds())
+	}
+	return d.Seconds() * e.plan.Rate
 }
 
 // addIntended counts the starts the schedule put in each interval, up to
@@ -205,7 +217,7 @@ func (e *engine) addIntended(tl *measure.Timeline) {
 func (e *engine) scheduleTotal(end time.Duration) int64 {
 	total := int64(math.MaxInt64)
 	if end >= 0 {
-		total = int64(math.Ceil(end.Seconds() * e.plan.Rate))
+		total = int64(math.Ceil(e.dueBy(end)))
 	}
 	if n := int64(e.plan.Requests); n > 0 && n < total {
 		total = n
@@ -214,11 +226,11 @@ func (e *engine) scheduleTotal(end time.Duration) int64 {
 }
 
 // dueBefore is how many of the schedule's total starts are due before
-// offset d from the origin: the first ⌈(d - lead)·Rate⌉, lead being the
-// engine's start after the origin.
+// offset d from the origin: the first ⌈(d - lead)·Rate⌉ (under a ramp
+// ⌈∫ rate⌉ to d - lead), lead being the engine's start after the origin.
 func (e *engine) dueBefore(d time.Duration, total int64) int64 {
 	d -= e.start.Sub(e.origin)
-	return min(total, max(0, int64(math.Ceil(d.Seconds()*e.plan.Rate))))
+	return min(total, max(0, int64(math.Ceil(e.dueBy(d)))))
 }
 
 // intendedBetween counts the starts due in [from, to), offsets from the

@@ -35,6 +35,7 @@ type tally struct {
 type worker struct {
 	e     *engine
 	shard *shard
+	index int // the worker's place in the engine's list: its turn in a concurrency ramp
 	pub   tally
 
 	tc      timedConn
@@ -122,6 +123,8 @@ func (w *worker) run() {
 		w.runH2()
 	} else if w.e.open {
 		w.runOpen()
+	} else if w.e.conc != nil {
+		w.runRamp()
 	} else {
 		w.runClosed()
 	}

@@ -93,6 +93,19 @@ type Plan struct {
 	// intervals, latency measured from each intended start.
 	Rate float64
 
+	// Stages, set, make the run a ramp (k6's stages; see Stage). Rate
+	// stages ramp the open model's rate, starting from Rate (which may
+	// then be zero): start i is due when the integral of the rate from the
+	// run's start reaches i, exactly, not in steps. Concurrency stages
+	// ramp the closed model from zero connections: connection k (from 0)
+	// runs while the ramp's concurrency is at least k+1, and when it
+	// falls below, the connection finishes its request in flight, closes
+	// and waits until the ramp needs it again. Concurrency is then the
+	// number of connections held ready, at least the stages' highest
+	// (zero means that). Duration is the stages' sum (zero means that);
+	// Requests may end the run sooner. Not with Warmup or HTTP/2.
+	Stages []Stage
+
 	Timeout              time.Duration // bounds each request, dial included (ab -s); zero means 30s
 	AcceptVariableLength bool          // ab -l: no Length failures
 	ContinueOnError      bool          // ab -r: never abort, not even on a refused first connection
@@ -231,7 +244,7 @@ func (p Plan) Validate() error {
 	if p.Duration < 0 {
 		bad("duration", "%v is negative", p.Duration)
 	}
-	if p.Requests == 0 && p.Duration == 0 {
+	if p.Requests == 0 && p.Duration == 0 && StagesDuration(p.Stages) <= 0 {
 		bad("requests", "requests or duration is required, so every run ends")
 	}
 	if p.Warmup < 0 {
@@ -249,6 +262,7 @@ func (p Plan) Validate() error {
 	if math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0) || p.Rate < 0 {
 		bad("rate", "%v is not a non-negative number", p.Rate)
 	}
+	p.validateStages(bad)
 	if p.Timeout < 0 {
 		bad("timeout", "%v is negative", p.Timeout)
 	}
@@ -299,6 +313,12 @@ func (p Plan) Validate() error {
 // WithDefaults fills zero fields with their documented defaults.
 func (p Plan) WithDefaults() Plan {
 	p.Method = p.method()
+	if len(p.Stages) > 0 && p.Duration == 0 {
+		p.Duration = StagesDuration(p.Stages)
+	}
+	if p.Concurrency == 0 && p.ConcurrencyRamp() {
+		p.Concurrency = p.MaxStageConcurrency()
+	}
 	if p.Concurrency == 0 {
 		p.Concurrency = 1
 	}

@@ -70,6 +70,11 @@ type Interval struct {
 	Started    int64
 	Late       int64
 	MaxSendLag int64
+
+	// Concurrency is, in a closed-model concurrency ramp (Plan.Stages),
+	// the most connections the ramp allowed in the interval; zero
+	// otherwise. Merged as a maximum, as MaxSendLag is.
+	Concurrency int64
 }
 
 // Latency is an interval's latency distribution: an HdrHistogram of
@@ -163,6 +168,7 @@ func (iv *Interval) Merge(o *Interval) {
 	iv.Started += o.Started
 	iv.Late += o.Late
 	iv.MaxSendLag = max(iv.MaxSendLag, o.MaxSendLag)
+	iv.Concurrency = max(iv.Concurrency, o.Concurrency)
 }
 
 // Coarsen merges the intervals pairwise (0 and 1, 2 and 3, …): the interval

@@ -34,6 +34,7 @@ const (
 	ivStarted
 	ivLate
 	ivMaxSendLag
+	ivConcurrency
 )
 
 // EncodeTimeline gives t's stored form: every interval's counts, failure
@@ -101,6 +102,7 @@ func appendInterval(dst []byte, iv, prev *Interval, g int) []byte {
 		{ivStarted, iv.Started - prev.Started},
 		{ivLate, iv.Late - prev.Late},
 		{ivMaxSendLag, iv.MaxSendLag - prev.MaxSendLag},
+		{ivConcurrency, iv.Concurrency - prev.Concurrency},
 	}
 	var mask uint64
 	for _, f := range fields {
@@ -325,14 +327,14 @@ func (d *timelineReader) timeline() (*Timeline, error) {
 // interval reads an interval written as its difference from prev.
 func (d *timelineReader) interval(prev *Interval) Interval {
 	iv := Interval{Requests: prev.Requests, Non2xx: prev.Non2xx, Bytes: prev.Bytes, Intended: prev.Intended,
-		Started: prev.Started, Late: prev.Late, MaxSendLag: prev.MaxSendLag}
+		Started: prev.Started, Late: prev.Late, MaxSendLag: prev.MaxSendLag, Concurrency: prev.Concurrency}
 	notSucceeded := prev.Requests - prev.Succeeded
 	mask := d.uvarint()
-	if mask>>bits.Len(ivMaxSendLag) != 0 {
+	if mask>>bits.Len(ivConcurrency) != 0 {
 		d.err = fmt.Errorf("unknown fields %#x", mask)
 		return iv
 	}
-	for bit := uint64(1); bit <= ivMaxSendLag; bit <<= 1 {
+	for bit := uint64(1); bit <= ivConcurrency; bit <<= 1 {
 		if mask&bit == 0 {
 			continue
 		}
@@ -357,11 +359,13 @@ func (d *timelineReader) interval(prev *Interval) Interval {
 			iv.Late += d.varint()
 		case ivMaxSendLag:
 			iv.MaxSendLag += d.varint()
+		case ivConcurrency:
+			iv.Concurrency += d.varint()
 		}
 	}
 	iv.Succeeded = iv.Requests - notSucceeded
 	if d.err == nil {
-		for _, v := range []int64{iv.Requests, notSucceeded, iv.Succeeded, iv.Non2xx, iv.Bytes, iv.Intended, iv.Started, iv.Late, iv.MaxSendLag} {
+		for _, v := range []int64{iv.Requests, notSucceeded, iv.Succeeded, iv.Non2xx, iv.Bytes, iv.Intended, iv.Started, iv.Late, iv.MaxSendLag, iv.Concurrency} {
 			if v < 0 {
 				d.err = fmt.Errorf("a negative count in %+v", iv)
 				break

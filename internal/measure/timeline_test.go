@@ -115,7 +115,8 @@ func mustEncode(t *testing.T, tl *Timeline) []byte {
 func equalInterval(a, b Interval) bool {
 	la, lb := a.Latency, b.Latency
 	if a.Requests != b.Requests || a.Succeeded != b.Succeeded || a.Failures != b.Failures || a.Non2xx != b.Non2xx ||
-		a.Bytes != b.Bytes || a.Intended != b.Intended || a.Started != b.Started || a.Late != b.Late || a.MaxSendLag != b.MaxSendLag {
+		a.Bytes != b.Bytes || a.Intended != b.Intended || a.Started != b.Started || a.Late != b.Late || a.MaxSendLag != b.MaxSendLag ||
+		a.Concurrency != b.Concurrency {
 		return false
 	}
 	if la.Count != lb.Count || la.Max != lb.Max || la.Offset != lb.Offset || len(la.Counts) != len(lb.Counts) {
@@ -140,6 +141,8 @@ func TestTimelineCodecRoundTrip(t *testing.T) {
 	tl.Intervals[2] = Interval{}
 	tl.Intervals[3].Intended, tl.Intervals[3].Started, tl.Intervals[3].Late, tl.Intervals[3].MaxSendLag = 100, 98, 5, 1800
 	tl.Intervals[4].Latency.Max = 1 // smaller than before: a negative difference
+	// A concurrency ramp's intervals.
+	tl.Intervals[0].Concurrency, tl.Intervals[1].Concurrency, tl.Intervals[4].Concurrency = 3, 8, 2
 	enc, err := EncodeTimeline(tl)
 	if err != nil {
 		t.Fatal(err)

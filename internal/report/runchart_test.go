@@ -43,7 +43,7 @@ func measuredJob(t *testing.T, url string, plan measure.Plan) (*job.Job, job.Run
 	sweep := job.Sweep{Concurrency: []int{plan.Concurrency}, Repeats: 1}
 	switch {
 	case plan.Rate > 0:
-		sweep.Rate, sweep.Duration = []float64{plan.Rate}, []job.Duration{job.Duration(plan.Duration)}
+		sweep.Rate, sweep.Duration = []job.Rate{job.FixedRate(plan.Rate)}, []job.Duration{job.Duration(plan.Duration)}
 	case plan.Duration > 0:
 		sweep.Duration = []job.Duration{job.Duration(plan.Duration)}
 	default:
