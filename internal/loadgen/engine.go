@@ -52,6 +52,7 @@ const (
 	stopDuration
 	stopCanceled
 	stopAborted
+	stopWatched // the Plan's Watch asked for the end
 )
 
 // engine is the state of one run shared by its workers. Fields below the
@@ -187,11 +188,13 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		defer timer.Stop()
 	}
 	progressDone := e.startProgress()
+	watchEnded := e.startWatch()
 	wg.Wait()
 	used := usageSince(e.windowCPU.from(cpuStart))
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
+	<-watchEnded
 	m := e.measurement()
 	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
 	return m

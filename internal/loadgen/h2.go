@@ -654,6 +654,7 @@ func (c *h2conn) complete(s *h2stream) {
 	}
 	if s.status < 200 || s.status > 299 {
 		w.local.non2xx++
+		w.pub.non2xx.Add(1)
 	}
 	if e.plan.KeepAlive {
 		w.local.keepAlive++

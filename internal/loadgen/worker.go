@@ -23,7 +23,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // tally is what the progress reporter reads of a worker while it runs.
 type tally struct {
-	started, done, completed, failed, bytes atomic.Int64
+	started, done, completed, failed, bytes, non2xx atomic.Int64
 }
 
 // worker runs requests one after another on a connection it owns, writing
@@ -398,6 +398,7 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	}
 	if status < 200 || status > 299 {
 		w.local.non2xx++
+		w.pub.non2xx.Add(1)
 	}
 	if e.plan.KeepAlive && w.conn != nil {
 		w.local.keepAlive++

@@ -139,6 +139,15 @@ type Plan struct {
 	// ProgressInterval (zero means 250ms) with a snapshot of the run.
 	Progress         func(Snapshot)
 	ProgressInterval time.Duration
+
+	// Watch, if set, is asked from one goroutine about every WatchInterval
+	// (zero means DefaultWatchInterval) whether the run should end early,
+	// given a snapshot of it: a non-empty answer ends the run at once, as a
+	// cancel would, and becomes Measurement.Stopped. The engine knows
+	// nothing of why; a caller judges a failure rate, say, and stops a
+	// run that has already failed rather than load the target for nothing.
+	Watch         func(Snapshot) (stop string)
+	WatchInterval time.Duration
 }
 
 // Snapshot is the live state of a run, cheap to read at any time.
@@ -149,6 +158,9 @@ type Snapshot struct {
 	CurrentRPS float64       `json:"current_rps"` // over the last interval
 	InFlight   int64         `json:"in_flight"`
 	BytesRead  int64         `json:"bytes_read"`
+	// Non2xx counts the completed requests answered with a status other
+	// than 2xx (part of Completed).
+	Non2xx int64 `json:"non_2xx"`
 }
 
 // DefaultMaxBody is the zero Plan.MaxBody: generous for any document a
@@ -168,6 +180,7 @@ const MaxStreams = 1000
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultProgressInterval = 250 * time.Millisecond
+	DefaultWatchInterval    = 20 * time.Millisecond
 	DefaultContentType      = "text/plain"
 	DefaultUserAgent        = "benchq"
 )
@@ -254,6 +267,9 @@ func (p Plan) Validate() error {
 	if p.ProgressInterval < 0 {
 		bad("progress_interval", "%v is negative", p.ProgressInterval)
 	}
+	if p.WatchInterval < 0 {
+		bad("watch_interval", "%v is negative", p.WatchInterval)
+	}
 	if p.Method != "" && !IsToken(p.Method) {
 		bad("method", "%q is not an HTTP token", p.Method)
 	}
@@ -312,6 +328,9 @@ func (p Plan) WithDefaults() Plan {
 	}
 	if p.ProgressInterval == 0 {
 		p.ProgressInterval = DefaultProgressInterval
+	}
+	if p.WatchInterval == 0 {
+		p.WatchInterval = DefaultWatchInterval
 	}
 	if p.MaxBody == 0 {
 		p.MaxBody = DefaultMaxBody
