@@ -109,7 +109,7 @@ var errAbortType = errors.New(`want true, false, "run" or "job"`)
 // only grow and ratios of them, whose bound is an upper one.
 var abortable = []string{"failed", "non_2xx", "failed_ratio", "non_2xx_ratio"}
 
-func (v *validator) abort(field string, e ThresholdEntry, th Threshold) {
+func (v *validator) abort(field string, e ThresholdEntry, th Threshold, shards int) {
 	switch e.Abort {
 	case "", AbortRun, AbortJob:
 	default:
@@ -130,6 +130,10 @@ func (v *validator) abort(field string, e ThresholdEntry, th Threshold) {
 		v.add(field+".abort", "a threshold relative to the baseline job is judged at the job's end only")
 	case !slices.Contains(abortable, th.Metric) || (th.Op != "<" && th.Op != "<="):
 		v.add(field+".abort", "%q cannot be judged while a run goes: abort works with %s under an upper bound (< or <=)", th.String(), strings.Join(abortable, ", "))
+	case shards > 1:
+		// Each shard runs on a worker of its own, which judges only its
+		// share; ending the others with it is not built.
+		v.add(field+".abort", "not with sweep.shards above 1: a sharded run is not judged while it goes")
 	}
 }
 
@@ -238,8 +242,12 @@ func breaks(op string) string {
 }
 
 // wilsonLower is the lower end of the Wilson score interval of k
-// successes in n trials at z.
+// successes in n trials at z; exactly 0 for none, where rounding would
+// leave a speck above it that breaks a bound of 0.
 func wilsonLower(k, n int64, z float64) float64 {
+	if k <= 0 {
+		return 0
+	}
 	p, nf := float64(k)/float64(n), float64(n)
 	z2 := z * z
 	centre := p + z2/(2*nf)

@@ -72,28 +72,34 @@ func TestThresholdEntriesDecodeErrors(t *testing.T) {
 
 func TestValidateAbort(t *testing.T) {
 	tests := []struct {
-		name  string
-		entry ThresholdEntry
-		want  []string // fields; none: valid
+		name   string
+		entry  ThresholdEntry
+		shards int
+		want   []string // fields; none: valid
 	}{
-		{"ratio run", ThresholdEntry{Threshold: "failed_ratio < 0.01", Abort: AbortRun}, nil},
-		{"count job", ThresholdEntry{Threshold: "a: failed <= 3", Abort: AbortJob, AbortAfter: 1}, nil},
-		{"non_2xx ratio", ThresholdEntry{Threshold: "non_2xx_ratio < 0.5", Abort: AbortRun, AbortAfter: 1000}, nil},
-		{"bad scope", ThresholdEntry{Threshold: "failed_ratio < 0.01", Abort: "all"}, []string{"thresholds[0].abort"}},
-		{"latency", ThresholdEntry{Threshold: "p99_ms < 50", Abort: AbortRun}, []string{"thresholds[0].abort"}},
-		{"lower bound", ThresholdEntry{Threshold: "failed > 1", Abort: AbortRun}, []string{"thresholds[0].abort"}},
-		{"equality", ThresholdEntry{Threshold: "failed == 0", Abort: AbortRun}, []string{"thresholds[0].abort"}},
-		{"baseline", ThresholdEntry{Threshold: "failed_ratio <= baseline.failed_ratio", Abort: AbortRun},
+		{"ratio run", ThresholdEntry{Threshold: "failed_ratio < 0.01", Abort: AbortRun}, 0, nil},
+		{"count job", ThresholdEntry{Threshold: "a: failed <= 3", Abort: AbortJob, AbortAfter: 1}, 0, nil},
+		{"non_2xx ratio", ThresholdEntry{Threshold: "non_2xx_ratio < 0.5", Abort: AbortRun, AbortAfter: 1000}, 0, nil},
+		{"bad scope", ThresholdEntry{Threshold: "failed_ratio < 0.01", Abort: "all"}, 0, []string{"thresholds[0].abort"}},
+		{"latency", ThresholdEntry{Threshold: "p99_ms < 50", Abort: AbortRun}, 0, []string{"thresholds[0].abort"}},
+		{"lower bound", ThresholdEntry{Threshold: "failed > 1", Abort: AbortRun}, 0, []string{"thresholds[0].abort"}},
+		{"equality", ThresholdEntry{Threshold: "failed == 0", Abort: AbortRun}, 0, []string{"thresholds[0].abort"}},
+		{"baseline", ThresholdEntry{Threshold: "failed_ratio <= baseline.failed_ratio", Abort: AbortRun}, 0,
 			[]string{"thresholds[0].threshold", "thresholds[0].abort"}},
-		{"after without abort", ThresholdEntry{Threshold: "failed < 1", AbortAfter: 50}, []string{"thresholds[0].abort_after"}},
-		{"after negative", ThresholdEntry{Threshold: "failed < 1", Abort: AbortRun, AbortAfter: -1}, []string{"thresholds[0].abort_after"}},
-		{"after huge", ThresholdEntry{Threshold: "failed < 1", Abort: AbortRun, AbortAfter: 2e9}, []string{"thresholds[0].abort_after"}},
-		{"syntax in object", ThresholdEntry{Threshold: "failed is high", Abort: AbortRun}, []string{"thresholds[0].threshold"}},
-		{"unknown target", ThresholdEntry{Threshold: "c: failed < 1", Abort: AbortRun}, []string{"thresholds[0].threshold"}},
+		{"after without abort", ThresholdEntry{Threshold: "failed < 1", AbortAfter: 50}, 0, []string{"thresholds[0].abort_after"}},
+		{"after negative", ThresholdEntry{Threshold: "failed < 1", Abort: AbortRun, AbortAfter: -1}, 0, []string{"thresholds[0].abort_after"}},
+		{"after huge", ThresholdEntry{Threshold: "failed < 1", Abort: AbortRun, AbortAfter: 2e9}, 0, []string{"thresholds[0].abort_after"}},
+		{"syntax in object", ThresholdEntry{Threshold: "failed is high", Abort: AbortRun}, 0, []string{"thresholds[0].threshold"}},
+		{"unknown target", ThresholdEntry{Threshold: "c: failed < 1", Abort: AbortRun}, 0, []string{"thresholds[0].threshold"}},
+		{"sharded", ThresholdEntry{Threshold: "failed < 1", Abort: AbortRun}, 2, []string{"thresholds[0].abort"}},
+		{"sharded without abort", ThresholdEntry{Threshold: "failed < 1"}, 2, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := validSpec()
+			if tt.shards > 1 {
+				s.Sweep.Shards, s.Sweep.Concurrency = tt.shards, []int{4}
+			}
 			s.Thresholds = []ThresholdEntry{tt.entry}
 			err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 			if tt.want == nil {
@@ -150,6 +156,8 @@ func TestAbortRuleBroken(t *testing.T) {
 		{"remaining cannot repair", rule("failed_ratio < 0.01", 100), RunCounts{Completed: 98, Failed: 2}, 200, true, "the 100 still to come cannot bring it under"},
 		{"remaining could repair", rule("failed_ratio < 0.01", 100), RunCounts{Completed: 99, Failed: 1}, 200, false, ""},
 		{"<= at the bound", rule("failed_ratio <= 0.5", 10), RunCounts{Completed: 5, Failed: 5}, 10, false, ""},
+		{"none under a bound of 0", rule("non_2xx_ratio <= 0", 1), RunCounts{Completed: 723}, 0, false, ""},
+		{"one over a bound of 0", rule("non_2xx_ratio <= 0", 1), RunCounts{Completed: 723, Non2xx: 1}, 0, true, "non_2xx_ratio 0.00138 > 0"},
 		{"healthy", rule("failed_ratio < 0.01", 100), RunCounts{Completed: 100000}, 0, false, ""},
 		{"count reached", rule("failed < 3", 10), RunCounts{Completed: 7, Failed: 3}, 0, true, "failed 3 >= 3 after 10 requests"},
 		{"count under", rule("failed <= 3", 10), RunCounts{Completed: 7, Failed: 3}, 0, false, ""},

@@ -270,7 +270,7 @@ func (v *validator) thresholds(s Spec) {
 		if th.RefersToBaseline() && s.CompareTo == nil {
 			v.add(field, "refers to baseline.%s but the spec has no compare_to naming the baseline job", th.Baseline)
 		}
-		v.abort(entry, e, th)
+		v.abort(entry, e, th, s.Sweep.Shards)
 	}
 }
 
