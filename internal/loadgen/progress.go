@@ -69,12 +69,14 @@ func (e *engine) snapshot(prev measure.Snapshot) measure.Snapshot {
 	s := measure.Snapshot{Elapsed: time.Since(e.start)}
 	var started, done int64
 	for _, w := range e.workers {
+		// non-2xx before completed, which a worker counts first: the
+		// snapshot never has more non-2xx answers than completed requests.
+		s.Non2xx += w.pub.non2xx.Load()
 		started += w.pub.started.Load()
 		done += w.pub.done.Load()
 		s.Completed += w.pub.completed.Load()
 		s.Failed += w.pub.failed.Load()
 		s.BytesRead += w.pub.bytes.Load()
-		s.Non2xx += w.pub.non2xx.Load()
 	}
 	s.InFlight = max(0, started-done)
 	if dt := (s.Elapsed - prev.Elapsed).Seconds(); dt > 0 {

@@ -398,7 +398,6 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	}
 	if status < 200 || status > 299 {
 		w.local.non2xx++
-		w.pub.non2xx.Add(1)
 	}
 	if e.plan.KeepAlive && w.conn != nil {
 		w.local.keepAlive++
@@ -422,6 +421,9 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	}
 	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
+	if status < 200 || status > 299 {
+		w.pub.non2xx.Add(1) // after completed: a snapshot never has more
+	}
 	w.pub.done.Add(1)
 	w.pub.bytes.Store(w.tc.total)
 	if e.plan.RecordSamples {
