@@ -373,6 +373,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		return err
 	}
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
+	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	aborts := sw.watchAborts(p, &plan) // abort.go
 	started := time.Now().UTC()
 	rec := sw.startMonitor(p, plan) // monitor.go
@@ -450,6 +451,7 @@ func (sw *sweep) save(run *job.Run) error {
 	if saved { // else an overlapping attempt stored it first
 		sw.stored++
 	}
+	sw.progress.endRun(ctx)
 	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
 		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
 		RequestsPerSecond: run.Result.RequestsPerSecond}

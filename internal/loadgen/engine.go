@@ -189,13 +189,16 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 	}
 	progressDone := e.startProgress()
 	watchEnded := e.startWatch()
+	live, liveDone := e.startLive()
 	wg.Wait()
 	used := usageSince(e.windowCPU.from(cpuStart))
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
 	<-watchEnded
+	<-liveDone
 	m := e.measurement()
+	live.closeRest(m.Timeline)
 	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
 	return m
 }
