@@ -146,7 +146,7 @@ func TestGetJobAndResults(t *testing.T) {
 	env.store.jobs["j1"].Spec = job.Spec{
 		Targets:    []job.Target{{Name: "a", URL: "http://127.0.0.1:8081/"}},
 		Sweep:      job.Sweep{Concurrency: []int{1, 4}, Requests: []int{100}, Repeats: 2},
-		Thresholds: []string{"rps >= 1000"},
+		Thresholds: job.Thresholds("rps >= 1000"),
 	}
 	env.store.jobs["j1"].Verdict = job.VerdictFail
 	env.store.runs["j1"] = []job.Run{

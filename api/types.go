@@ -77,6 +77,13 @@ type RunResponse struct {
 	// Partial marks the run a cancel stopped part way: result holds what
 	// it measured until then; the analysis leaves it out.
 	Partial bool `json:"partial,omitempty"`
+	// Aborted marks a run that a threshold marked "abort" ended once it
+	// was certainly broken: aborted_by is that threshold as the spec
+	// wrote it, abort_reason what the run had measured; result holds what
+	// it measured until then, and the verdict fails the threshold.
+	Aborted     bool   `json:"aborted,omitempty"`
+	AbortedBy   string `json:"aborted_by,omitempty" example:"failed_ratio < 0.01"`
+	AbortReason string `json:"abort_reason,omitempty" example:"failed_ratio 0.5 >= 0.01 after 200 requests (99.9 % lower bound 0.4)"`
 	// Server is the target's CPU and memory during the run, read from its
 	// monitor endpoint; absent for a target without one.
 	Server *monitor.Server `json:"server,omitempty"`
@@ -140,6 +147,9 @@ func newRunResponses(runs []job.Run) []RunResponse {
 			Result:      r.Result,
 			Shards:      r.Shards,
 			Partial:     r.Partial,
+			Aborted:     r.Aborted,
+			AbortedBy:   r.AbortedBy,
+			AbortReason: r.AbortReason,
 			Server:      r.Server,
 		})
 	}

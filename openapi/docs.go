@@ -2895,6 +2895,18 @@ const docTemplate = `{
         "api.RunResponse": {
             "type": "object",
             "properties": {
+                "abort_reason": {
+                    "type": "string",
+                    "example": "failed_ratio 0.5 \u003e= 0.01 after 200 requests (99.9 % lower bound 0.4)"
+                },
+                "aborted": {
+                    "description": "Aborted marks a run that a threshold marked \"abort\" ended once it\nwas certainly broken: aborted_by is that threshold as the spec\nwrote it, abort_reason what the run had measured; result holds what\nit measured until then, and the verdict fails the threshold.",
+                    "type": "boolean"
+                },
+                "aborted_by": {
+                    "type": "string",
+                    "example": "failed_ratio \u003c 0.01"
+                },
                 "concurrency": {
                     "type": "integer"
                 },
@@ -3796,9 +3808,10 @@ const docTemplate = `{
                     }
                 },
                 "thresholds": {
+                    "description": "Thresholds are judged on every point's mean at the job's end (the\nverdict). Each is a string, \"p99_ms \u003c 200\", or an object that also\nmarks it to end a run once it is certainly broken: {\"threshold\":\n\"failed_ratio \u003c 0.01\", \"abort\": true, \"abort_after\": 200} (see\nThresholdEntry).",
                     "type": "array",
                     "items": {
-                        "type": "string"
+                        "$ref": "#/definitions/job.ThresholdEntry"
                     }
                 },
                 "timeline": {
@@ -4033,6 +4046,31 @@ const docTemplate = `{
                     "items": {
                         "type": "string"
                     }
+                }
+            }
+        },
+        "job.ThresholdEntry": {
+            "type": "object",
+            "properties": {
+                "abort": {
+                    "description": "Abort is true or \"run\" to end the run that breaks the threshold,\n\"job\" to end the job's remaining runs too: the job then ends failed\nwith the reason. Unset, the threshold is judged at the job's end only.",
+                    "type": "string",
+                    "enum": [
+                        "run",
+                        "job"
+                    ],
+                    "example": "run"
+                },
+                "abort_after": {
+                    "description": "AbortAfter is how many requests a run must have attempted before\nthe threshold is judged (default 100): fewer say too little.",
+                    "type": "integer",
+                    "maximum": 1000000000,
+                    "minimum": 1,
+                    "example": 100
+                },
+                "threshold": {
+                    "type": "string",
+                    "example": "failed_ratio \u003c 0.01"
                 }
             }
         },

@@ -167,7 +167,7 @@ func TestFinishedJobKeepsItsVerdict(t *testing.T) {
 	e.waitJob(t, base.ID, 15*time.Second, "an end", terminal)
 	spec := closedSpec([]int{1}, []int{50}, 1, tg)
 	spec.CompareTo = &job.CompareTo{JobID: base.ID}
-	spec.Thresholds = []string{"rps >= 0.01 * baseline.rps"}
+	spec.Thresholds = job.Thresholds("rps >= 0.01 * baseline.rps")
 	spec.Webhook = &job.Webhook{URL: "http://127.0.0.1:1/hook"}
 	cur, task := e.createAs(t, "anonymous", spec)
 	e.enqueue(t, task)

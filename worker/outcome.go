@@ -25,6 +25,8 @@ func (sw *sweep) end(err error) error {
 		})
 	case errors.Is(err, errCanceled):
 		return sw.finish(endAs(job.StatusCanceled, ""))
+	case errors.As(err, new(*jobAborted)):
+		return sw.finish(endAs(job.StatusFailed, err.Error()))
 	case errors.Is(err, errNeverRuns), errors.Is(err, errShards):
 		if ferr := sw.finish(endAs(job.StatusFailed, err.Error())); ferr != nil {
 			return ferr // retried: the next attempt fails it again

@@ -352,7 +352,8 @@ func (sw *sweep) pause() error {
 // A run cut short by the job's cancel is stored as partial, with what it
 // measured, as ab reports what it measured when stopped; one cut short by
 // the end of the attempt is discarded, since the next attempt runs it
-// again.
+// again. A run that a threshold marked to abort ended is stored as
+// aborted; when the threshold aborts the job, the sweep ends there.
 func (sw *sweep) runOne(k job.RunKey) error {
 	if k.Point < 0 || k.Point >= len(sw.points) {
 		return fmt.Errorf("%w: run %v: no point %d", errNeverRuns, k, k.Point)
@@ -373,6 +374,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	}
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
+	aborts := sw.watchAborts(p, &plan) // abort.go
 	started := time.Now().UTC()
 	rec := sw.startMonitor(p, plan) // monitor.go
 	m, err := sw.load(plan)
@@ -390,10 +392,14 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		return fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
 	run.Partial, run.Server = partial, server
-	if serr := sw.save(run); serr != nil || !partial {
+	ended := markAborted(run, aborts, m)
+	if serr := sw.save(run); serr != nil {
 		return serr
 	}
-	return err
+	if partial {
+		return err
+	}
+	return ended
 }
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.

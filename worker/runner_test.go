@@ -23,7 +23,7 @@ func TestSweepSucceeds(t *testing.T) {
 	e := newEnv(t)
 	a, b := testservers.StartTarget(t, "hello benchq", 0), testservers.StartTarget(t, "hello benchq", 0)
 	spec := closedSpec([]int{1, 4}, []int{200}, 2, a, b)
-	spec.Thresholds = []string{"complete == 200", "b: failed_ratio <= 0"}
+	spec.Thresholds = job.Thresholds("complete == 200", "b: failed_ratio <= 0")
 	j, task := e.create(t, spec)
 	e.enqueue(t, task)
 	e.startWorker(t)
@@ -81,7 +81,7 @@ func TestSweepSucceeds(t *testing.T) {
 func TestFailedThresholdSetsVerdict(t *testing.T) {
 	e := newEnv(t)
 	spec := closedSpec([]int{1}, []int{20}, 1, testservers.StartTarget(t, "hello benchq", 0))
-	spec.Thresholds = []string{"complete == 20", "a: complete > 20"}
+	spec.Thresholds = job.Thresholds("complete == 20", "a: complete > 20")
 	j, task := e.create(t, spec)
 	r := worker.NewRunner(e.st, worker.Config{Logger: e.log})
 	if err := r.HandleJobRun(t.Context(), task); err != nil {

@@ -124,7 +124,7 @@ func TestShardedRunMergesExactly(t *testing.T) {
 	e.startWorkers(t, 3, Config{JobLease: 2 * time.Second})
 	spec := shardedSpec(url+"/", 6, 3000, 3)
 	// Only the merged run has 3000 requests: a shard has 1000.
-	spec.Thresholds = []string{"complete >= 3000"}
+	spec.Thresholds = job.Thresholds("complete >= 3000")
 	j := e.submit(t, spec)
 	got := e.wait(t, j.ID, time.Minute)
 	if got.Status != job.StatusSucceeded || got.Verdict != "pass" {

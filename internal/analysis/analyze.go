@@ -61,6 +61,15 @@ type pointRuns struct {
 	point   job.Point
 	reports []*abreport.Report
 	servers []*monitor.Server // per report; nil where the run has none
+	// aborts are the runs a threshold marked "abort" ended early.
+	aborts []abortedRun
+}
+
+// abortedRun is a run that a threshold ended: which, and why.
+type abortedRun struct {
+	repeat    int
+	threshold string
+	reason    string
 }
 
 func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
@@ -78,6 +87,9 @@ func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
 		}
 		cells[r.Point].reports = append(cells[r.Point].reports, r.Result)
 		cells[r.Point].servers = append(cells[r.Point].servers, r.Server)
+		if r.Aborted {
+			cells[r.Point].aborts = append(cells[r.Point].aborts, abortedRun{repeat: r.Repeat, threshold: r.AbortedBy, reason: r.AbortReason})
+		}
 	}
 	return cells
 }

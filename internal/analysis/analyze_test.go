@@ -92,7 +92,7 @@ func TestAnalyzePointStatistics(t *testing.T) {
 
 func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
 	s := jobtest.SweepSpec([]int{1, 2, 4}, "a", "b")
-	s.Baseline, s.Thresholds = "a", []string{"rps > 150"}
+	s.Baseline, s.Thresholds = "a", job.Thresholds("rps > 150")
 	runs := append(series(t, s, "a", 100, 190, 210), series(t, s, "b", 120, 200, 150)...)
 	want := Analyze(s, runs)
 	reversed := make([]job.Run, 0, len(runs)+2)
@@ -111,7 +111,7 @@ func TestAnalyzeDeterministicAndSkipsStrayRuns(t *testing.T) {
 
 func TestAnalyzePointsNotRunYet(t *testing.T) {
 	s := jobtest.SweepSpec([]int{1, 2}, "a", "b")
-	s.Baseline, s.Thresholds = "a", []string{"rps > 50"}
+	s.Baseline, s.Thresholds = "a", job.Thresholds("rps > 50")
 	a := Analyze(s, runsFor(t, s, "a", 1, abRun(1, 100)))
 	if len(a.Points) != 4 || a.Points[0].Runs != 1 || a.Points[1].Runs != 0 || a.Points[1].RPS != (job.Stat{}) {
 		t.Fatalf("Analyze(one run of four points) points = %+v, want 4 with only the first run", a.Points)

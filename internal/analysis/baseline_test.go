@@ -174,7 +174,7 @@ func TestRelativeVerdictIgnoresNoise(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := jobtest.SweepSpec([]int{1}, "a")
-			s.Thresholds = []string{"rps >= 0.95 * baseline.rps"}
+			s.Thresholds = job.Thresholds("rps >= 0.95 * baseline.rps")
 			s.CompareTo = &job.CompareTo{JobID: "BASE"}
 			reports := func(rps []float64) []*abreport.Report {
 				var out []*abreport.Report

@@ -67,7 +67,7 @@ func TestNoSuccessRule(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := jobtest.SweepSpec([]int{4}, "healthz")
-			s.Sweep.Repeats, s.Thresholds, s.AllowNoSuccess = len(tt.runs), tt.thresholds, tt.allow
+			s.Sweep.Repeats, s.Thresholds, s.AllowNoSuccess = len(tt.runs), job.Thresholds(tt.thresholds...), tt.allow
 			got := Analyze(s, runsFor(t, s, "healthz", 4, tt.runs...)).Verdict
 			var want job.VerdictResult
 			want.Result = tt.want
@@ -86,7 +86,7 @@ func TestNoSuccessRule(t *testing.T) {
 // thresholds' failures; points not run yet are not judged.
 func TestNoSuccessListsPointsAfterThresholds(t *testing.T) {
 	s := jobtest.SweepSpec([]int{1, 4}, "a", "b")
-	s.Thresholds = []string{"rps >= 50"}
+	s.Thresholds = job.Thresholds("rps >= 50")
 	dead := failedRun(0, 0, abreport.Failures{Receive: 200})
 	runs := append(runsFor(t, s, "a", 1, abRun(1, 100)), runsFor(t, s, "b", 1, dead)...)
 	runs = append(runs, runsFor(t, s, "a", 4, dead)...) // b at c = 4 has not run

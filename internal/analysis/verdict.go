@@ -22,7 +22,8 @@ import (
 // against history (see Trend) after the thresholds.
 func verdict(s job.Spec, cells []pointRuns, base *baselineCells, history History) job.VerdictResult {
 	var failures []job.ThresholdFailure
-	for _, raw := range s.Thresholds {
+	for _, e := range s.Thresholds {
+		raw := e.Threshold
 		th, err := job.ParseThreshold(raw)
 		if err != nil {
 			failures = append(failures, job.ThresholdFailure{Threshold: raw, Point: -1, Reason: err.Error()})
@@ -49,7 +50,10 @@ func verdict(s job.Spec, cells []pointRuns, base *baselineCells, history History
 	return job.VerdictResult{Result: job.VerdictPass}
 }
 
-// judge lists the cells that break one threshold.
+// judge lists the cells that break one threshold. A cell with a run the
+// threshold aborted fails with the abort's reason, whatever its mean: the
+// run stopped as soon as the threshold was certainly broken, so its
+// counts cover less than the point asked for.
 func judge(raw string, th job.Threshold, cells []pointRuns, base *baselineCells) []job.ThresholdFailure {
 	var out []job.ThresholdFailure
 	for _, c := range cells {
@@ -58,6 +62,12 @@ func judge(raw string, th job.Threshold, cells []pointRuns, base *baselineCells)
 			continue
 		}
 		f := failureAt(raw, p)
+		if a, ok := abortedBy(c, raw); ok {
+			f.Value = metricStat(c.reports, th.Metric).Mean
+			f.Reason = fmt.Sprintf("aborted repeat %d: %s", a.repeat, a.reason)
+			out = append(out, f)
+			continue
+		}
 		st := metricStat(c.reports, th.Metric)
 		if st.N == 0 {
 			f.Reason = "no request completed, so there is no " + th.Metric
@@ -118,6 +128,16 @@ func judgeRelative(f *job.ThresholdFailure, th job.Threshold, c pointRuns, base 
 	sig := significance(bounds, metricSamples(c.reports, th.Metric), pct, ok)
 	f.Significance = &sig
 	return sig.Significant || !sig.Conclusive
+}
+
+// abortedBy is the first run of c that threshold raw aborted.
+func abortedBy(c pointRuns, raw string) (abortedRun, bool) {
+	for _, a := range c.aborts {
+		if a.threshold == raw {
+			return a, true
+		}
+	}
+	return abortedRun{}, false
 }
 
 func failureAt(raw string, p job.Point) job.ThresholdFailure {

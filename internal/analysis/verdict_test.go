@@ -39,7 +39,7 @@ func TestThresholdHoldsEveryOperator(t *testing.T) {
 func verdictRuns(t *testing.T, thresholds ...string) (job.Spec, []job.Run) {
 	t.Helper()
 	s := jobtest.SweepSpec([]int{1, 4}, "a", "b")
-	s.Sweep.Repeats, s.Thresholds = 3, thresholds
+	s.Sweep.Repeats, s.Thresholds = 3, job.Thresholds(thresholds...)
 	var runs []job.Run
 	for _, c := range []int{1, 4} {
 		runs = append(runs, runsFor(t, s, "a", c, abRun(c, 100), abRun(c, 110), abRun(c, 120))...)
@@ -105,7 +105,7 @@ func TestVerdictNoneAndPass(t *testing.T) {
 // it fails with a reason rather than passing on a 0.
 func TestVerdictDeadTargetFailsLatencyThreshold(t *testing.T) {
 	s := jobtest.SweepSpec([]int{1}, "a")
-	s.Thresholds = []string{"p95_ms < 200", "rps > 0"}
+	s.Thresholds = job.Thresholds("p95_ms < 200", "rps > 0")
 	dead := &abreport.Report{FailedRequests: 5, Failed: abreport.Failures{Connect: 5}}
 	got := Analyze(s, runsFor(t, s, "a", 1, dead)).Verdict
 	if got.Result != job.VerdictFail || len(got.Failures) != 3 || !strings.Contains(got.Failures[0].Reason, "no request completed") ||
@@ -119,5 +119,26 @@ func TestVerdictUnparsableStoredThresholdFails(t *testing.T) {
 	got := Analyze(s, runs).Verdict
 	if got.Result != job.VerdictFail || len(got.Failures) != 1 || got.Failures[0].Point != -1 || !strings.Contains(got.Failures[0].Reason, "unknown metric") {
 		t.Errorf("verdict(unknown metric) = %+v, want fail naming it", got)
+	}
+}
+
+// A run a threshold aborted fails that threshold in its cell with the
+// abort's reason, even where the cell's mean would pass: the run stopped
+// short of what the point asked for.
+func TestVerdictAbortedRunFailsItsThreshold(t *testing.T) {
+	s, runs := verdictRuns(t)
+	s.Thresholds = []job.ThresholdEntry{{Threshold: "failed_ratio < 0.01", Abort: job.AbortRun}, {Threshold: "rps > 1"}}
+	for i := range runs {
+		if runs[i].Target == "b" && runs[i].Concurrency == 4 && runs[i].Repeat == 1 {
+			runs[i].Aborted, runs[i].AbortedBy, runs[i].AbortReason = true, "failed_ratio < 0.01", "failed_ratio 0.5 >= 0.01 after 100 requests"
+		}
+	}
+	got := verdict(s, groupRuns(s.Points(), runs), nil, nil)
+	if got.Result != job.VerdictFail || len(got.Failures) != 1 {
+		t.Fatalf("verdict = %+v, want one failure", got)
+	}
+	f := got.Failures[0]
+	if f.Threshold != "failed_ratio < 0.01" || f.Target != "b" || f.Concurrency != 4 || !strings.Contains(f.Reason, "aborted repeat 1: failed_ratio 0.5 >= 0.01") {
+		t.Errorf("failure = %+v, want b at c=4 failing failed_ratio with the abort's reason", f)
 	}
 }

@@ -52,7 +52,7 @@ func TestDecodeDesignExample(t *testing.T) {
 			Repeats: 10, Order: OrderInterleaved,
 		},
 		Baseline:   "apache",
-		Thresholds: []string{"rps >= 1000", "p95_ms < 200", "failed_ratio <= 0.01"},
+		Thresholds: Thresholds("rps >= 1000", "p95_ms < 200", "failed_ratio <= 0.01"),
 		Webhook:    &Webhook{URL: "http://127.0.0.1:9000/hooks/benchq", Events: []string{"job.succeeded", "job.failed"}},
 	}
 	if diff := cmp.Diff(want, s); diff != "" {

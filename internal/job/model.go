@@ -116,6 +116,15 @@ type Run struct {
 	// stopped with Ctrl-C. The analysis leaves it out, since its counts
 	// cover less than the point asked for.
 	Partial bool `json:"partial,omitempty"`
+	// Aborted is set on a run that a threshold marked "abort" ended
+	// before its end, once the threshold was certainly broken: AbortedBy
+	// is that threshold as the spec wrote it, AbortReason what the run had
+	// measured ("failed_ratio 0.5 >= 0.01 after 200 requests ..."). Result
+	// holds what the run measured until then; the verdict fails the
+	// threshold on it.
+	Aborted     bool   `json:"aborted,omitempty"`
+	AbortedBy   string `json:"aborted_by,omitempty" example:"failed_ratio < 0.01"`
+	AbortReason string `json:"abort_reason,omitempty" example:"failed_ratio 0.5 >= 0.01 after 200 requests (99.9 % lower bound 0.4)"`
 	// Measurement is the run's measurement as measure.EncodeMeasurement
 	// wrote it: every phase with its sums and histogram, what Result
 	// summarises, so runs merge exactly (MergeShards). It stays in the

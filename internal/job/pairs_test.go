@@ -57,10 +57,10 @@ func TestValidateCompareTo(t *testing.T) {
 		{"job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: "01JC3W9Q5V1ZK2M4N6P8R0T2V4"} }, ""},
 		{"selector", func(s *job.Spec) { s.CompareTo = &job.CompareTo{Labels: map[string]string{"branch": "main"}} }, ""},
 		{"relative threshold with compare_to", func(s *job.Spec) {
-			s.CompareTo, s.Thresholds = &job.CompareTo{JobID: "X"}, []string{"rps >= 0.95 * baseline.rps"}
+			s.CompareTo, s.Thresholds = &job.CompareTo{JobID: "X"}, job.Thresholds("rps >= 0.95 * baseline.rps")
 		}, ""},
 		{"relative threshold without compare_to", func(s *job.Spec) {
-			s.Thresholds = []string{"rps > 1", "p99_ms <= 1.1 * baseline.p99_ms"}
+			s.Thresholds = job.Thresholds("rps > 1", "p99_ms <= 1.1 * baseline.p99_ms")
 		}, "thresholds[1]"},
 		{"empty job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: ""} }, ""}, // defaults to the newest succeeded job
 		{"blank job id", func(s *job.Spec) { s.CompareTo = &job.CompareTo{JobID: " X"} }, "compare_to"},

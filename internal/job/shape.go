@@ -28,6 +28,8 @@ var (
 	durationType  = reflect.TypeFor[Duration]()
 	rateType      = reflect.TypeFor[Rate]()            // a number or a "FROM:TO" string
 	compareToType = reflect.TypeFor[CompareTo]()       // a job id string, or an object
+	thresholdType = reflect.TypeFor[ThresholdEntry]()  // a threshold string, or an object
+	abortType     = reflect.TypeFor[AbortScope]()      // true, false or a scope's name
 	rawType       = reflect.TypeFor[json.RawMessage]() // any value, read later by its own decoder
 )
 
@@ -168,6 +170,10 @@ func (w *walker) value(path string, t reflect.Type, limit int) error {
 		return w.skip(path)
 	case t == compareToType && c == '"':
 		return w.skip(path)
+	case t == thresholdType && c == '"':
+		return w.skip(path)
+	case t == abortType && (c == '"' || c == 't' || c == 'f'):
+		return w.skip(path)
 	case t == durationType:
 		return w.duration(path)
 	case t == rateType:
@@ -194,6 +200,10 @@ func (w *walker) scalar(path string, t reflect.Type, raw []byte) {
 	switch {
 	case t == compareToType:
 		w.p.add(path, "want a job id or a selector object, got %s", got)
+	case t == thresholdType:
+		w.p.add(path, "want a threshold such as \"p99_ms < 200\", or an object with \"threshold\" and \"abort\", got %s", got)
+	case t == abortType:
+		w.p.add(path, "%v, got %s", errAbortType, got)
 	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
 		w.p.add(path, "want an object, got %s", got)
 	case t.Kind() == reflect.Slice:

@@ -14,7 +14,12 @@ type Spec struct {
 	// names further pairs (see ComparisonPairs).
 	Baseline    string           `json:"baseline,omitempty"`
 	Comparisons []ComparisonPair `json:"comparisons,omitempty" maxItems:"64"`
-	Thresholds  []string         `json:"thresholds,omitempty" maxItems:"100"`
+	// Thresholds are judged on every point's mean at the job's end (the
+	// verdict). Each is a string, "p99_ms < 200", or an object that also
+	// marks it to end a run once it is certainly broken: {"threshold":
+	// "failed_ratio < 0.01", "abort": true, "abort_after": 200} (see
+	// ThresholdEntry).
+	Thresholds []ThresholdEntry `json:"thresholds,omitempty" maxItems:"100"`
 	// Trend holds each cell to the median of the same cell in the last
 	// jobs of the job's template (see Trend).
 	Trend *Trend `json:"trend,omitempty"`

@@ -80,8 +80,8 @@ func ParseThreshold(s string) (Threshold, error) {
 // ParsedThresholds parses every entry of s.Thresholds.
 func (s Spec) ParsedThresholds() ([]Threshold, error) {
 	out := make([]Threshold, 0, len(s.Thresholds))
-	for _, raw := range s.Thresholds {
-		t, err := ParseThreshold(raw)
+	for _, e := range s.Thresholds {
+		t, err := ParseThreshold(e.Threshold)
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ func TestParseThreshold(t *testing.T) {
 func TestValidateRefusesUnknownMetric(t *testing.T) {
 	for _, th := range []string{"p97_ms < 5", "latency < 5", "a: rsp >= 1"} {
 		s := validSpec()
-		s.Thresholds = []string{"rps >= 1", th}
+		s.Thresholds = Thresholds("rps >= 1", th)
 		err := s.Validate(DefaultLimits(), testservers.LoopbackOnly)
 		var ve *errcode.Error
 		if !errors.Is(err, ErrInvalid) || !errors.As(err, &ve) || len(ve.Problems) != 1 ||

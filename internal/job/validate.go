@@ -254,18 +254,24 @@ func (v *validator) baseline(s Spec) {
 }
 
 func (v *validator) thresholds(s Spec) {
-	for i, raw := range s.Thresholds {
-		th, err := parseThreshold(raw)
+	for i, e := range s.Thresholds {
+		entry := index("thresholds", i)
+		field := entry // the string form, or an object saying no more
+		if !e.plain() {
+			field += ".threshold"
+		}
+		th, err := parseThreshold(e.Threshold)
 		if err != nil {
-			v.add(index("thresholds", i), "%v", err)
+			v.add(field, "%v", err)
 			continue
 		}
 		if th.Target != "" && !s.hasTarget(th.Target) {
-			v.add(index("thresholds", i), "%q names no target", th.Target)
+			v.add(field, "%q names no target", th.Target)
 		}
 		if th.RefersToBaseline() && s.CompareTo == nil {
-			v.add(index("thresholds", i), "refers to baseline.%s but the spec has no compare_to naming the baseline job", th.Baseline)
+			v.add(field, "refers to baseline.%s but the spec has no compare_to naming the baseline job", th.Baseline)
 		}
+		v.abort(entry, e, th, s.Sweep.Shards)
 	}
 }
 

@@ -133,9 +133,9 @@ func TestValidateRules(t *testing.T) {
 		{"content-length header", func(s *Spec) { s.Request.Headers = map[string]string{"content-length": "5"} },
 			[]string{`request.headers["content-length"]`}},
 		{"target request", func(s *Spec) { s.Targets[1].Request = &Request{Method: "BREW"} }, []string{"targets[1].request.method"}},
-		{"threshold unknown metric", func(s *Spec) { s.Thresholds = []string{"rps >= 10", "p97_ms < 5"} }, []string{"thresholds[1]"}},
-		{"threshold syntax", func(s *Spec) { s.Thresholds = []string{"rps is high"} }, []string{"thresholds[0]"}},
-		{"threshold unknown target", func(s *Spec) { s.Thresholds = []string{"c: rps > 1"} }, []string{"thresholds[0]"}},
+		{"threshold unknown metric", func(s *Spec) { s.Thresholds = Thresholds("rps >= 10", "p97_ms < 5") }, []string{"thresholds[1]"}},
+		{"threshold syntax", func(s *Spec) { s.Thresholds = Thresholds("rps is high") }, []string{"thresholds[0]"}},
+		{"threshold unknown target", func(s *Spec) { s.Thresholds = Thresholds("c: rps > 1") }, []string{"thresholds[0]"}},
 		{"webhook scheme", func(s *Spec) { s.Webhook = &Webhook{URL: "ftp://127.0.0.1/"} }, []string{"webhook.url"}},
 		{"webhook policy", func(s *Spec) { s.Webhook = &Webhook{URL: "http://169.254.169.254/"} }, []string{"webhook.url"}},
 		{"webhook event", func(s *Spec) {

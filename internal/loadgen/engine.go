@@ -58,6 +58,7 @@ const (
 	stopDuration
 	stopCanceled
 	stopAborted
+	stopWatched // the Plan's Watch asked for the end
 )
 
 // engine is the state of one run shared by its workers. Fields below the
@@ -208,12 +209,14 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		defer timer.Stop()
 	}
 	progressDone := e.startProgress()
+	watchEnded := e.startWatch()
 	live, liveDone := e.startLive()
 	wg.Wait()
 	used := usageSince(e.windowCPU.from(cpuStart))
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
+	<-watchEnded
 	<-liveDone
 	m := e.measurement()
 	live.closeRest(m.Timeline)

@@ -677,6 +677,9 @@ func (c *h2conn) complete(s *h2stream) {
 	}
 	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
+	if s.status < 200 || s.status > 299 {
+		w.pub.non2xx.Add(1) // after completed: a snapshot never has more
+	}
 	w.pub.done.Add(1)
 	w.pub.bytes.Store(w.tc.total)
 	if e.plan.RecordSamples {

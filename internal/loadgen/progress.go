@@ -33,11 +33,45 @@ func (e *engine) startProgress() <-chan struct{} {
 	return done
 }
 
+// startWatch asks Plan.Watch every WatchInterval from one goroutine
+// whether the run should end, and ends it when the answer is not empty;
+// the returned channel closes when Watch has returned for the last time.
+func (e *engine) startWatch() <-chan struct{} {
+	done := make(chan struct{})
+	if e.plan.Watch == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(e.plan.WatchInterval)
+		defer tick.Stop()
+		var prev measure.Snapshot
+		for {
+			select {
+			case <-e.stopCh:
+				return
+			case <-tick.C:
+				s := e.snapshot(prev)
+				prev = s
+				if why := e.plan.Watch(s); why != "" {
+					e.stop(stopWatched, why)
+					return
+				}
+			}
+		}
+	}()
+	return done
+}
+
 // snapshot sums the workers' counters; prev gives the interval for the rate.
 func (e *engine) snapshot(prev measure.Snapshot) measure.Snapshot {
 	s := measure.Snapshot{Elapsed: time.Since(e.start)}
 	var started, done int64
 	for _, w := range e.workers {
+		// non-2xx before completed, which a worker counts first: the
+		// snapshot never has more non-2xx answers than completed requests.
+		s.Non2xx += w.pub.non2xx.Load()
 		started += w.pub.started.Load()
 		done += w.pub.done.Load()
 		s.Completed += w.pub.completed.Load()

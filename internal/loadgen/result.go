@@ -23,8 +23,11 @@ func (e *engine) measurement() *measure.Measurement {
 		StatusCodes:    make(map[int]int64),
 		Canceled:       e.reason == stopCanceled,
 	}
-	if e.reason == stopAborted {
+	switch e.reason {
+	case stopAborted:
 		m.Aborted = e.abortedMsg
+	case stopWatched:
+		m.Stopped = e.abortedMsg
 	}
 	if e.open {
 		m.Open = &measure.OpenModel{RequestedRate: e.requestedRate()}

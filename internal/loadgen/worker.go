@@ -24,7 +24,7 @@ var aLongTimeAgo = time.Unix(1, 0)
 
 // tally is what the progress reporter reads of a worker while it runs.
 type tally struct {
-	started, done, completed, failed, bytes atomic.Int64
+	started, done, completed, failed, bytes, non2xx atomic.Int64
 }
 
 // worker runs requests one after another on a connection it owns, writing
@@ -450,6 +450,9 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	}
 	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
+	if status < 200 || status > 299 {
+		w.pub.non2xx.Add(1) // after completed: a snapshot never has more
+	}
 	w.pub.done.Add(1)
 	w.pub.bytes.Store(w.tc.total)
 	if e.plan.RecordSamples {

@@ -67,6 +67,7 @@ type wireMeasurement struct {
 
 	Aborted  string `json:"aborted,omitempty"`
 	Canceled bool   `json:"canceled,omitempty"`
+	Stopped  string `json:"stopped,omitempty"`
 
 	ClientCPUNs     int64 `json:"client_cpu_ns,omitempty"`
 	ClientCPUWaitNs int64 `json:"client_cpu_wait_ns,omitempty"`
@@ -139,6 +140,7 @@ func EncodeMeasurement(m *Measurement) ([]byte, error) {
 		MaxInFlight:        m.MaxInFlight,
 		Aborted:            m.Aborted,
 		Canceled:           m.Canceled,
+		Stopped:            m.Stopped,
 		ClientCPUNs:        int64(m.ClientCPU),
 		ClientCPUWaitNs:    int64(m.ClientCPUWait),
 		ClientSpinNs:       int64(m.ClientSpin),
@@ -257,6 +259,7 @@ func DecodeMeasurement(data []byte) (*Measurement, error) {
 		MaxInFlight:        w.MaxInFlight,
 		Aborted:            w.Aborted,
 		Canceled:           w.Canceled,
+		Stopped:            w.Stopped,
 		ClientCPU:          time.Duration(w.ClientCPUNs),
 		ClientCPUWait:      time.Duration(w.ClientCPUWaitNs),
 		ClientSpin:         time.Duration(w.ClientSpinNs),

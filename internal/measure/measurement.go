@@ -98,6 +98,10 @@ type Measurement struct {
 	// Canceled is set when the caller's context stopped the run: the
 	// measurement then holds what completed before.
 	Canceled bool
+	// Stopped is what the Plan's Watch answered when it ended the run
+	// early; empty when it did not. The measurement then holds what
+	// completed before.
+	Stopped string
 
 	// Timeline is the run interval by interval (see Timeline); nil for a
 	// measurement stored before runs kept one.
@@ -264,6 +268,9 @@ func (m *Measurement) Merge(o *Measurement) {
 		m.Aborted = o.Aborted
 	}
 	m.Canceled = m.Canceled || o.Canceled
+	if m.Stopped == "" {
+		m.Stopped = o.Stopped
+	}
 	m.Samples = append(m.Samples, o.Samples...)
 	if o.Timeline != nil && o.Timeline.Interval > 0 {
 		if m.Timeline == nil {

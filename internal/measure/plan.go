@@ -153,6 +153,15 @@ type Plan struct {
 	Progress         func(Snapshot)
 	ProgressInterval time.Duration
 
+	// Watch, if set, is asked from one goroutine about every WatchInterval
+	// (zero means DefaultWatchInterval) whether the run should end early,
+	// given a snapshot of it: a non-empty answer ends the run at once, as a
+	// cancel would, and becomes Measurement.Stopped. The engine knows
+	// nothing of why; a caller judges a failure rate, say, and stops a
+	// run that has already failed rather than load the target for nothing.
+	Watch         func(Snapshot) (stop string)
+	WatchInterval time.Duration
+
 	// OnInterval, if set, is called from one goroutine with each interval
 	// of the run's timeline once it is closed (ClosedInterval), in order,
 	// at most once each: a little after the interval ended while the run
@@ -169,6 +178,9 @@ type Snapshot struct {
 	CurrentRPS float64       `json:"current_rps"` // over the last interval
 	InFlight   int64         `json:"in_flight"`
 	BytesRead  int64         `json:"bytes_read"`
+	// Non2xx counts the completed requests answered with a status other
+	// than 2xx (part of Completed).
+	Non2xx int64 `json:"non_2xx"`
 }
 
 // DefaultMaxBody is the zero Plan.MaxBody: generous for any document a
@@ -188,6 +200,7 @@ const MaxStreams = 1000
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultProgressInterval = 250 * time.Millisecond
+	DefaultWatchInterval    = 20 * time.Millisecond
 	DefaultContentType      = "text/plain"
 	DefaultUserAgent        = "benchq"
 )
@@ -275,6 +288,9 @@ func (p Plan) Validate() error {
 	if p.ProgressInterval < 0 {
 		bad("progress_interval", "%v is negative", p.ProgressInterval)
 	}
+	if p.WatchInterval < 0 {
+		bad("watch_interval", "%v is negative", p.WatchInterval)
+	}
 	if p.Method != "" && !IsToken(p.Method) {
 		bad("method", "%q is not an HTTP token", p.Method)
 	}
@@ -339,6 +355,9 @@ func (p Plan) WithDefaults() Plan {
 	}
 	if p.ProgressInterval == 0 {
 		p.ProgressInterval = DefaultProgressInterval
+	}
+	if p.WatchInterval == 0 {
+		p.WatchInterval = DefaultWatchInterval
 	}
 	if p.MaxBody == 0 {
 		p.MaxBody = DefaultMaxBody

@@ -27,7 +27,7 @@ func fixtureJob() *job.Job {
 			},
 			Sweep:      job.Sweep{Concurrency: []int{5, 50, 100}, Requests: []int{100, 1000}, Repeats: 2},
 			Baseline:   "apache",
-			Thresholds: []string{"p99_ms < 200"},
+			Thresholds: job.Thresholds("p99_ms < 200"),
 		},
 		Status:     job.StatusSucceeded,
 		CreatedAt:  created,

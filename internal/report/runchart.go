@@ -203,6 +203,9 @@ func runTitle(j *job.Job, run job.Run) string {
 	if run.Partial {
 		s += " · partial"
 	}
+	if run.Aborted {
+		s += " · aborted"
+	}
 	return s
 }
 

@@ -178,3 +178,24 @@ func TestJSONLeavesOutStoredMeasurements(t *testing.T) {
 		t.Error("Write cleared the caller's stored measurement")
 	}
 }
+
+// A run a threshold aborted says so in its header, with the threshold
+// and the reason, in the ab text and the HTML report.
+func TestAbortedRunHeader(t *testing.T) {
+	j := fixtureJob()
+	runs := fixtureRuns(j)
+	runs[0].Aborted, runs[0].AbortedBy, runs[0].AbortReason = true, "failed_ratio < 0.01", "failed_ratio 0.5 >= 0.01 after 200 requests"
+	const want = `, aborted by threshold "failed_ratio < 0.01": failed_ratio 0.5 >= 0.01 after 200 requests <==`
+	var views []runView
+	for _, v := range runViews(j, runs) {
+		if v.Aborted {
+			views = append(views, v)
+		}
+	}
+	if len(views) != 1 || !strings.HasSuffix(views[0].header(), want) {
+		t.Fatalf("aborted runs' headers = %v, want one ending %q", views, want)
+	}
+	if got := runTitle(j, runs[0]); !strings.HasSuffix(got, " · aborted") {
+		t.Errorf("runTitle = %q, want it to end with · aborted", got)
+	}
+}

@@ -99,8 +99,11 @@ func stopFlag(p job.Point) string {
 // tail(1) over several files: "==> target apache, c=50, n=1000, repeat 3/10 <==".
 func (v runView) header() string {
 	partial := ""
-	if v.Partial {
+	switch {
+	case v.Partial:
 		partial = ", partial: stopped by the job's cancel"
+	case v.Aborted:
+		partial = fmt.Sprintf(", aborted by threshold %q: %s", v.AbortedBy, v.AbortReason)
 	}
 	return fmt.Sprintf("==> target %s, c=%d, %s, repeat %d/%d%s <==",
 		v.Point.Target, v.Point.Concurrency, stopFlag(v.Point), v.Repeat+1, v.Repeats, partial)

@@ -20,7 +20,8 @@
 // StartFasthttp is the plain case: an in-process fasthttp server answering
 // with the test's handler. StartTarget and StartCounting add a count of the
 // requests and when the latest came (a Target), what the worker's and the
-// service's end-to-end tests check the load by; LoopbackOnly is the URL
+// service's end-to-end tests check the load by; StartFailing is a Target
+// that drops every nth request unanswered; LoopbackOnly is the URL
 // policy of tests that admit loopback targets only.
 //
 // A SpanTarget records when it served each load, named by a request

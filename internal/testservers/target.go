@@ -2,6 +2,7 @@ package testservers
 
 import (
 	"errors"
+	"net"
 	"net/netip"
 	"net/url"
 	"sync/atomic"
@@ -28,6 +29,24 @@ func StartTarget(t testing.TB, body string, delay time.Duration) *Target {
 	return StartCounting(t, func(c *fasthttp.RequestCtx) {
 		if delay > 0 {
 			time.Sleep(delay)
+		}
+		c.SetContentType("text/plain")
+		c.SetBodyString(body)
+	})
+}
+
+// StartFailing is StartTarget (no delay) that fails every nth request
+// it receives (the 2nd, 4th... for n = 2: half of them): it closes the
+// connection without an answer, which a client counts as a failed
+// request, not a non-2xx one.
+func StartFailing(t testing.TB, body string, n int64) *Target {
+	t.Helper()
+	var seen atomic.Int64
+	return StartCounting(t, func(c *fasthttp.RequestCtx) {
+		if n > 0 && seen.Add(1)%n == 0 {
+			c.HijackSetNoResponse(true)
+			c.Hijack(func(net.Conn) {}) // fasthttp closes it on return
+			return
 		}
 		c.SetContentType("text/plain")
 		c.SetBodyString(body)
