@@ -3640,6 +3640,59 @@ const docTemplate = `{
                 }
             }
         },
+        "job.Search": {
+            "type": "object",
+            "properties": {
+                "concurrency": {
+                    "description": "Concurrency caps a probe's requests in flight (default 1000): above\nthe target's capacity the line grows, and a cap reached delays the\nschedule, which the latencies, measured from each intended start,\nstill show.",
+                    "type": "integer",
+                    "example": 1000
+                },
+                "confirm": {
+                    "description": "Confirm is how many probes each edge of the final bracket gets\n(default 3); a rate's verdict is its probes' majority.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "max_duration": {
+                    "description": "MaxDuration bounds the probes of one target together (default 5m).",
+                    "type": "string",
+                    "example": "5m"
+                },
+                "max_rate": {
+                    "type": "number",
+                    "example": 20000
+                },
+                "max_requests": {
+                    "description": "MaxRequests bounds the requests of one target's probes together;\nunset, MaxDuration and MaxRate bound them.",
+                    "type": "integer",
+                    "example": 1000000
+                },
+                "min_rate": {
+                    "type": "number",
+                    "example": 50
+                },
+                "precision": {
+                    "description": "Precision ends the bisection once the bracket's high edge is within\nthis share above its low edge (default 0.05).",
+                    "type": "number",
+                    "example": 0.05
+                },
+                "probe_duration": {
+                    "description": "ProbeDuration is each probe's length (default 5s, at least 1s, so\nthe load generator's CPU can be judged).",
+                    "type": "string",
+                    "example": "5s"
+                },
+                "slo": {
+                    "description": "SLO lists the objectives a rate must meet, in the thresholds'\nsyntax without a target or a baseline (\"p99_ms \u003c 50\").",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "p99_ms \u003c 50"
+                    ]
+                }
+            }
+        },
         "job.ShardRun": {
             "type": "object",
             "properties": {
@@ -3745,6 +3798,14 @@ const docTemplate = `{
                 },
                 "request": {
                     "$ref": "#/definitions/job.Request"
+                },
+                "search": {
+                    "description": "Search, set, finds each target's capacity under an SLO after the\nsweep (see Search).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Search"
+                        }
+                    ]
                 },
                 "sweep": {
                     "$ref": "#/definitions/job.Sweep"

@@ -69,6 +69,10 @@ func (s Spec) WithDefaults() Spec {
 		s.Request = s.Request.withDefaults()
 	}
 	s.Sweep = s.Sweep.withDefaults(fromFlags)
+	if s.Search != nil {
+		se := s.Search.WithDefaults()
+		s.Search = &se
+	}
 	s.CompareTo = s.CompareTo.withDefaults()
 	if s.Exclusive == nil {
 		exclusive := true

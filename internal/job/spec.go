@@ -48,6 +48,9 @@ type Spec struct {
 	// separate, discarded run before each run) it warms the very
 	// connections and server state the run measures.
 	Warmup Duration `json:"warmup,omitempty" example:"5s"`
+	// Search, set, finds each target's capacity under an SLO after the
+	// sweep (see Search).
+	Search *Search `json:"search,omitempty"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

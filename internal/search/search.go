@@ -55,6 +55,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// MaxProbes is the most probes a search under cfg runs.
+func MaxProbes(cfg Config) int { return cfg.withDefaults().MaxProbes }
+
 // Probe is one probe's outcome.
 type Probe struct {
 	Rate float64
@@ -63,7 +66,8 @@ type Probe struct {
 	// ClientSaturated: the load generator could not keep the schedule,
 	// so the probe says nothing about the server, and the search stops.
 	ClientSaturated bool
-	// Requests and Elapsed are what the probe spent.
+	// Requests and Elapsed are what the probe spent; Elapsed is its wall
+	// time, warm-up and stop included, which MaxDuration bounds.
 	Requests int64
 	Elapsed  time.Duration
 }
