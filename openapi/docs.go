@@ -3206,6 +3206,16 @@ const docTemplate = `{
         "job.Analysis": {
             "type": "object",
             "properties": {
+                "capacity": {
+                    "description": "Capacity is each target's answer to the spec's search, in target\norder, with Sentence saying it in words.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Capacity"
+                    }
+                },
+                "capacity_sentence": {
+                    "type": "string"
+                },
                 "compare_to": {
                     "description": "CompareTo compares every point with the compare_to job's, when the\nspec names one and analysis.AnalyzeAgainst was given it.",
                     "allOf": [
@@ -3278,6 +3288,112 @@ const docTemplate = `{
                 },
                 "job_id": {
                     "type": "string"
+                }
+            }
+        },
+        "job.Capacity": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "description": "Baseline and Pct compare Rate with the reference target's (the\nspec's baseline, else the first target): +39 means 39 % more.\nAbsent on the reference, and where either rate is unknown.",
+                    "type": "string"
+                },
+                "ci_high": {
+                    "type": "number",
+                    "example": 12700
+                },
+                "ci_low": {
+                    "description": "CILow is the highest rate whose probes passed (by majority) below\nCIHigh, the lowest whose probes failed; 0 where there is none (no\npass: the capacity is below min_rate; no fail: it is at least\nmax_rate, or the search stopped before a fail).",
+                    "type": "number",
+                    "example": 12100
+                },
+                "elapsed_s": {
+                    "type": "number"
+                },
+                "limited_by": {
+                    "description": "LimitedBy names what held the target back at CIHigh, as a point's\nlimited_by: \"client\", \"server_cpu\" or \"neither\"; absent when it\ncannot be told.",
+                    "type": "string",
+                    "enum": [
+                        "client",
+                        "server_cpu",
+                        "neither"
+                    ]
+                },
+                "pct": {
+                    "type": "number"
+                },
+                "probes": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.CapacityProbe"
+                    }
+                },
+                "rate": {
+                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of [CILow, CIHigh], or CILow where no probe failed; 0 when\nno rate passed.",
+                    "type": "number",
+                    "example": 12400
+                },
+                "reason": {
+                    "description": "Reason says why the search ended: \"converged\" (the bracket is\nwithin the precision, both edges confirmed), \"max_rate\" (the SLO\nheld at max_rate), \"min_rate\" (it failed at min_rate),\n\"client_saturated\" (the load generator ran short of CPU: the rates\nabove CILow measured the client, so none is reported), \"budget\"\n(max_duration or max_requests reached), \"probe_limit\", or\n\"incomplete\" (the job ended first: canceled, or failed).",
+                    "type": "string",
+                    "enum": [
+                        "converged",
+                        "max_rate",
+                        "min_rate",
+                        "client_saturated",
+                        "budget",
+                        "probe_limit",
+                        "incomplete"
+                    ]
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
+        "job.CapacityProbe": {
+            "type": "object",
+            "properties": {
+                "achieved_rate": {
+                    "type": "number"
+                },
+                "client_saturated": {
+                    "type": "boolean"
+                },
+                "failed": {
+                    "description": "Failed lists the SLO entries the probe missed.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "failed_ratio": {
+                    "type": "number"
+                },
+                "late_starts": {
+                    "type": "integer"
+                },
+                "n": {
+                    "type": "integer"
+                },
+                "p50_ms": {
+                    "type": "number"
+                },
+                "p99_ms": {
+                    "type": "number"
+                },
+                "passed": {
+                    "type": "boolean"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "server_cpu_share": {
+                    "description": "ServerCPUShare is the share of the target's cores busy, from its\nmonitor; absent without one.",
+                    "type": "number"
                 }
             }
         },
