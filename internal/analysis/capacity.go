@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
@@ -101,9 +102,63 @@ func capacityOf(target string, cfg search.Config, slo []job.Threshold, runs []jo
 	}
 	res := search.Estimate(probes, search.Reason(reason))
 	c.Rate, c.CILow, c.CIHigh, c.Reason = res.Rate, res.Low, res.High, reason
+	if eps := unseenOverload(slo, runs, probes, cfg.ProbeDuration); c.CILow > 0 && eps > 0 {
+		c.CILow /= 1 + eps
+		if c.CIHigh > 0 {
+			c.Rate = math.Sqrt(c.CILow * c.CIHigh)
+		}
+	}
 	c.Requests, c.ElapsedS = res.Requests, res.Elapsed.Seconds()
 	c.LimitedBy = capacityLimit(c)
 	return c
+}
+
+// unseenOverload is how far above its sustainable rate a server can be
+// loaded for one probe and still meet the latency SLO, as a share of the
+// rate; the low edge of the interval is lowered by it. Above its capacity
+// a server's line grows by the excess each second, so the request sent t
+// seconds into the probe waits about excess/rate × t longer than it would
+// at the capacity: a percentile q of a probe of length T has waited
+// excess/rate × qT more, and passes while that fits in the SLO's slack,
+// its bound less what the percentile read at the lowest rate probed (a
+// server with no line). A short probe or a loose bound thus widens the
+// interval; an SLO on failures alone does not.
+func unseenOverload(slo []job.Threshold, runs []job.Run, probes []search.Probe, probe time.Duration) float64 {
+	var base *abreport.Report // the lowest rate's passing probe
+	var baseRate float64
+	for i, p := range probes {
+		if p.Passed && (base == nil || p.Rate < baseRate) {
+			base, baseRate = runs[i].Result, p.Rate
+		}
+	}
+	if base == nil || probe <= 0 {
+		return 0
+	}
+	var worst float64
+	for _, t := range slo {
+		q, ok := percentileOf(t.Metric)
+		if !ok || (t.Op != "<" && t.Op != "<=") {
+			continue
+		}
+		v, ok := metric.Read(base, t.Metric)
+		if slack := t.Value - v; ok && slack > 0 {
+			worst = max(worst, slack/1000/(q*probe.Seconds()))
+		}
+	}
+	return worst
+}
+
+// percentileOf reads q from a percentile metric's name: p90_ms is 0.9.
+func percentileOf(name string) (float64, bool) {
+	num, ok := strings.CutPrefix(name, "p")
+	if num, ok = strings.CutSuffix(num, "_ms"); !ok {
+		return 0, false
+	}
+	pc, err := strconv.ParseFloat(num, 64)
+	if err != nil || pc <= 0 || pc > 100 {
+		return 0, false
+	}
+	return pc / 100, true
 }
 
 func capacityProbe(slo []job.Threshold, r job.Run, rate float64) job.CapacityProbe {

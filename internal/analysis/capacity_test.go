@@ -82,7 +82,8 @@ func TestCapacityComparesTargets(t *testing.T) {
 }
 
 // A saturated load generator ends the search, and what it reached is not
-// reported as the server's capacity.
+// reported as the server's capacity: the last pass, 1600, lowered by what
+// a 1 s probe cannot see under the p99's 45 ms of slack (4.5 %).
 func TestCapacityStopsOnClientSaturation(t *testing.T) {
 	s := capacitySpec()
 	s.Targets = s.Targets[:1]
@@ -91,7 +92,7 @@ func TestCapacityStopsOnClientSaturation(t *testing.T) {
 	if c.Reason != "client_saturated" || c.LimitedBy != "client" || c.CIHigh != 0 || c.Rate >= 3000 {
 		t.Errorf("capacity = %v [%v, %v] %s limited by %q, want the last pass below 3000, client_saturated", c.Rate, c.CILow, c.CIHigh, c.Reason, c.LimitedBy)
 	}
-	if !strings.Contains(a.CapacitySentence, "at least 1 600 req/s (the load generator saturated above it)") {
+	if !strings.Contains(a.CapacitySentence, "at least 1 530 req/s (the load generator saturated above it)") {
 		t.Errorf("sentence = %q", a.CapacitySentence)
 	}
 }

@@ -139,11 +139,17 @@ func next(cfg Config, s rates) Step {
 		return Step{Rate: r, Phase: Confirm}
 	}
 	lo, hi := s.bracket()
+	// An end at either bound is confirmed as the bracket's edges are, so
+	// one noisy probe at min_rate does not end the search.
 	switch {
+	case hi == 0 && lo >= cfg.MaxRate && s[lo].n() < cfg.Confirm:
+		return Step{Rate: lo, Phase: Confirm}
 	case hi == 0 && lo >= cfg.MaxRate:
 		return Step{Done: true, Reason: AtMaxRate}
 	case hi == 0:
 		return Step{Rate: math.Min(lo*climbFactor, cfg.MaxRate), Phase: Climb}
+	case lo == 0 && hi <= cfg.MinRate && s[hi].n() < cfg.Confirm:
+		return Step{Rate: hi, Phase: Confirm}
 	case lo == 0 && hi <= cfg.MinRate:
 		return Step{Done: true, Reason: BelowMinRate}
 	case lo == 0:

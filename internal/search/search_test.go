@@ -68,11 +68,22 @@ func TestSearchEnds(t *testing.T) {
 		{"passes at max_rate", cfg, 5000, search.AtMaxRate, 1000, 0},
 		{"fails at min_rate", cfg, 10, search.BelowMinRate, 0, 50},
 		{"out of time", withBudget(cfg, 3*time.Second, 0), 700, search.Budget, 200, 0},
+		{"noise at min_rate", cfg, 700, search.Converged, 0, 0},
 		{"out of requests", withBudget(cfg, 0, 50+100+200+400), 700, search.Budget, 400, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, probes := simulate(t, c.cfg, c.capacity, nil)
+			var flaky func(int, float64) bool
+			if c.name == "noise at min_rate" {
+				flaky = func(n int, _ float64) bool { return n == 0 }
+			}
+			res, probes := simulate(t, c.cfg, c.capacity, flaky)
+			if c.reason == search.Converged {
+				if res.Reason != c.reason || res.Low >= c.capacity || res.High < c.capacity {
+					t.Errorf("Estimate = %s [%v, %v], want converged around %v", res.Reason, res.Low, res.High, c.capacity)
+				}
+				return
+			}
 			if res.Reason != c.reason || res.Low != c.low || res.High != c.high {
 				t.Errorf("Estimate = %s [%v, %v], want %s [%v, %v]", res.Reason, res.Low, res.High, c.reason, c.low, c.high)
 			}
