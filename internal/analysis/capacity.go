@@ -150,11 +150,10 @@ func unseenOverload(slo []job.Threshold, runs []job.Run, probes []search.Probe, 
 
 // percentileOf reads q from a percentile metric's name: p90_ms is 0.9.
 func percentileOf(name string) (float64, bool) {
-	num, ok := strings.CutPrefix(name, "p")
-	if num, ok = strings.CutSuffix(num, "_ms"); !ok {
+	if !strings.HasPrefix(name, "p") || !strings.HasSuffix(name, "_ms") {
 		return 0, false
 	}
-	pc, err := strconv.ParseFloat(num, 64)
+	pc, err := strconv.ParseFloat(strings.TrimSuffix(name[1:], "_ms"), 64)
 	if err != nil || pc <= 0 || pc > 100 {
 		return 0, false
 	}
