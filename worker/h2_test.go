@@ -28,15 +28,8 @@ func TestJobMixesHTTP1AndHTTP2(t *testing.T) {
 		Sweep:    job.Sweep{Concurrency: []int{2}, Requests: []int{300}, Repeats: 4},
 		Baseline: "h1",
 	}
-	j, task := e.create(t, spec)
-	e.enqueue(t, task)
-	e.startWorker(t)
-
-	got := e.waitJob(t, j.ID, 60*time.Second, "a terminal status", terminal)
-	if got.Status != job.StatusSucceeded {
-		t.Fatalf("job status = %s (error %q), want succeeded", got.Status, got.Error)
-	}
-	runs, err := e.st.Runs(t.Context(), j.ID)
+	got := e.runToSuccess(t, spec, 60*time.Second)
+	runs, err := e.st.Runs(t.Context(), got.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

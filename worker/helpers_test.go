@@ -113,3 +113,18 @@ func closedSpec(concurrency, requests []int, repeats int, targets ...*testserver
 	}
 	return s
 }
+
+// runToSuccess creates spec's job, enqueues it, starts a Worker and waits
+// (up to limit) for the job to end, failing unless it succeeded; the job
+// as it ended.
+func (e *env) runToSuccess(t *testing.T, spec job.Spec, limit time.Duration) *job.Job {
+	t.Helper()
+	j, task := e.create(t, spec)
+	e.enqueue(t, task)
+	e.startWorker(t)
+	got := e.waitJob(t, j.ID, limit, "a terminal status", terminal)
+	if got.Status != job.StatusSucceeded {
+		t.Fatalf("job status = %s (error %q), want succeeded", got.Status, got.Error)
+	}
+	return got
+}

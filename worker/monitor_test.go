@@ -32,15 +32,9 @@ func TestMonitoredJob(t *testing.T) {
 		Timeline: &job.Timeline{Interval: job.Duration(250 * time.Millisecond)},
 	}
 	before := map[string]float64{"busy": testservers.ProcessCPU(t, busy.Pid), "sleepy": testservers.ProcessCPU(t, sleepy.Pid)}
-	j, task := e.create(t, spec)
-	e.enqueue(t, task)
-	e.startWorker(t)
-	got := e.waitJob(t, j.ID, 60*time.Second, "a terminal status", terminal)
-	if got.Status != job.StatusSucceeded {
-		t.Fatalf("job status = %s (%s), want succeeded", got.Status, got.Error)
-	}
+	got := e.runToSuccess(t, spec, 60*time.Second)
 	used := map[string]float64{"busy": testservers.ProcessCPU(t, busy.Pid) - before["busy"], "sleepy": testservers.ProcessCPU(t, sleepy.Pid) - before["sleepy"]}
-	runs, err := e.st.Runs(t.Context(), j.ID)
+	runs, err := e.st.Runs(t.Context(), got.ID)
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("runs = %d, %v; want 2", len(runs), err)
 	}
@@ -105,13 +99,7 @@ func TestMonitorFailuresNeverFailTheRun(t *testing.T) {
 	for name, ep := range endpoints {
 		spec.Targets = append(spec.Targets, job.Target{Name: name, URL: target.URL, Monitor: &monitor.Spec{Prometheus: ep.url}})
 	}
-	j, task := e.create(t, spec)
-	e.enqueue(t, task)
-	e.startWorker(t)
-	got := e.waitJob(t, j.ID, 60*time.Second, "a terminal status", terminal)
-	if got.Status != job.StatusSucceeded {
-		t.Fatalf("job status = %s (%s), want succeeded", got.Status, got.Error)
-	}
+	j := e.runToSuccess(t, spec, 60*time.Second)
 	runs, err := e.st.Runs(t.Context(), j.ID)
 	if err != nil || len(runs) != 3 {
 		t.Fatalf("runs = %d, %v; want 3", len(runs), err)

@@ -3,6 +3,8 @@ package worker
 import (
 	"log/slog"
 	"math"
+	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -12,7 +14,9 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/valyala/fasthttp"
 
+	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/abreport"
+	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/measure"
@@ -205,4 +209,20 @@ func TestShardedRunTooFewWorkers(t *testing.T) {
 	if len(e.shards) != 0 {
 		t.Errorf("%d shards measured a load, want none before the barrier", len(e.shards))
 	}
+}
+
+// apiClient serves the API in process on e's store and queue, in the open
+// mode, and returns a client of it and its URL: what a test that submits
+// and reads through the front door needs.
+func (e *shardEnv) apiClient(t *testing.T) (*client.Client, string) {
+	t.Helper()
+	srv := api.New(api.Config{OpenUntilFirstKey: true, CheckURL: func(*url.URL) error { return nil }},
+		api.Deps{Store: e.st, Queue: asynq.NewClientFromRedisClient(e.rs.Client(t))})
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	c, err := client.New(hs.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, hs.URL
 }

@@ -6,17 +6,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
-	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/client"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -34,20 +30,10 @@ func TestServedShardedTimelineIsShardsSum(t *testing.T) {
 		t.Skip("a 6 s sharded run")
 	}
 	e := newShardEnv(t)
-	tg := testservers.StartScheduledLatency(t,
-		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
-		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
-		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	tg := testservers.StartSlowStretch(t)
 	tg.BeginAtFirstRequest() // the shards start at the agreed instant
 	e.startWorkers(t, 3, Config{JobLease: 2 * time.Second})
-	srv := api.New(api.Config{OpenUntilFirstKey: true, CheckURL: func(*url.URL) error { return nil }},
-		api.Deps{Store: e.st, Queue: asynq.NewClientFromRedisClient(e.rs.Client(t))})
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	c, err := client.New(hs.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, base := e.apiClient(t)
 
 	sub, err := c.Submit(t.Context(), client.Submission{Spec: []byte(`{"targets":[{"url":"` + tg.URL + `/"}],
 		"sweep":{"concurrency":[6],"duration":["6s"],"shards":3},"timeline":{"interval":"500ms"}}`)})
@@ -108,7 +94,7 @@ func TestServedShardedTimelineIsShardsSum(t *testing.T) {
 			sum.Requests, sum.Failed, sum.Non2xx, sum.Bytes, r.CompleteRequests, r.FailedRequests, r.Non2xxResponses, r.TotalTransferredBytes)
 	}
 	t.Logf("%d requests over %d intervals, p50 per interval (ms): %v", sum.Requests, len(served), p50s)
-	checkSlowIntervals(t, p50s, 4, 7)
+	jobtest.CheckSlowIntervals(t, p50s, 4, 7)
 
 	// The timeline-csv report: the same intervals, row for row.
 	body, err := c.ReportWith(t.Context(), sub.Job.ID, client.ReportQuery{Format: "timeline-csv", Run: "0:0"})
@@ -137,33 +123,9 @@ func TestServedShardedTimelineIsShardsSum(t *testing.T) {
 			t.Errorf("timeline-csv row %d (requests, failed, non-2xx, bytes, p99) = %s, served %s", i, got, want)
 		}
 	}
-	if resp, err := http.Get(hs.URL + "/v1/jobs/" + sub.Job.ID + "/results?timeline=maybe"); err != nil || resp.StatusCode != http.StatusBadRequest {
+	if resp, err := http.Get(base + "/v1/jobs/" + sub.Job.ID + "/results?timeline=maybe"); err != nil || resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("results?timeline=maybe = %v, %v; want 400", resp, err)
 	} else {
 		resp.Body.Close()
-	}
-}
-
-// checkSlowIntervals asserts that the intervals whose p50 is 10 ms or more
-// run without a gap from within one interval of first to within one of
-// last, and every other interval is fast.
-func checkSlowIntervals(t *testing.T, p50s []float64, first, last int) {
-	t.Helper()
-	lo, hi := -1, -1
-	for i, p := range p50s {
-		if p >= 10 {
-			if lo < 0 {
-				lo = i
-			}
-			hi = i
-		}
-	}
-	if lo < first-1 || lo > first+1 || hi < last-1 || hi > last+1 {
-		t.Fatalf("slow intervals %d..%d, want %d..%d ± 1: p50s %v", lo, hi, first, last, p50s)
-	}
-	for i := lo; i <= hi; i++ {
-		if p50s[i] < 10 {
-			t.Errorf("interval %d within the slow ones has p50 %v ms", i, p50s[i])
-		}
 	}
 }

@@ -1,14 +1,9 @@
 package worker
 
 import (
-	"net/http/httptest"
-	"net/url"
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
-	"github.com/benchq/benchq/api"
 	"github.com/benchq/benchq/internal/client"
 	"github.com/benchq/benchq/internal/testservers"
 	"github.com/valyala/fasthttp"
@@ -26,14 +21,7 @@ func TestServedWarmupWindow(t *testing.T) {
 	e := newShardEnv(t)
 	tg := testservers.StartCounting(t, func(ctx *fasthttp.RequestCtx) { ctx.SetBodyString("ok") })
 	e.startWorkers(t, 1, Config{})
-	srv := api.New(api.Config{OpenUntilFirstKey: true, CheckURL: func(*url.URL) error { return nil }},
-		api.Deps{Store: e.st, Queue: asynq.NewClientFromRedisClient(e.rs.Client(t))})
-	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(hs.Close)
-	c, err := client.New(hs.URL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _ := e.apiClient(t)
 	sub, err := c.Submit(t.Context(), client.Submission{Spec: []byte(`{"targets":[{"url":"` + tg.URL + `"}],
 		"sweep":{"concurrency":[2],"duration":["1s"]},"warmup":"1s","timeline":{"interval":"500ms"}}`)})
 	if err != nil {

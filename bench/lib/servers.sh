@@ -98,11 +98,15 @@ servers_free_port() {
 	return 1
 }
 
-servers_start_apache() { # port cpu root
-	local port=$1 cpu=$2 root=$3 w=$SERVERS_WORK
-	cat >"$w/apache-$port.conf" <<EOF
+# _servers_apache_conf PORT MPM ROOT: the configuration apache needs on
+# 127.0.0.1:PORT with the MPM named (event, prefork) serving ROOT, its
+# files in the work directory, its children as www-data; a caller appends
+# its own lines.
+_servers_apache_conf() { # port mpm root
+	local port=$1 mpm=$2 root=$3 w=$SERVERS_WORK
+	cat <<EOF
 ServerRoot /usr/lib/apache2
-LoadModule mpm_event_module modules/mod_mpm_event.so
+LoadModule mpm_${mpm}_module modules/mod_mpm_${mpm}.so
 LoadModule authz_core_module modules/mod_authz_core.so
 LoadModule mime_module modules/mod_mime.so
 TypesConfig /etc/mime.types
@@ -114,13 +118,21 @@ Mutex file:$w default
 DefaultRuntimeDir $w
 User www-data
 Group www-data
-MaxRequestWorkers 400
-ServerLimit 16
 DocumentRoot $root
 <Directory $root>
+    AllowOverride None
     Require all granted
 </Directory>
 EOF
+}
+
+servers_start_apache() { # port cpu root
+	local port=$1 cpu=$2 root=$3 w=$SERVERS_WORK
+	{
+		_servers_apache_conf "$port" event "$root"
+		echo "MaxRequestWorkers 400"
+		echo "ServerLimit 16"
+	} >"$w/apache-$port.conf"
 	_servers_run "$cpu" /usr/sbin/apache2 -f "$w/apache-$port.conf" -DFOREGROUND
 }
 
@@ -232,29 +244,12 @@ servers_start_apache_php() { # port cpu dir on|off
 	php=$(compgen -G '/usr/lib/apache2/modules/libphp*.so' | head -n 1)
 	[ -n "$php" ] || { echo "servers.sh: no mod_php (libapache2-mod-php)" >&2; return 1; }
 	{
+		_servers_apache_conf "$port" prefork "$d/wiki"
 		cat <<EOF
-ServerRoot /usr/lib/apache2
-LoadModule mpm_prefork_module modules/mod_mpm_prefork.so
-LoadModule authz_core_module modules/mod_authz_core.so
-LoadModule mime_module modules/mod_mime.so
 LoadModule dir_module modules/mod_dir.so
 LoadModule php_module $php
-TypesConfig /etc/mime.types
-Listen 127.0.0.1:$port
-ServerName 127.0.0.1
-PidFile $w/apache-$port.pid
-ErrorLog $w/apache-$port-error.log
-Mutex file:$w default
-DefaultRuntimeDir $w
-User www-data
-Group www-data
 MaxRequestWorkers 150
-DocumentRoot $d/wiki
 DirectoryIndex doku.php
-<Directory $d/wiki>
-    AllowOverride None
-    Require all granted
-</Directory>
 <FilesMatch "\.php\$">
     SetHandler application/x-httpd-php
 </FilesMatch>

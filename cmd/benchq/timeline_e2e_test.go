@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchq/benchq/internal/config"
+	"github.com/benchq/benchq/internal/jobtest"
 	"github.com/benchq/benchq/internal/testservers"
 )
 
@@ -64,10 +65,7 @@ func TestTimelineServed(t *testing.T) {
 	if m.redis.child == nil {
 		t.Fatal("the all-in-one did not start its redis-server child")
 	}
-	tg := testservers.StartScheduledLatency(t,
-		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
-		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
-		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	tg := testservers.StartSlowStretch(t)
 	tg.BeginAtFirstRequest()
 	j := submit(t, m.URL(), map[string]any{
 		"targets":  []map[string]string{{"url": tg.URL + "/"}},
@@ -106,20 +104,8 @@ func TestTimelineServed(t *testing.T) {
 			sum.Requests, sum.Failed, sum.Non2xx, sum.Bytes, r.CompleteRequests, r.FailedRequests, r.Non2xxResponses, r.TotalTransferredBytes)
 	}
 	t.Logf("%d requests over %d intervals, p50 per interval (ms): %v", sum.Requests, len(ivs), p50s)
-	slow := 0
-	for i, p := range p50s {
-		expect := i >= 4 && i <= 7
-		edge := i == 3 || i == 8 // ± 1 interval
-		if p >= 10 {
-			slow++
-		}
-		if !edge && (p >= 10) != expect {
-			t.Errorf("interval %d (%.1f s): p50 %v ms, want slow (20 ms) = %v", i, float64(i)/2, p, expect)
-		}
-	}
-	if slow < 3 {
-		t.Errorf("%d slow intervals, want the 4 of the 2 s at 20 ms (± 1)", slow)
-	}
+	// The 2 s at 20 ms are intervals 4..7 of 0.5 s (± 1).
+	jobtest.CheckSlowIntervals(t, p50s, 4, 7)
 
 	// The same intervals as NDJSON and CSV.
 	resp, body = call(t, http.MethodGet, jobURL+"/report?format=timeline-ndjson", nil)

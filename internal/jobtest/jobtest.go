@@ -152,3 +152,27 @@ func CheckQuantiles(t testing.TB, m *measure.Measurement, samples []measure.Samp
 		}
 	}
 }
+
+// CheckSlowIntervals asserts that the intervals whose p50 is 10 ms or more
+// run without a gap from within one interval of first to within one of
+// last, and every other interval is fast.
+func CheckSlowIntervals(t testing.TB, p50s []float64, first, last int) {
+	t.Helper()
+	lo, hi := -1, -1
+	for i, p := range p50s {
+		if p >= 10 {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i
+		}
+	}
+	if lo < first-1 || lo > first+1 || hi < last-1 || hi > last+1 {
+		t.Fatalf("slow intervals %d..%d, want %d..%d ± 1: p50s %v", lo, hi, first, last, p50s)
+	}
+	for i := lo; i <= hi; i++ {
+		if p50s[i] < 10 {
+			t.Errorf("interval %d within the slow ones has p50 %v ms", i, p50s[i])
+		}
+	}
+}

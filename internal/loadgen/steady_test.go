@@ -58,10 +58,7 @@ func TestUnsteadyMarksALatencyStep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("ten 6 s runs")
 	}
-	srv := testservers.StartScheduledLatency(t,
-		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
-		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
-		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	srv := testservers.StartSlowStretch(t)
 	if n := unsteadyRuns(t, srv.URL+"/", srv.Begin); n != steadyRuns {
 		t.Errorf("%d of %d runs of a target with a 20 ms stretch marked unsteady, want all", n, steadyRuns)
 	}

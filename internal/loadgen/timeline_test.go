@@ -37,10 +37,7 @@ func TestTimelineShowsLatencySteps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6 s run")
 	}
-	srv := testservers.StartScheduledLatency(t,
-		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
-		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
-		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	srv := testservers.StartSlowStretch(t)
 	start := time.Now().Add(300 * time.Millisecond)
 	srv.Begin(start)
 	const shards = 3

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -178,12 +177,7 @@ func writeRunSVG(w io.Writer, ch runChart) error {
 	if err := ch.draw(draw.New(canvas)); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return err
-	}
-	_, err := w.Write(scalable(buf.Bytes()))
-	return err
+	return writeScalable(w, canvas)
 }
 
 func writeRunPNG(w io.Writer, ch runChart) error {

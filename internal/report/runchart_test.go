@@ -167,10 +167,7 @@ func TestTimelineChartShowsSlowIntervals(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 6 s run")
 	}
-	srv := testservers.StartScheduledLatency(t,
-		testservers.LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
-		testservers.LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
-		testservers.LatencyStep{For: time.Hour, Delay: time.Millisecond})
+	srv := testservers.StartSlowStretch(t)
 	start := time.Now().Add(200 * time.Millisecond)
 	srv.Begin(start)
 	j, run := measuredJob(t, srv.URL+"/", measure.Plan{Concurrency: 2, KeepAlive: true, Duration: 6 * time.Second, StartAt: start})

@@ -79,18 +79,23 @@ func chartHeight(g grid) vg.Length {
 
 // writeSVG draws the chart as SVG sized by its viewBox, so it scales to
 // the width of whatever page holds it.
-func writeSVG(w io.Writer, j *job.Job, a job.Analysis) error {
-	g := newGrid(a)
-	canvas := vgsvg.New(chartWidth, chartHeight(g))
-	if err := drawChart(draw.New(canvas), j, g); err != nil {
-		return err
-	}
+// writeScalable writes canvas's SVG made scalable (see scalable).
+func writeScalable(w io.Writer, canvas *vgsvg.Canvas) error {
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return err
 	}
 	_, err := w.Write(scalable(buf.Bytes()))
 	return err
+}
+
+func writeSVG(w io.Writer, j *job.Job, a job.Analysis) error {
+	g := newGrid(a)
+	canvas := vgsvg.New(chartWidth, chartHeight(g))
+	if err := drawChart(draw.New(canvas), j, g); err != nil {
+		return err
+	}
+	return writeScalable(w, canvas)
 }
 
 // writePNG draws the same chart as writeSVG at 96 dpi.
@@ -432,13 +437,7 @@ func latencyPlot(g grid, s slice) (*plot.Plot, error) {
 			}
 		}
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 1, 10
-		p.Title.Text += ": no latency measured"
-	}
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	p.Y.Min, p.Y.Max = logFloor(lo), logCeil(hi)
+	latencyAxis(p, lo, hi)
 	p.NominalX(concTicks(conc)...)
 	p.X.Min, p.X.Max = -0.5, float64(len(conc))-0.5
 	return p, nil
@@ -510,4 +509,17 @@ func addBar(p *plot.Plot, x, half, y0, y1 float64, c color.RGBA) error {
 	bar.LineStyle.Width = 0
 	p.Add(bar)
 	return nil
+}
+
+// latencyAxis makes p's y axis a log axis of milliseconds from lo to hi
+// (rounded out to powers of ten), or says no latency was measured when
+// nothing set lo.
+func latencyAxis(p *plot.Plot, lo, hi float64) {
+	if math.IsInf(lo, 1) {
+		lo, hi = 1, 10
+		p.Title.Text += ": no latency measured"
+	}
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Y.Min, p.Y.Max = logFloor(lo), logCeil(hi)
 }

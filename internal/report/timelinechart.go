@@ -296,13 +296,7 @@ func timelineLatencyPlot(s *timelineSeries) (*plot.Plot, []legendLine, error) {
 		p.Add(l)
 		legend = append(legend, legendLine{se.name + " latency", l})
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 1, 10
-		p.Title.Text += ": no latency measured"
-	}
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
-	p.Y.Min, p.Y.Max = logFloor(lo), logCeil(hi)
+	latencyAxis(p, lo, hi)
 	p.X.Min, p.X.Max = 0, s.end()
 	return p, legend, nil
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -41,12 +40,7 @@ func WriteTrendSVG(w io.Writer, title, metric string, points []analysis.TrendPoi
 	} else if err := drawTrend(dc, metric, points); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return err
-	}
-	_, err := w.Write(scalable(buf.Bytes()))
-	return err
+	return writeScalable(w, canvas)
 }
 
 // trendLine is one cell's series.

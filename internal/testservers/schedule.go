@@ -24,6 +24,16 @@ type ScheduledLatency struct {
 	onFirst atomic.Bool
 }
 
+// StartSlowStretch is the schedule the timeline's tests share: answers in
+// 1 ms for 2 s, in 20 ms for the next 2 s, then in 1 ms again.
+func StartSlowStretch(t testing.TB) *ScheduledLatency {
+	t.Helper()
+	return StartScheduledLatency(t,
+		LatencyStep{For: 2 * time.Second, Delay: time.Millisecond},
+		LatencyStep{For: 2 * time.Second, Delay: 20 * time.Millisecond},
+		LatencyStep{For: time.Hour, Delay: time.Millisecond})
+}
+
 // StartScheduledLatency serves "ok" on a free 127.0.0.1 port until the test
 // ends, each answer delayed by the step of the schedule its request arrived
 // in: the first step's delay before Begin, the last one's after the last
