@@ -303,7 +303,7 @@ func (sw *sweep) runAll() error {
 			return err
 		}
 	}
-	return nil
+	return sw.search() // search.go: the capacity search, after the sweep
 }
 
 // interrupted says whether the sweep must stop before its next run.
@@ -371,6 +371,13 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err := sw.warmup(p); err != nil {
 		return err
 	}
+	_, err = sw.measure(k, p, plan)
+	return err
+}
+
+// measure runs plan as run k of point p and stores it: runOne's run, and
+// a capacity search's probe (search.go), which reads the stored run back.
+func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run, error) {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	started := time.Now().UTC()
 	rec := sw.startMonitor(p, plan) // monitor.go
@@ -378,7 +385,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
 	if err != nil && !partial {
 		sw.serverOf(rec, nil)
-		return fmt.Errorf("point %d: %w", k.Point, err)
+		return nil, fmt.Errorf("point %d: %w", k.Point, err)
 	}
 	server := sw.serverOf(rec, m)
 	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
@@ -386,13 +393,13 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		BodySent:       len(plan.Body) > 0,
 	})
 	if rerr != nil {
-		return fmt.Errorf("point %d: %w", k.Point, rerr)
+		return nil, fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
 	run.Partial, run.Server = partial, server
 	if serr := sw.save(run); serr != nil || !partial {
-		return serr
+		return run, serr
 	}
-	return err
+	return run, err
 }
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.
