@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchq/benchq/internal/abreport"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/testservers"
 )
@@ -97,5 +98,46 @@ func searchTwoTargets(t *testing.T) {
 	}
 	if want := len(caps[0].Probes) + len(caps[1].Probes); probes != want {
 		t.Errorf("stored probes = %d, want %d", probes, want)
+	}
+}
+
+// TestCapacitySearchResumes stores three probes as a dead attempt would
+// have left them and runs the job: the worker must read them, take the
+// step the search takes after them (a climb to 160 req/s), number its
+// probe after theirs, and count their time against the budget, which
+// leaves room for that one probe only.
+func TestCapacitySearchResumes(t *testing.T) {
+	e := newEnv(t)
+	tg := testservers.StartCapacity(t, 8, 10*time.Millisecond)
+	spec := job.Spec{
+		Targets: []job.Target{{Name: "a", URL: tg.URL}},
+		Request: job.Request{KeepAlive: true},
+		Sweep:   job.Sweep{Requests: []int{10}},
+		Search: &job.Search{SLO: []string{"p50_ms < 100"}, MinRate: 20, MaxRate: 5000,
+			ProbeDuration: job.Duration(time.Second), MaxDuration: job.Duration(4 * time.Second)},
+	}
+	j, task := e.create(t, spec)
+	start := time.Now().UTC().Add(-time.Minute)
+	for n, rate := range []float64{20, 40, 80} {
+		r := job.Run{RunKey: job.ProbeKey(0, n), Target: "a", Concurrency: 1000,
+			StartedAt: start, FinishedAt: start.Add(time.Second),
+			Result: &abreport.Report{CompleteRequests: int64(rate), PercentilesMs: abreport.Percentiles{P50: 12, P99: 15},
+				OpenModel: &abreport.OpenModel{RequestedRate: rate, AchievedRate: rate}}}
+		if _, err := e.st.SaveRun(t.Context(), j.ID, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.enqueue(t, task)
+	e.startWorker(t)
+	got := e.waitJob(t, j.ID, time.Minute, "a terminal status", terminal)
+	if got.Status != job.StatusSucceeded || got.Analysis == nil || len(got.Analysis.Capacity) != 1 {
+		t.Fatalf("job = %s (error %q), want succeeded with a capacity", got.Status, got.Error)
+	}
+	c := got.Analysis.Capacity[0]
+	if c.Reason != "budget" || len(c.Probes) != 4 {
+		t.Fatalf("capacity = %s after %d probes, want budget after 4 (3 stored, 1 run)", c.Reason, len(c.Probes))
+	}
+	if p := c.Probes[3]; p.N != 3 || p.Rate != 160 || p.AchievedRate < 150 || !p.Passed {
+		t.Errorf("the resumed probe = %+v, want probe 3 at 160 req/s, passed", p)
 	}
 }
