@@ -3303,7 +3303,7 @@ const docTemplate = `{
                     "example": 12700
                 },
                 "ci_low": {
-                    "description": "CILow is the highest rate whose probes passed (by majority) below\nCIHigh, the lowest whose probes failed; 0 where there is none (no\npass: the capacity is below min_rate; no fail: it is at least\nmax_rate, or the search stopped before a fail).",
+                    "description": "CILow is the highest rate whose probes passed (by majority) below\nCIHigh, lowered by the overload a probe of its length could not\nshow under the SLO's slack; CIHigh is the lowest rate whose probes\nfailed. 0 where there is none (no\npass: the capacity is below min_rate; no fail: it is at least\nmax_rate, or the search stopped before a fail).",
                     "type": "number",
                     "example": 12100
                 },
@@ -3329,7 +3329,7 @@ const docTemplate = `{
                     }
                 },
                 "rate": {
-                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of [CILow, CIHigh], or CILow where no probe failed; 0 when\nno rate passed.",
+                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of the last pass and the first fail, or the last pass where\nno probe failed; 0 when no rate passed.",
                     "type": "number",
                     "example": 12400
                 },

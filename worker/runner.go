@@ -331,8 +331,10 @@ func (sw *sweep) stopReason() error {
 }
 
 // pause waits sweep.pause_between_runs, or less if the sweep must stop.
-func (sw *sweep) pause() error {
-	d := sw.job.Spec.Sweep.PauseBetweenRuns.Std()
+func (sw *sweep) pause() error { return sw.wait(sw.job.Spec.Sweep.PauseBetweenRuns.Std()) }
+
+// wait waits d, or less if the sweep must stop.
+func (sw *sweep) wait(d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}

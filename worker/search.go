@@ -1,7 +1,9 @@
 package worker
 
 import (
+	"cmp"
 	"fmt"
+	"time"
 
 	"github.com/benchq/benchq/internal/analysis"
 	"github.com/benchq/benchq/internal/job"
@@ -51,6 +53,11 @@ func (sw *sweep) searchTarget(ti int, slo []job.Threshold, done []job.Run, n int
 	if !ok {
 		return fmt.Errorf("%w: search: target %d has no point", errNeverRuns, ti)
 	}
+	base, err := sw.planner.Plan(p)
+	if err != nil {
+		return fmt.Errorf("%w: search of target %d: %w", errNeverRuns, ti, err)
+	}
+	timeout := cmp.Or(base.Timeout, job.DefaultTimeout)
 	probes := make([]search.Probe, len(done))
 	for i, r := range done {
 		probes[i] = analysis.SearchProbe(slo, r)
@@ -68,7 +75,7 @@ func (sw *sweep) searchTarget(ti int, slo []job.Threshold, done []job.Run, n int
 			return err
 		}
 		if len(probes) > 0 {
-			if err := sw.pause(); err != nil {
+			if err := sw.wait(max(sw.job.Spec.Sweep.PauseBetweenRuns.Std(), drain(done, timeout))); err != nil {
 				return err
 			}
 		}
@@ -77,8 +84,36 @@ func (sw *sweep) searchTarget(ti int, slo []job.Threshold, done []job.Run, n int
 			return err
 		}
 		probes = append(probes, analysis.SearchProbe(slo, *run))
+		done = append(done, *run)
 		n++
 	}
+}
+
+// drain is how long the line a failed probe left at the target takes to
+// clear: the requests the probe stopped waiting for are still queued at
+// the server, and the next probe would wait behind them and fail however
+// low its rate. The line is the requests started but neither completed
+// nor failed, served at the rate the probe saw them served; at least the
+// longest a completed request waited, and the timeout where nothing
+// completed (after which the server's line is its own affair). After a
+// probe that passed that is a few holds.
+func drain(done []job.Run, timeout time.Duration) time.Duration {
+	if len(done) == 0 {
+		return 0
+	}
+	r := done[len(done)-1].Result
+	if r == nil || r.OpenModel == nil || r.TimeTakenS <= 0 {
+		return 0
+	}
+	if r.CompleteRequests == 0 {
+		return timeout
+	}
+	started := r.OpenModel.AchievedRate * r.TimeTakenS
+	open := started - float64(r.CompleteRequests) - float64(r.FailedRequests)
+	served := float64(r.CompleteRequests) / r.TimeTakenS
+	d := max(time.Duration(r.PercentilesMs.P100*float64(time.Millisecond)),
+		time.Duration(max(open, 0)/served*float64(time.Second)))
+	return min(d, timeout)
 }
 
 // firstPoint is target ti's first point of the sweep: a probe is planned

@@ -19,16 +19,18 @@ import (
 // ±10 % with an interval that contains it, and the comparison must say
 // the second has about half the first's (−50 % ± a tenth of that).
 //
-// The SLO, p50 < 100 ms (two holds), fails just above the capacity: the
-// open model's schedule does not wait for the server, so at 4 % over it
-// the line grows by 4 % of a second each second, and the later half of
-// a 3 s probe waits over 60 ms on top of its hold. The interval's low edge
-// allows for the overload a probe cannot see (analysis.unseenOverload:
-// 50 ms of slack over half of 3 s, 3.3 %). The p50 rather than a tail:
-// on a test machine shared with other builds, wake-ups late by tens of
-// milliseconds move a tail of a few hundred requests at rates far below
-// the capacity, and would pull every search down; a warm-up keeps the
-// dials out of the probe.
+// The SLO, p50 < 200 ms (four holds), fails just above the capacity: the
+// open model's schedule does not wait for the server, so at 10 % over it
+// the line grows by a tenth of a second each second, and the later half
+// of a 3 s probe waits over 150 ms on top of its hold. The interval's low
+// edge allows for the overload a probe cannot see (analysis.unseenOverload:
+// 150 ms of slack over half of 3 s, 10 %). The slack is wide because below
+// the capacity a stall of the client (a test machine shared with other
+// builds stops it for 100 ms and more) sends its late requests at once,
+// and at 96 % of the capacity that line takes seconds to drain: with two
+// holds of slack a search found the 160 req/s target failing at 153. The
+// p50 rather than a tail for the same reason; a warm-up keeps the dials
+// out of the probe.
 func TestCapacitySearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three capacity searches of about a minute")
@@ -48,7 +50,7 @@ func searchTwoTargets(t *testing.T) {
 		Request: job.Request{KeepAlive: true},
 		Sweep:   job.Sweep{Duration: []job.Duration{job.Duration(time.Second)}},
 		Warmup:  job.Duration(500 * time.Millisecond),
-		Search: &job.Search{SLO: []string{"p50_ms < 100", "failed_ratio < 0.01"}, MinRate: 20, MaxRate: 5000,
+		Search: &job.Search{SLO: []string{"p50_ms < 200", "failed_ratio < 0.01"}, MinRate: 20, MaxRate: 5000,
 			ProbeDuration: job.Duration(3 * time.Second), MaxDuration: job.Duration(3 * time.Minute)},
 	}
 	j, task := e.create(t, spec)
@@ -113,7 +115,7 @@ func TestCapacitySearchResumes(t *testing.T) {
 		Targets: []job.Target{{Name: "a", URL: tg.URL}},
 		Request: job.Request{KeepAlive: true},
 		Sweep:   job.Sweep{Requests: []int{10}},
-		Search: &job.Search{SLO: []string{"p50_ms < 100"}, MinRate: 20, MaxRate: 5000,
+		Search: &job.Search{SLO: []string{"p50_ms < 200"}, MinRate: 20, MaxRate: 5000,
 			ProbeDuration: job.Duration(time.Second), MaxDuration: job.Duration(4 * time.Second)},
 	}
 	j, task := e.create(t, spec)

@@ -6,11 +6,13 @@ package job
 type Capacity struct {
 	Target string `json:"target"`
 	// Rate estimates the capacity in requests a second: the geometric
-	// middle of [CILow, CIHigh], or CILow where no probe failed; 0 when
-	// no rate passed.
+	// middle of the last pass and the first fail, or the last pass where
+	// no probe failed; 0 when no rate passed.
 	Rate float64 `json:"rate" example:"12400"`
 	// CILow is the highest rate whose probes passed (by majority) below
-	// CIHigh, the lowest whose probes failed; 0 where there is none (no
+	// CIHigh, lowered by the overload a probe of its length could not
+	// show under the SLO's slack; CIHigh is the lowest rate whose probes
+	// failed. 0 where there is none (no
 	// pass: the capacity is below min_rate; no fail: it is at least
 	// max_rate, or the search stopped before a fail).
 	CILow  float64 `json:"ci_low" example:"12100"`
