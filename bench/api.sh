@@ -47,55 +47,29 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for tool in go redis-server redis-cli taskset curl; do
-	command -v "$tool" >/dev/null || { echo "api.sh: $tool is needed (apt-get install -y redis-server util-linux curl)" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
+tools_need redis-server redis-server
+tools_need redis-cli redis-tools
+tools_need taskset util-linux
+tools_need curl curl
+tools_install api.sh
+command -v go >/dev/null || { echo "api.sh: go is needed to build benchq" >&2; exit 1; }
 tools_pin api.sh "server and client"
 
-work=$(mktemp -d /tmp/benchq-api.XXXXXX)
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-echo "api.sh: building benchq" >&2
-(cd "$(dirname "$0")/.." && go build -o "$work/benchq" ./cmd/benchq)
-
-# Redis as benchq requires it (noeviction), without persistence: the
-# benchmark measures the API, not the disk.
-taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
-	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
-	>"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "api.sh: redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
+benchq_build
+benchq_redis "$redis_port" "$server_cpu" || exit 1
 
 base="http://127.0.0.1:$port"
 # serve needs an API key and refuses loopback targets unless allowlisted.
 # The key's quotas are lifted: this measures the cost of a POST, auth and
 # quota checks included, not the limiter saying no. No worker runs, so
 # every job stays queued and counts against max-active-jobs.
-key=$(BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" "$work/benchq" keys add api-bench \
-	--max-active-jobs 100000000 --submissions-per-minute 100000000 2>/dev/null)
-BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 taskset -c "$server_cpu" \
-	"$work/benchq" serve --addr "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "$base/readyz" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$base/readyz" || { echo "api.sh: benchq serve not ready" >&2; cat "$work/serve.log" >&2; exit 1; }
+key=$(benchq_key "$redis_url" api-bench --max-active-jobs 100000000 --submissions-per-minute 100000000) || exit 1
+benchq_start serve.log "$server_cpu" BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
+	serve --addr "127.0.0.1:$port"
+serve_pid=$benchq_pid
+benchq_ready "$base" serve.log || exit 1
 
 cat >"$work/job.json" <<EOF
 {"name": "api-bench", "targets": [{"url": "$base/healthz"}], "sweep": {"requests": [1]}}
@@ -114,10 +88,11 @@ cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz
 echo "api.sh: warm-up, $warmup requests" >&2
 ab "$warmup" >/dev/null
 [ -n "$rate" ] && flags+=(--rate "$rate")
-echo "api.sh: benchq ab ${flags[*]} -n $requests $base/v1/jobs" >&2
-redis_cpu0=$(cpu_seconds "${pids[0]}") serve_cpu0=$(cpu_seconds "${pids[1]}")
+# The key stays out of the output.
+echo "api.sh: benchq ab ${flags[*]/"$key"/KEY} -n $requests $base/v1/jobs" >&2
+redis_cpu0=$(cpu_seconds "$redis_pid") serve_cpu0=$(cpu_seconds "$serve_pid")
 ab "$requests" | tee "$work/report.txt"
-redis_cpu1=$(cpu_seconds "${pids[0]}") serve_cpu1=$(cpu_seconds "${pids[1]}")
+redis_cpu1=$(cpu_seconds "$redis_pid") serve_cpu1=$(cpu_seconds "$serve_pid")
 
 status=0
 failed=$(awk '/^Failed requests:/ {print $3}' "$work/report.txt")

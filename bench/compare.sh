@@ -59,8 +59,8 @@ url_base="http://127.0.0.1:${port}"
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need ab apache2-utils
 tools_need wrk wrk
@@ -73,84 +73,19 @@ command -v go >/dev/null || { echo "compare.sh: go is needed to build benchq" >&
 
 tools_pin compare.sh "nginx and the clients"
 
-# --- nginx -------------------------------------------------------------------
+# --- nginx and benchq -------------------------------------------------------
 
-work=$(mktemp -d /tmp/benchq-compare.XXXXXX)
-nginx_pid=""
-cleanup() {
-	if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-		kill -TERM "$nginx_pid" 2>/dev/null || true
-		wait "$nginx_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+servers_init "$work"
+# The seed write-ups' files: a 25 600-byte image, 49 128- and 7 638-byte
+# HTML; the larger page has always been big.html here.
+servers_seed_files "$work/www"
+cp "$work/www/test.html" "$work/www/big.html"
+servers_start_nginx "$port" "$server_cpu" "$work/www" 'sendfile on; keepalive_requests 10000000;'
+servers_wait "$url_base/test.jpg" nginx || exit 1
 
-mkdir -p "$work/www" "$work/tmp"
-# The seed write-ups' files: a 25 600-byte image, 49 128- and 7 638-byte HTML.
-head -c 25600 /dev/urandom >"$work/www/test.jpg"
-make_html() { # size file
-	{ printf '<html><body>\n'; yes '<p>benchq compare page</p>'; } 2>/dev/null | head -c "$1" >"$2" || true
-	[ "$(wc -c <"$2")" -eq "$1" ] || { echo "compare.sh: could not write $2" >&2; exit 1; }
-}
-make_html 49128 "$work/www/big.html"
-make_html 7638 "$work/www/small.html"
-
-user_line=""
-[ "$(id -u)" = 0 ] && user_line="user root root;"
-cat >"$work/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-$user_line
-pid $work/nginx.pid;
-error_log $work/error.log;
-worker_rlimit_nofile 65536;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 10000000;
-    client_body_temp_path $work/tmp;
-    proxy_temp_path $work/tmp;
-    fastcgi_temp_path $work/tmp;
-    uwsgi_temp_path $work/tmp;
-    scgi_temp_path $work/tmp;
-    server {
-        listen 127.0.0.1:$port backlog=4096;
-        root $work/www;
-    }
-}
-EOF
-taskset -c "$server_cpu" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
-nginx_pid=$!
-for _ in $(seq 50); do
-	curl -sf -o /dev/null "$url_base/test.jpg" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$url_base/test.jpg" || { echo "compare.sh: nginx did not start" >&2; cat "$work/error.log" >&2; exit 1; }
-
-# --- benchq ------------------------------------------------------------------
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+benchq_build
 
 # --- measurement -------------------------------------------------------------
-
-# measure NAME CMD...: runs CMD on the client CPU under /usr/bin/time; sets
-# wall, cpu and rss_kib, and leaves CMD's stdout in $work/out.
-measure() {
-	local name=$1
-	shift
-	if ! /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
-		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err"; then
-		echo "compare.sh: $name failed:" >&2
-		tail -5 "$work/err" >&2
-	fi
-	# The last line: time prefixes a note when the command failed.
-	read -r wall user sys rss_kib < <(tail -n 1 "$work/time")
-	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-}
 
 # completed TOOL: requests the last run completed, from its stdout.
 completed() {
@@ -162,35 +97,30 @@ completed() {
 }
 
 rows=()
-# record CLIENT MODE FILE: appends a row for the last measurement.
-record() {
+# run CLIENT MODE FILE CMD...: measures CMD (see measure in lib/procs.sh)
+# and appends a row; a client that failed keeps its row, with what it
+# completed.
+run() {
 	local n
+	measure "$1" "${@:4}" || true
 	n=$(completed "$1")
 	rows+=("$1|$2|$3|${n:-0}|$wall|$cpu|$rss_kib")
 }
 
 run_keepalive() { # file
 	local u="$url_base/$1"
-	measure wrk wrk -t1 -c"$concurrency" -d"${duration}s" "$u"
-	record wrk keep-alive "$1"
-	measure ab ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
-	record ab keep-alive "$1"
-	measure hey hey -c "$concurrency" -n "$ka_requests" "$u"
-	record hey keep-alive "$1"
-	measure benchq "$work/benchq" ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
-	record benchq keep-alive "$1"
+	run wrk keep-alive "$1" wrk -t1 -c"$concurrency" -d"${duration}s" "$u"
+	run ab keep-alive "$1" ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
+	run hey keep-alive "$1" hey -c "$concurrency" -n "$ka_requests" "$u"
+	run benchq keep-alive "$1" "$work/benchq" ab -q -k -c"$concurrency" -n"$ka_requests" "$u"
 }
 
 run_close() { # file
 	local u="$url_base/$1"
-	measure wrk wrk -t1 -c"$concurrency" -d"${duration}s" -H 'Connection: close' "$u"
-	record wrk close "$1"
-	measure ab ab -q -c"$concurrency" -n"$requests" "$u"
-	record ab close "$1"
-	measure hey hey -disable-keepalive -c "$concurrency" -n "$requests" "$u"
-	record hey close "$1"
-	measure benchq "$work/benchq" ab -q -c"$concurrency" -n"$requests" "$u"
-	record benchq close "$1"
+	run wrk close "$1" wrk -t1 -c"$concurrency" -d"${duration}s" -H 'Connection: close' "$u"
+	run ab close "$1" ab -q -c"$concurrency" -n"$requests" "$u"
+	run hey close "$1" hey -disable-keepalive -c "$concurrency" -n "$requests" "$u"
+	run benchq close "$1" "$work/benchq" ab -q -c"$concurrency" -n"$requests" "$u"
 }
 
 for f in $files; do
@@ -201,9 +131,9 @@ for f in $files; do
 done
 
 echo "compare.sh: memory: benchq ab -k -n $mem_small and -n $mem_large" >&2
-measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_small" "$url_base/small.html"
+measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_small" "$url_base/small.html" || true
 mem_small_kib=$rss_kib mem_small_done=$(completed benchq)
-measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_large" "$url_base/small.html"
+measure benchq-mem "$work/benchq" ab -q -k -c"$concurrency" -n"$mem_large" "$url_base/small.html" || true
 mem_large_kib=$rss_kib mem_large_done=$(completed benchq)
 
 # --- report ------------------------------------------------------------------

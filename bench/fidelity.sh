@@ -100,8 +100,8 @@ done
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need ab apache2-utils
 tools_need /usr/sbin/lighttpd lighttpd
 tools_need /usr/sbin/nginx nginx
@@ -125,13 +125,6 @@ ulimit -Sn "$fds"
 
 # --- processes ---------------------------------------------------------------
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-fidelity.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-
 servers_init "$work"
 servers_seed_files "$work/www"
 declare -A url
@@ -151,8 +144,7 @@ server.listen-backlog = 4096' ;;
 	servers_wait "${url[$t]}" "$t" || exit 1
 done
 
-echo "fidelity.sh: building benchq" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+benchq_build
 
 # Both services admit this many jobs: the script submits one per cell.
 quota_env=(BENCHQ_MAX_ACTIVE_JOBS=1000000 BENCHQ_SUBMISSIONS_PER_MINUTE=1000000)
@@ -161,38 +153,21 @@ aio_port=$(servers_free_port)
 aio_base="http://127.0.0.1:$aio_port"
 # Ephemeral: a scratch all-in-one with its Redis in-process, as this
 # comparison has always measured it, and not a developer's data directory.
-env "${quota_env[@]}" BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$aio_port" taskset -c "$client_cpu" \
-	"$work/benchq" >"$work/aio.log" 2>&1 &
-aio_pid=$!
-pids+=("$aio_pid")
+benchq_start aio.log "$client_cpu" "${quota_env[@]}" BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$aio_port"
+aio_pid=$benchq_pid
 
-redis_port=$(servers_free_port)
-redis_url="redis://127.0.0.1:$redis_port/0"
-taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
-	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
-	>"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
-redis-cli -p "$redis_port" ping >/dev/null 2>&1 || { cat "$work/redis.log" >&2; die "redis-server did not start"; }
-key=$(BENCHQ_REDIS_URL=$redis_url "$work/benchq" keys add fidelity \
-	--max-active-jobs 1000000 --submissions-per-minute 1000000 2>"$work/keys.err") ||
-	{ cat "$work/keys.err" >&2; die "benchq keys add failed"; }
+benchq_redis "$(servers_free_port)" "$server_cpu" || exit 1
+key=$(benchq_key "$redis_url" fidelity --max-active-jobs 1000000 --submissions-per-minute 1000000) || exit 1
 sv_port=$(servers_free_port)
 sv_base="http://127.0.0.1:$sv_port"
-env "${quota_env[@]}" BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
-	taskset -c "$server_cpu" "$work/benchq" serve --addr "127.0.0.1:$sv_port" >"$work/serve.log" 2>&1 &
-pids+=($!)
-BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
-	taskset -c "$client_cpu" "$work/benchq" worker >"$work/worker.log" 2>&1 &
-worker_pid=$!
-pids+=("$worker_pid")
+benchq_start serve.log "$server_cpu" "${quota_env[@]}" BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 \
+	serve --addr "127.0.0.1:$sv_port"
+sv_pid=$benchq_pid
+benchq_start worker.log "$client_cpu" BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 worker
+worker_pid=$benchq_pid
 
-for base in "$aio_base" "$sv_base"; do
-	servers_wait "$base/readyz" "benchq at $base" || { cat "$work"/aio.log "$work"/serve.log >&2; exit 1; }
-done
+benchq_ready "$aio_base" aio.log || exit 1
+benchq_ready "$sv_base" serve.log worker.log || exit 1
 
 # --- measurement -------------------------------------------------------------
 
@@ -240,25 +215,6 @@ run_cli() {
 	rps=${rps:-0} complete=${complete:-0} taken=${taken:-0} field="-"
 }
 
-# wait_job URL: until the job has succeeded; fails on failed or canceled,
-# or after --job-timeout. The event stream ends after the job's last event,
-# so one idle connection waits instead of a poll loop spending CPU.
-wait_job() {
-	local job=$1 status deadline
-	in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "${auth[@]}" \
-		"$job/events" >/dev/null 2>&1 || true
-	deadline=$(($(date +%s) + job_timeout))
-	while :; do
-		status=$(curl -fsS --max-time 10 "${auth[@]}" "$job" | jq -r .status) || status="?"
-		case $status in
-		succeeded) return 0 ;;
-		failed | canceled) curl -fsS --max-time 10 "${auth[@]}" "$job" >&2 || true; die "job $job $status" ;;
-		esac
-		[ "$(date +%s)" -lt "$deadline" ] || die "job $job still $status after ${job_timeout}s"
-		sleep 0.2
-	done
-}
-
 # idle rate of each service process, CPU-s per wall second, measured once.
 declare -A idle_rate
 measure_idle() { # pid
@@ -272,10 +228,10 @@ measure_idle() { # pid
 # run_job FLAVOUR URL KEEPALIVE C N: the same as run_cli, through the
 # service; field is the result's client_cpu_s, "-" when it has none.
 run_job() {
-	local flavour=$1 u=$2 ka=$3 c=$4 n=$5 base pid
+	local flavour=$1 u=$2 ka=$3 c=$4 n=$5 base pid api_pid auth
 	case $flavour in
-	all-in-one) base=$aio_base pid=$aio_pid auth=() ;;
-	serve+worker) base=$sv_base pid=$worker_pid auth=(-H "Authorization: Bearer $key") ;;
+	all-in-one) base=$aio_base pid=$aio_pid api_pid=$aio_pid auth=() ;;
+	serve+worker) base=$sv_base pid=$worker_pid api_pid=$sv_pid auth=(-H "Authorization: Bearer $key") ;;
 	esac
 	local spec loc c0 c1
 	spec=$(jq -nc --arg u "$u" --argjson ka "$ka" --argjson c "$c" --argjson n "$n" \
@@ -283,14 +239,11 @@ run_job() {
 		  sweep: {concurrency: [$c], requests: [$n], repeats: 1}}')
 	kill -0 "$pid" 2>/dev/null || { tail -20 "$work/aio.log" "$work/worker.log" >&2; die "the $flavour process exited"; }
 	c0=$(cpu_ns "$pid")
-	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f "${auth[@]}" \
-		-H 'Content-Type: application/json' --data-binary "$spec" "$base/v1/jobs") ||
-		{ cat "$work/resp" >&2; die "$flavour refused the job $spec"; }
-	[ -n "$loc" ] || die "$flavour answered no Location"
-	wait_job "$base$loc"
+	loc=$(benchq_submit "$base" "$spec" "${auth[@]}") || die "$flavour refused the job"
+	benchq_wait_job "$base$loc" "$job_timeout" "$api_pid" "${auth[@]}" || exit 1
+	[ "$job_status" = succeeded ] || die "$flavour: job $base$loc $job_status"
 	c1=$(cpu_ns "$pid")
-	curl -fsS --max-time 30 "${auth[@]}" "$base$loc/results" >"$work/results.json" ||
-		die "GET $base$loc/results failed"
+	benchq_results "$base$loc" "${auth[@]}" || exit 1
 	# Nothing is subtracted: the job's CPU includes its submission, pick-up,
 	# progress writes and stored result, as a user's job does.
 	cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { v = (b - a) / 1e9; if (v < 0.001) v = 0.001; printf "%.3f", v }')
@@ -307,7 +260,6 @@ run_client() { # client url keepalive c n
 	esac
 }
 
-auth=()
 clients=(ab benchq-ab all-in-one serve+worker)
 [ "$aa" = 1 ] && clients+=(benchq-ab-again)
 rows="$work/rows"

@@ -52,8 +52,8 @@ while [ $# -gt 0 ]; do
 done
 tls_port=$port h2c_port=$((port + 1))
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need h2load nghttp2-client
 tools_need openssl openssl
@@ -65,85 +65,28 @@ command -v go >/dev/null || { echo "h2load.sh: go is needed to build benchq" >&2
 
 tools_pin h2load.sh "nginx and the clients"
 
-# --- nginx -------------------------------------------------------------------
+# --- nginx and benchq -------------------------------------------------------
 
-work=$(mktemp -d /tmp/benchq-h2load.XXXXXX)
-nginx_pid=""
-cleanup() {
-	if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-		kill -TERM "$nginx_pid" 2>/dev/null || true
-		wait "$nginx_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-mkdir -p "$work/www" "$work/tmp"
-head -c 25600 /dev/urandom >"$work/www/test.jpg"
-{ printf '<html><body>\n'; yes '<p>benchq compare page</p>'; } 2>/dev/null | head -c 7638 >"$work/www/small.html" || true
+servers_init "$work"
+servers_seed_files "$work/www"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
 	-keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
 # nginx before 1.25.1 has no "http2 on": the listen parameter says it, and
-# a listen with http2 but without ssl is h2c with prior knowledge.
-user_line=""
-[ "$(id -u)" = 0 ] && user_line="user root root;"
-cat >"$work/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-$user_line
-pid $work/nginx.pid;
-error_log $work/error.log;
-worker_rlimit_nofile 65536;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    sendfile on;
-    keepalive_requests 10000000;
-    http2_max_concurrent_streams 1000;
-    client_body_temp_path $work/tmp;
-    proxy_temp_path $work/tmp;
-    fastcgi_temp_path $work/tmp;
-    uwsgi_temp_path $work/tmp;
-    scgi_temp_path $work/tmp;
-    server {
-        listen 127.0.0.1:$tls_port ssl http2 backlog=4096;
-        listen 127.0.0.1:$h2c_port http2 backlog=4096;
-        ssl_certificate $work/cert.pem;
-        ssl_certificate_key $work/key.pem;
-        root $work/www;
-    }
-}
-EOF
-taskset -c "$server_cpu" nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
-nginx_pid=$!
+# a listen with http2 but without ssl is h2c with prior knowledge. The
+# server's own HTTP/1.1 port only says when nginx is up.
+plain_port=$(servers_free_port)
+servers_start_nginx "$plain_port" "$server_cpu" "$work/www" \
+	'sendfile on; keepalive_requests 10000000; http2_max_concurrent_streams 1000;' \
+	"listen 127.0.0.1:$tls_port ssl http2 backlog=4096; listen 127.0.0.1:$h2c_port http2 backlog=4096;
+        ssl_certificate $work/cert.pem; ssl_certificate_key $work/key.pem;"
+servers_wait "http://127.0.0.1:$plain_port/$file" nginx || exit 1
 tls_url="https://127.0.0.1:$tls_port/$file"
 h2c_url="http://127.0.0.1:$h2c_port/$file"
-for _ in $(seq 50); do
-	curl -skf -o /dev/null "$tls_url" 2>/dev/null && break
-	sleep 0.1
-done
-curl -skf -o /dev/null "$tls_url" || { echo "h2load.sh: nginx did not start" >&2; cat "$work/error.log" >&2; exit 1; }
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+benchq_build
 
 # --- measurement -------------------------------------------------------------
-
-# measure NAME CMD...: runs CMD on the client CPU under /usr/bin/time; sets
-# wall and cpu, and leaves CMD's stdout in $work/out.
-measure() {
-	local name=$1
-	shift
-	if ! /usr/bin/time -f '%e %U %S' -o "$work/time" \
-		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err"; then
-		echo "h2load.sh: $name failed:" >&2
-		tail -5 "$work/err" >&2
-	fi
-	read -r wall user sys < <(tail -n 1 "$work/time")
-	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-}
 
 # succeeded TOOL: requests the last run completed with a 2xx, from stdout.
 succeeded() {
@@ -154,8 +97,12 @@ succeeded() {
 }
 
 rows=()
-record() { # client mode round
+# run CLIENT MODE ROUND CMD...: measures CMD (see measure in lib/procs.sh)
+# and appends a row; a client that failed keeps its row, with what it
+# completed.
+run() {
 	local n
+	measure "$1" "${@:4}" || true
 	n=$(succeeded "$1")
 	rows+=("$1|$2|$3|${n:-0}|$wall|$cpu")
 }
@@ -165,10 +112,8 @@ for round in $(seq "$rounds"); do
 		url=$tls_url
 		[ "$mode" = h2c ] && url=$h2c_url
 		echo "h2load.sh: round $round: $mode" >&2
-		measure h2load h2load -n "$requests" -c "$conns" -m "$streams" -t 1 "$url"
-		record h2load "$mode" "$round"
-		measure benchq "$work/benchq" ab -q --http2 -c "$conns" --max-streams "$streams" -n "$requests" "$url"
-		record benchq "$mode" "$round"
+		run h2load "$mode" "$round" h2load -n "$requests" -c "$conns" -m "$streams" -t 1 "$url"
+		run benchq "$mode" "$round" "$work/benchq" ab -q --http2 -c "$conns" --max-streams "$streams" -n "$requests" "$url"
 	done
 done
 

@@ -9,7 +9,7 @@
 #   benchq ab    benchq ab -n N -c C, the CLI
 #   all-in-one   the same as a one-point job on the all-in-one benchq (API,
 #                worker and embedded Redis in one process), submitted with
-#                curl and polled until it ends
+#                curl and awaited until it ends
 #
 # Peak RSS is /usr/bin/time's maximum resident set size for the CLIs and
 # the service's VmHWM (/proc/PID/status, the process's peak since it
@@ -62,8 +62,8 @@ done
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need ab apache2-utils
 tools_need /usr/sbin/nginx nginx
 tools_need jq jq
@@ -77,13 +77,6 @@ tools_pin membound.sh "servers and clients"
 
 # --- processes ---------------------------------------------------------------
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-membound.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-
 servers_init "$work"
 mkdir -p "$work/www"
 truncate -s "${size}M" "$work/www/big.bin" # sparse: no disk, no page cache to speak of
@@ -94,8 +87,7 @@ servers_start_nginx "$port" "$server_cpu" "$work/www" 'sendfile on; keepalive_re
 big="http://127.0.0.1:$port/big.bin"
 servers_wait "http://127.0.0.1:$port/ok.txt" nginx || exit 1
 
-echo "membound.sh: building benchq and bench/endless" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq && go build -o "$work/endless" ./bench/endless)
+benchq_build endless
 
 taskset -c "$server_cpu" "$work/endless" -for "$((job_timeout * 3))s" >"$work/endless.addr" 2>"$work/endless.log" &
 pids+=($!)
@@ -108,27 +100,22 @@ endless="http://$(head -n 1 "$work/endless.addr")/"
 
 aio_port=$(servers_free_port)
 aio_base="http://127.0.0.1:$aio_port"
-BENCHQ_ADDR="127.0.0.1:$aio_port" taskset -c "$client_cpu" "$work/benchq" >"$work/aio.log" 2>&1 &
-aio_pid=$!
-pids+=("$aio_pid")
-servers_wait "$aio_base/readyz" "the all-in-one benchq" || { cat "$work/aio.log" >&2; exit 1; }
+benchq_start aio.log "$client_cpu" BENCHQ_ADDR="127.0.0.1:$aio_port"
+aio_pid=$benchq_pid
+benchq_ready "$aio_base" aio.log || exit 1
 
 # --- measurement -------------------------------------------------------------
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; } # KiB -> MiB
 status_kib() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; } # pid field
 
-# run_cli NAME CMD...: runs a CLI pinned to CPU 1 under /usr/bin/time;
-# sets rss (KiB) and leaves its report in $work/NAME.out.
+# run_cli NAME CMD...: measures a CLI (see measure in lib/procs.sh); sets
+# rss (KiB) and leaves its report in $work/NAME.out.
+measure_timeout=$job_timeout
 run_cli() {
-	local name=$1
-	shift
-	if ! in_bg timeout "$job_timeout" /usr/bin/time -f '%M' -o "$work/$name.time" \
-		taskset -c "$client_cpu" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
-		echo "membound.sh: $name exited non-zero:" >&2
-		tail -3 "$work/$name.err" >&2
-	fi
-	rss=$(tail -n 1 "$work/$name.time")
+	measure "$@" || true
+	cp "$work/out" "$work/$1.out"
+	rss=$rss_kib
 }
 
 report_field() { awk -v l="$2" 'index($0, l) == 1 { sub(/^[^:]*: */, ""); print; exit }' "$1"; }
@@ -136,21 +123,12 @@ report_field() { awk -v l="$2" 'index($0, l) == 1 { sub(/^[^:]*: */, ""); print;
 # run_job SPEC: submits SPEC to the all-in-one, waits for its end, and
 # leaves the first run's result in $work/result.json.
 run_job() {
-	local loc status deadline
-	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f \
-		-H 'Content-Type: application/json' --data-binary "$1" "$aio_base/v1/jobs") ||
-		{ cat "$work/resp" >&2; die "the all-in-one refused the job $1"; }
-	[ -n "$loc" ] || die "the all-in-one answered no Location"
-	deadline=$(($(date +%s) + job_timeout))
-	while :; do
-		status=$(curl -fsS --max-time 10 "$aio_base$loc" | jq -r .status) || status="?"
-		case $status in succeeded | failed | canceled) break ;; esac
-		[ "$(date +%s)" -lt "$deadline" ] || die "job $loc still $status after ${job_timeout}s"
-		sleep 0.5
-	done
-	curl -fsS --max-time 30 "$aio_base$loc/results" | jq '.runs[0].result' >"$work/result.json" ||
-		die "GET $aio_base$loc/results failed"
-	[ "$(jq -r .complete_requests "$work/result.json")" != null ] || die "job $loc ($status) has no result"
+	local loc
+	loc=$(benchq_submit "$aio_base" "$1") || exit 1
+	benchq_wait_job "$aio_base$loc" "$job_timeout" "$aio_pid" || exit 1
+	benchq_results "$aio_base$loc" || exit 1
+	jq '.runs[0].result' "$work/results.json" >"$work/result.json"
+	[ "$(jq -r .complete_requests "$work/result.json")" != null ] || die "job $loc ($job_status) has no result"
 }
 
 fail=0

@@ -65,8 +65,8 @@ done
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need /usr/sbin/nginx nginx
 tools_need redis-server redis-server
 tools_need jq jq
@@ -86,13 +86,6 @@ done
 
 # --- processes ---------------------------------------------------------------
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-scaling.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-
 servers_init "$work"
 servers_seed_files "$work/www"
 port=$(servers_free_port)
@@ -100,45 +93,28 @@ servers_start_nginx "$port" "$server_cpu" "$work/www" 'keepalive_requests 100000
 url="http://127.0.0.1:$port/status.html"
 servers_wait "$url" nginx || exit 1
 
-echo "scaling.sh: building benchq" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
-
-redis_port=$(servers_free_port)
-redis_url="redis://127.0.0.1:$redis_port/0"
-taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
-	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
-	>"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
-redis-cli -p "$redis_port" ping >/dev/null 2>&1 || { cat "$work/redis.log" >&2; die "redis-server did not start"; }
-key=$(BENCHQ_REDIS_URL=$redis_url "$work/benchq" keys add scaling \
-	--max-active-jobs 1000000 --submissions-per-minute 1000000 2>"$work/keys.err") ||
-	{ cat "$work/keys.err" >&2; die "benchq keys add failed"; }
+benchq_build
+benchq_redis "$(servers_free_port)" "$server_cpu" || exit 1
+key=$(benchq_key "$redis_url" scaling --max-active-jobs 1000000 --submissions-per-minute 1000000) || exit 1
 auth=(-H "Authorization: Bearer $key")
 svc_env=(BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8 BENCHQ_SHARD_WAIT=30s)
 sv_port=$(servers_free_port)
 base="http://127.0.0.1:$sv_port"
-env "${svc_env[@]}" taskset -c "$server_cpu" "$work/benchq" serve --addr "127.0.0.1:$sv_port" >"$work/serve.log" 2>&1 &
-pids+=($!)
-servers_wait "$base/readyz" "benchq serve" || { cat "$work/serve.log" >&2; exit 1; }
+benchq_start serve.log "$server_cpu" "${svc_env[@]}" serve --addr "127.0.0.1:$sv_port"
+sv_pid=$benchq_pid
+benchq_ready "$base" serve.log || exit 1
 
 workers=() # pids of the workers running now
 start_workers() { # k
 	local i cpu
 	for ((i = 0; i < $1; i++)); do
 		cpu=${client_cpus[$((i % ${#client_cpus[@]}))]}
-		env "${svc_env[@]}" taskset -c "$cpu" "$work/benchq" worker >"$work/worker-$1-$i.log" 2>&1 &
-		workers+=($!)
-		pids+=($!)
+		benchq_start "worker-$1-$i.log" "$cpu" "${svc_env[@]}" worker
+		workers+=("$benchq_pid")
 	done
 }
 stop_workers() {
-	local pid
-	for pid in "${workers[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-	for pid in "${workers[@]}"; do wait "$pid" 2>/dev/null || true; done
+	procs_stop "${workers[@]}"
 	workers=()
 }
 
@@ -147,26 +123,14 @@ stop_workers() {
 # run_job C N SHARDS: submits the point and waits for it; sets rps and
 # spread (ms between the first and the last shard start, "-" unsharded).
 run_job() {
-	local c=$1 n=$2 k=$3 spec loc status deadline
+	local c=$1 n=$2 k=$3 spec loc
 	spec=$(jq -nc --arg u "$url" --argjson c "$c" --argjson n "$n" --argjson k "$k" \
 		'{name: "scaling", targets: [{url: $u}], request: {keepalive: true},
 		  sweep: {concurrency: [$c], requests: [$n], shards: $k}}')
-	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f "${auth[@]}" \
-		-H 'Content-Type: application/json' --data-binary "$spec" "$base/v1/jobs") ||
-		{ cat "$work/resp" >&2; die "the service refused $spec"; }
-	[ -n "$loc" ] || die "the service answered no Location"
-	in_bg timeout "$job_timeout" curl -sSN --max-time "$job_timeout" "${auth[@]}" "$base$loc/events" >/dev/null 2>&1 || true
-	deadline=$(($(date +%s) + job_timeout))
-	while :; do
-		status=$(curl -fsS --max-time 10 "${auth[@]}" "$base$loc" | jq -r .status) || status="?"
-		case $status in
-		succeeded) break ;;
-		failed | canceled) curl -fsS --max-time 10 "${auth[@]}" "$base$loc" >&2 || true; die "job $loc $status" ;;
-		esac
-		[ "$(date +%s)" -lt "$deadline" ] || die "job $loc still $status after ${job_timeout}s"
-		sleep 0.2
-	done
-	curl -fsS --max-time 30 "${auth[@]}" "$base$loc/results" >"$work/results.json" || die "GET $loc/results failed"
+	loc=$(benchq_submit "$base" "$spec" "${auth[@]}") || exit 1
+	benchq_wait_job "$base$loc" "$job_timeout" "$sv_pid" "${auth[@]}" || exit 1
+	[ "$job_status" = succeeded ] || die "job $loc $job_status"
+	benchq_results "$base$loc" "${auth[@]}" || exit 1
 	read -r rps complete < <(jq -r '.runs[0].result | [.requests_per_second, .complete_requests] | @tsv' "$work/results.json")
 	[ "$complete" = "$n" ] || echo "scaling.sh: warning: $complete of $n requests complete (c=$c shards=$k)" >&2
 	spread=$(jq -r '.runs[0].shards // [] | if length > 1 then

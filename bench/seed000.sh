@@ -75,8 +75,8 @@ is_count "$job_timeout" || die "--job-timeout: not a positive whole number: $job
 
 # --- tools -------------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need ab apache2-utils
 tools_need /usr/sbin/apache2 apache2
 tools_need /usr/sbin/lighttpd lighttpd
@@ -110,12 +110,6 @@ ulimit -Sn "$fds"
 
 # --- processes ---------------------------------------------------------------
 
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-seed000.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
-
 servers_init "$work"
 servers_seed_files "$work/www"
 [ -z "$server_cpu_pct" ] || servers_cap_cpu "$server_cpu_pct" || exit 1
@@ -129,14 +123,12 @@ url[lighttpd]="http://127.0.0.1:$lighttpd_port/test.jpg"
 servers_wait "${url[apache]}" apache || exit 1
 servers_wait "${url[lighttpd]}" lighttpd || exit 1
 
-echo "seed000.sh: building benchq" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
+benchq_build
 api_port=$(servers_free_port)
 api="http://127.0.0.1:$api_port"
 # Ephemeral: a scratch service, not the data directory of one a developer runs.
-BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$api_port" taskset -c "$client_cpu" "$work/benchq" >"$work/benchq.log" 2>&1 &
-pids+=($!)
-servers_wait "$api/readyz" benchq || { cat "$work/benchq.log" >&2; exit 1; }
+benchq_start benchq.log "$client_cpu" BENCHQ_EPHEMERAL=true BENCHQ_ADDR="127.0.0.1:$api_port"
+benchq_ready "$api" benchq.log || exit 1
 
 # --- ab, in the job's order ----------------------------------------------------
 
@@ -177,24 +169,11 @@ jq --arg a "${url[apache]}" --arg l "${url[lighttpd]}" --argjson r "$repeats" \
 	| .sweep.order = "interleaved"
 	| .request.http_version = "1.0"
 	| .labels.compared_with = "ab"' "$seed_spec" >"$work/job.json"
-loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f \
-	-H 'Content-Type: application/json' --data-binary @"$work/job.json" "$api/v1/jobs") ||
-	{ cat "$work/resp" >&2; die "the job was refused"; }
-[ -n "$loc" ] || die "POST /v1/jobs answered no Location"
+loc=$(benchq_submit "$api" @"$work/job.json") || exit 1
 echo "seed000.sh: job $api$loc" >&2
-# The event stream ends after the job's last event: one idle connection
-# waits instead of a poll loop.
-in_bg timeout "$job_timeout" taskset -c "$server_cpu" curl -sSN --max-time "$job_timeout" "$api$loc/events" >/dev/null 2>&1 || true
-deadline=$(($(date +%s) + 30))
-while :; do
-	kill -0 "${pids[0]}" 2>/dev/null || { tail -20 "$work/benchq.log" >&2; die "benchq exited"; }
-	status=$(curl -fsS --max-time 10 "$api$loc" | jq -r .status) || status="?"
-	[ "$status" = succeeded ] && break
-	case $status in failed | canceled) curl -fsS "$api$loc" >&2 || true; die "job $status" ;; esac
-	[ "$(date +%s)" -lt "$deadline" ] || die "job still $status after the event stream ended"
-	sleep 0.5
-done
-curl -fsS --max-time 30 "$api$loc/results" >"$work/results.json" || die "GET $api$loc/results failed"
+benchq_wait_job "$api$loc" "$job_timeout" "$benchq_pid" || { tail -20 "$work/benchq.log" >&2; exit 1; }
+[ "$job_status" = succeeded ] || die "job $job_status"
+benchq_results "$api$loc" || exit 1
 ab_pass $((repeats + 1)) "$ab_repeats"
 jq -r '.analysis.points[] | [.point.requests, .point.concurrency, .point.target,
 	.rps.mean, .rps.min, .rps.max, (.comparison.rps_pct // "-"), .failed_ratio.max,

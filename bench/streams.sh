@@ -44,76 +44,51 @@ while [ $# -gt 0 ]; do
 done
 case " $counts " in *" 0 "*) ;; *) echo "streams.sh: --streams must include 0, the baseline" >&2; exit 2 ;; esac
 
-for tool in go redis-server redis-cli taskset curl; do
-	command -v "$tool" >/dev/null || { echo "streams.sh: $tool is needed (apt-get install -y redis-server util-linux curl)" >&2; exit 1; }
-done
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
+tools_need redis-server redis-server
+tools_need redis-cli redis-tools
+tools_need taskset util-linux
+tools_need curl curl
+tools_install streams.sh
+command -v go >/dev/null || { echo "streams.sh: go is needed to build benchq" >&2; exit 1; }
 tools_pin streams.sh "servers and clients"
 
-work=$(mktemp -d /tmp/benchq-streams.XXXXXX)
-pids=()
-holder=""
-cleanup() {
-	[ -n "$holder" ] && kill -TERM "$holder" 2>/dev/null || true
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+benchq_build streamhold
+benchq_redis "$redis_port" "$server_cpu" || exit 1
 
-echo "streams.sh: building benchq and streamhold" >&2
-(cd "$(dirname "$0")/.." && go build -o "$work/benchq" ./cmd/benchq && go build -o "$work/streamhold" ./bench/streamhold)
-
-taskset -c "$server_cpu" redis-server --port "$redis_port" --bind 127.0.0.1 \
-	--save '' --appendonly no --maxmemory-policy noeviction --dir "$work" \
-	>"$work/redis.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 50); do
-	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
-redis-cli -p "$redis_port" ping >/dev/null || { echo "streams.sh: redis-server did not start" >&2; cat "$work/redis.log" >&2; exit 1; }
-
-export BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0" BENCHQ_ALLOW_TARGETS=127.0.0.0/8
+export BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.0/8
 base="http://127.0.0.1:$port"
-streamer=$("$work/benchq" keys add streamer 2>/dev/null)
-bystander=$("$work/benchq" keys add bystander 2>/dev/null)
+streamer=$(benchq_key "$redis_url" streamer) || exit 1
+bystander=$(benchq_key "$redis_url" bystander) || exit 1
 # The caps are raised so the largest count fits one key: this measures
 # what open streams cost, not the cap refusing them.
-BENCHQ_MAX_STREAMS_PER_KEY=1000 BENCHQ_MAX_STREAMS=2000 BENCHQ_LOG_LEVEL=warn taskset -c "$server_cpu" \
-	"$work/benchq" serve --addr "127.0.0.1:$port" >"$work/serve.log" 2>&1 &
-pids+=($!)
-BENCHQ_LOG_LEVEL=warn taskset -c "$server_cpu" "$work/benchq" worker >"$work/worker.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "$base/readyz" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$base/readyz" || { echo "streams.sh: benchq serve not ready" >&2; cat "$work/serve.log" >&2; exit 1; }
+benchq_start serve.log "$server_cpu" BENCHQ_MAX_STREAMS_PER_KEY=1000 BENCHQ_MAX_STREAMS=2000 BENCHQ_LOG_LEVEL=warn \
+	serve --addr "127.0.0.1:$port"
+benchq_start worker.log "$server_cpu" BENCHQ_LOG_LEVEL=warn worker
+benchq_ready "$base" serve.log || exit 1
 
 submit() { # key spec: prints the job id
-	curl -sf -H "Authorization: Bearer $1" -H 'Content-Type: application/json' --data-binary "$2" "$base/v1/jobs" |
-		sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -1
+	local loc
+	loc=$(benchq_submit "$base" "$2" -H "Authorization: Bearer $1") || return 1
+	echo "${loc##*/}"
 }
-stream_job=$(submit "$streamer" '{"name":"streams-bench","targets":[{"url":"'"$base"'/healthz"}],"sweep":{"concurrency":[1],"rate":[20],"duration":["20m"]}}')
-own_job=$(submit "$bystander" '{"name":"bystander","targets":[{"url":"'"$base"'/healthz"}],"sweep":{"requests":[1]}}')
-[ -n "$stream_job" ] && [ -n "$own_job" ] || { echo "streams.sh: could not submit the jobs" >&2; exit 1; }
+stream_job=$(submit "$streamer" '{"name":"streams-bench","targets":[{"url":"'"$base"'/healthz"}],"sweep":{"concurrency":[1],"rate":[20],"duration":["20m"]}}') || exit 1
+own_job=$(submit "$bystander" '{"name":"bystander","targets":[{"url":"'"$base"'/healthz"}],"sweep":{"requests":[1]}}') || exit 1
 for _ in $(seq 100); do
 	curl -sf -H "Authorization: Bearer $streamer" "$base/v1/jobs/$stream_job" | grep -q '"status":"running"' && break
 	sleep 0.1
 done
 
-# measure COUNT: hold COUNT streams, GET the bystander's job, print "COUNT p50 p99".
-measure() {
+# with_streams COUNT: hold COUNT streams, GET the bystander's job, print "COUNT p50 p99".
+holder="" # the streamhold running now
+with_streams() {
 	local n=$1 csv="$work/pct-$1.csv" report="$work/report-$1.txt"
 	if [ "$n" -gt 0 ]; then
 		BENCHQ_API_KEY=$streamer taskset -c "$client_cpu" "$work/streamhold" -server "$base" -job "$stream_job" -n "$n" -for 5m \
 			>"$work/hold-$n.txt" &
 		holder=$!
+		pids+=("$holder")
 		for _ in $(seq 300); do
 			[ -s "$work/hold-$n.txt" ] && break
 			sleep 0.1
@@ -134,10 +109,10 @@ measure() {
 		done
 	) >"$work/readyz-$n.txt" &
 	local prober=$!
+	pids+=("$prober")
 	taskset -c "$client_cpu" timeout 300 "$work/benchq" ab -q -k -c 20 --rate "$rate" -n "$requests" \
 		-H "Authorization: Bearer $bystander" -e "$csv" "$base/v1/jobs/$own_job" >"$report"
-	kill "$prober" 2>/dev/null || true
-	wait "$prober" 2>/dev/null || true
+	procs_stop "$prober"
 	[ -s "$work/readyz-$n.txt" ] && { echo "streams.sh: FAIL: /readyz answered $(sort -u "$work/readyz-$n.txt" | tr '\n' ' ')with $n streams open" >&2; ready_fail=1; }
 	local failed non2xx complete
 	failed=$(awk '/^Failed requests:/ {print $3}' "$report")
@@ -147,11 +122,8 @@ measure() {
 		echo "streams.sh: FAIL with $n streams: complete $complete of $requests, failed ${failed:-0}, non-2xx ${non2xx:-0}" >&2
 		exit 1
 	fi
-	if [ -n "$holder" ]; then
-		kill -TERM "$holder" 2>/dev/null || true
-		wait "$holder" 2>/dev/null || true
-		holder=""
-	fi
+	[ -z "$holder" ] || procs_stop "$holder"
+	holder=""
 	echo "$n $(awk -F, '$1 == 50 {print $2}' "$csv") $(awk -F, '$1 == 99 {print $2}' "$csv")" >>"$work/results.txt"
 	sleep 1 # the server lets the closed streams go
 }
@@ -160,7 +132,7 @@ echo "streams.sh: warm-up, 500 GETs" >&2
 taskset -c "$client_cpu" timeout 120 "$work/benchq" ab -q -k -c 20 -n 500 \
 	-H "Authorization: Bearer $bystander" "$base/v1/jobs/$own_job" >/dev/null
 for n in $counts; do
-	measure "$n"
+	with_streams "$n"
 done
 
 printf '\nstreams.sh: bystander GET /v1/jobs/{id}, %s req/s open model, n=%s, keep-alive\n' "$rate" "$requests"

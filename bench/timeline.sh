@@ -43,12 +43,8 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-here=$(cd "$(dirname "$0")" && pwd)
-repo=$(cd "$here/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$here/lib/tools.sh"
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$here/lib/servers.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need nginx nginx
 tools_need wrk wrk
 tools_need /usr/bin/time time
@@ -60,10 +56,6 @@ tools_pin timeline.sh "nginx and the clients"
 # The pair pins its nginx to CPU 1 and expects the client on CPU 0; the
 # second half does the same so both halves measure the same placement.
 if [ "$(nproc)" -ge 2 ]; then server_cpu=1 client_cpu=0; fi
-
-work=$(mktemp -d /tmp/benchq-timeline.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$here/lib/procs.sh"
 
 # --- the pair ----------------------------------------------------------------
 
@@ -83,29 +75,21 @@ off=$(pair_median off)
 # --- benchq ab beside wrk --------------------------------------------------------
 
 servers_init "$work/srv"
-mkdir -p "$work/www"
-{ printf '<html><body>\n'; yes '<p>benchq timeline page</p>'; } 2>/dev/null | head -c 7638 >"$work/www/page.html" || true
+servers_seed_files "$work/www"
 port=$(servers_free_port)
 servers_start_nginx "$port" "$server_cpu" "$work/www" "sendfile on; keepalive_requests 10000000;"
-url="http://127.0.0.1:$port/page.html"
+url="http://127.0.0.1:$port/small.html"
 servers_wait "$url" nginx
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
-
-# measure CMD...: CMD on the client CPU under /usr/bin/time; prints its
-# user+sys CPU seconds, and leaves its stdout in $work/out.
-measure() {
-	/usr/bin/time -f '%U %S' -o "$work/time" taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err" ||
-		{ echo "timeline.sh: $1 failed:" >&2; tail -5 "$work/err" >&2; return 1; }
-	tail -n 1 "$work/time" | awk '{ printf "%.3f", $1 + $2 }'
-}
+benchq_build
 
 wrk_ns=() benchq_ns=()
 for r in $(seq "$rounds"); do
 	echo "timeline.sh: round $r of $rounds: wrk, benchq ab (${duration}s each)" >&2
-	cpu=$(in_bg measure wrk -t1 -c8 -d"${duration}s" "$url")
+	# measure (lib/procs.sh) sets cpu, user + sys seconds.
+	measure wrk wrk -t1 -c8 -d"${duration}s" "$url" || exit 1
 	n=$(awk '/ requests in / { print $1 }' "$work/out")
 	wrk_ns+=("$(awk -v c="$cpu" -v n="$n" 'BEGIN { printf "%.0f", c * 1e9 / n }')")
-	cpu=$(in_bg measure "$work/benchq" ab -q -k -c8 -t"$duration" -n 100000000 "$url")
+	measure "benchq ab" "$work/benchq" ab -q -k -c8 -t"$duration" -n 100000000 "$url" || exit 1
 	n=$(awk -F: '/^Complete requests:/ { gsub(/ /, "", $2); print $2 }' "$work/out")
 	benchq_ns+=("$(awk -v c="$cpu" -v n="$n" 'BEGIN { printf "%.0f", c * 1e9 / n }')")
 done

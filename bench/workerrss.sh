@@ -50,8 +50,8 @@ for v in "$requests" "$job_timeout" ${concurrencies//,/ }; do
 	is_count "$v" || die "not a positive whole number: $v"
 done
 
-# shellcheck source-path=SCRIPTDIR source=lib/tools.sh
-. "$(dirname "$0")/lib/tools.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh"
 tools_need /usr/sbin/nginx nginx
 tools_need redis-server redis-server
 tools_need jq jq
@@ -60,13 +60,6 @@ tools_need taskset util-linux
 tools_install workerrss.sh
 command -v go >/dev/null || die "go is needed to build benchq"
 tools_pin workerrss.sh "nginx, redis-server and benchq"
-
-repo=$(cd "$(dirname "$0")/.." && pwd)
-# shellcheck source-path=SCRIPTDIR source=lib/servers.sh
-. "$repo/bench/lib/servers.sh"
-work=$(mktemp -d /tmp/benchq-workerrss.XXXXXX)
-# shellcheck source-path=SCRIPTDIR source=lib/procs.sh
-. "$repo/bench/lib/procs.sh"
 
 servers_init "$work"
 mkdir -p "$work/www" "$work/redis"
@@ -77,31 +70,20 @@ servers_start_nginx "$port" "$server_cpu" "$work/www" 'keepalive_requests 100000
 target="http://127.0.0.1:$port/ok.txt"
 servers_wait "$target" nginx || exit 1
 
-echo "workerrss.sh: building benchq" >&2
-(cd "$repo" && go build -o "$work/benchq" ./cmd/benchq)
-
-redis_port=$(servers_free_port)
-taskset -c "$server_cpu" redis-server --bind 127.0.0.1 --port "$redis_port" --dir "$work/redis" \
-	--appendonly yes --save '' >"$work/redis.log" 2>&1 &
-pids+=($!)
-export BENCHQ_REDIS_URL="redis://127.0.0.1:$redis_port/0"
-for _ in $(seq 50); do
-	redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break
-	sleep 0.1
-done
+benchq_build
+# Persistence as the manifests' Redis has it (append-only file).
+benchq_redis "$(servers_free_port)" "$server_cpu" --dir "$work/redis" --appendonly yes || exit 1
 
 api_port=$(servers_free_port)
 api="http://127.0.0.1:$api_port"
 # serve and worker admit public targets only, unless allowlisted.
-export BENCHQ_ALLOW_TARGETS=127.0.0.1/32
-taskset -c "$server_cpu" "$work/benchq" serve --addr "127.0.0.1:$api_port" >"$work/api.log" 2>&1 &
-api_pid=$!
-pids+=("$api_pid")
-taskset -c "$client_cpu" "$work/benchq" worker --workers 1 >"$work/worker.log" 2>&1 &
-worker_pid=$!
-pids+=("$worker_pid")
-servers_wait "$api/readyz" "benchq serve" || { cat "$work/api.log" >&2; exit 1; }
-key=$("$work/benchq" keys add workerrss --admin 2>"$work/keys.log") || { cat "$work/keys.log" >&2; die "benchq keys add failed"; }
+svc_env=(BENCHQ_REDIS_URL="$redis_url" BENCHQ_ALLOW_TARGETS=127.0.0.1/32)
+benchq_start api.log "$server_cpu" "${svc_env[@]}" serve --addr "127.0.0.1:$api_port"
+api_pid=$benchq_pid
+benchq_start worker.log "$client_cpu" "${svc_env[@]}" worker --workers 1
+worker_pid=$benchq_pid
+benchq_ready "$api" api.log || exit 1
+key=$(benchq_key "$redis_url" workerrss --admin) || exit 1
 [ -n "$key" ] || die "benchq keys add printed no key"
 sleep 2 # the worker connects and settles
 
@@ -117,17 +99,11 @@ for c in ${concurrencies//,/ }; do
 	echo "workerrss.sh: $requests requests at c=$c" >&2
 	spec=$(jq -nc --arg u "$target" --argjson c "$c" --argjson n "$requests" \
 		'{name: "workerrss", targets: [{url: $u}], request: {keepalive: true}, sweep: {concurrency: [$c], requests: [$n]}}')
-	loc=$(curl -sS --max-time 10 -o "$work/resp" -w '%header{location}' -f -H "Authorization: Bearer $key" \
-		-H 'Content-Type: application/json' --data-binary "$spec" "$api/v1/jobs") ||
-		{ cat "$work/resp" >&2; die "the API refused the job"; }
-	deadline=$(($(date +%s) + job_timeout))
-	while :; do
-		status=$(curl -fsS --max-time 10 -H "Authorization: Bearer $key" "$api$loc" | jq -r .status) || status="?"
-		case $status in succeeded | failed | canceled) break ;; esac
-		[ "$(date +%s)" -lt "$deadline" ] || die "job $loc still $status after ${job_timeout}s"
-		sleep 0.5
-	done
-	curl -fsS --max-time 30 -H "Authorization: Bearer $key" "$api$loc/results" | jq '.runs[0].result' >"$work/result.json"
+	loc=$(benchq_submit "$api" "$spec" -H "Authorization: Bearer $key") || exit 1
+	benchq_wait_job "$api$loc" "$job_timeout" "$api_pid" -H "Authorization: Bearer $key" || exit 1
+	status=$job_status
+	benchq_results "$api$loc" -H "Authorization: Bearer $key" || exit 1
+	jq '.runs[0].result' "$work/results.json" >"$work/result.json"
 	complete=$(jq -r .complete_requests "$work/result.json")
 	rps=$(jq -r .requests_per_second "$work/result.json")
 	hwm=$(status_kib "$worker_pid" VmHWM)

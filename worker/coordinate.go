@@ -74,6 +74,7 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int)
 		t.warmup = &wp
 	}
 	t.plan.Guard, t.plan.Progress = sw.guard(), sw.progress.snapshot
+	t.plan.OnInterval = sw.progress.intervals.begin(k, p, plan, n)
 	ctx := sw.watch.ctx
 	var tasks []string
 	for i := 1; i < n; i++ {

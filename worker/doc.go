@@ -7,7 +7,9 @@
 // The parts, one per file: runner.go (the sweep, run by run), outcome.go
 // (how an attempt ends: succeeded, failed, canceled or handed back),
 // end.go (every end of a job, through internal/jobend),
-// progress.go (live progress, written at most 4 times a second), cancel.go
+// progress.go (live progress, written at most 4 times a second),
+// intervals.go (each run's timeline intervals as they close, coalesced
+// into run.intervals stream events and capped per run), cancel.go
 // (a watcher that polls the job's cancel flag and stops the load within a
 // second), server.go (asynq wiring, shutdown), log.go (asynq's logger on
 // slog), lease.go (the job lease an attempt holds and renews while it

@@ -32,6 +32,11 @@ type progressWriter struct {
 	pending job.Progress
 	dirty   bool
 
+	// intervals are the current run's closed timeline intervals; sendMu
+	// keeps their events in order between the ticker and sendIntervals.
+	intervals intervalFeed
+	sendMu    sync.Mutex
+
 	stopCh chan struct{}
 	done   chan struct{}
 }
@@ -85,9 +90,11 @@ func (w *progressWriter) current() job.Progress {
 	return w.pending
 }
 
-// flush writes the pending progress if it changed since the last write.
-// Progress is advisory: a failed write is logged and the next one retries.
+// flush writes the pending progress if it changed since the last write,
+// and the run's intervals when they are due. Progress is advisory: a
+// failed write is logged and the next one retries.
 func (w *progressWriter) flush(ctx context.Context) {
+	w.sendIntervals(ctx)
 	w.mu.Lock()
 	p, dirty := w.pending, w.dirty
 	if r := p.CurrentRun; r != nil {
@@ -106,6 +113,30 @@ func (w *progressWriter) flush(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		w.log.Warn("worker: write progress", "job", w.id, "err", err)
 	}
+}
+
+// sendIntervals appends a run.intervals event when the feed has one due.
+// Intervals are advisory like progress: a failed write is logged and its
+// intervals are not sent again (the stored timeline has them).
+func (w *progressWriter) sendIntervals(ctx context.Context) {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	for {
+		ev, ok := w.intervals.take(time.Now())
+		if !ok {
+			return
+		}
+		if err := w.sink.AppendEvent(ctx, w.id, job.EventRunIntervals, ev); err != nil && ctx.Err() == nil {
+			w.log.Warn("worker: append run.intervals event", "job", w.id, "run", ev.RunKey, "err", err)
+		}
+	}
+}
+
+// endRun sends what is left of the run's intervals, before its
+// run.finished event.
+func (w *progressWriter) endRun(ctx context.Context) {
+	w.intervals.end()
+	w.sendIntervals(ctx)
 }
 
 // stop ends the ticker; the caller writes the final progress itself.

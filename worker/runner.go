@@ -381,6 +381,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 // a capacity search's probe (search.go), which reads the stored run back.
 func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run, error) {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
+	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	started := time.Now().UTC()
 	rec := sw.startMonitor(p, plan) // monitor.go
 	m, err := sw.load(plan)
@@ -453,6 +454,7 @@ func (sw *sweep) save(run *job.Run) error {
 	if saved { // else an overlapping attempt stored it first
 		sw.stored++
 	}
+	sw.progress.endRun(ctx)
 	ev := runFinished{RunKey: run.RunKey, Target: run.Target, Concurrency: run.Concurrency,
 		CompleteRequests: run.Result.CompleteRequests, FailedRequests: run.Result.FailedRequests,
 		RequestsPerSecond: run.Result.RequestsPerSecond}

@@ -1,8 +1,12 @@
-# procs.sh: the process handling the bench scripts share. Source it after
-# bench/lib/servers.sh and after setting work (the script's temp
+# procs.sh: the process handling the bench scripts share. Sourced by
+# setup.sh, after servers.sh and after setting work (the script's temp
 # directory); it sets pids (processes to stop at exit, appended by the
 # script), child (the command in_bg runs now) and the traps that stop
-# them all and remove work on exit, SIGINT or SIGTERM.
+# them all and remove work on exit, SIGINT or SIGTERM. Then:
+#
+#   in_bg CMD...           CMD, interruptible by a signal (below)
+#   procs_stop PID...      stops those processes now and drops them from pids
+#   measure NAME CMD...    CMD on the client CPU under /usr/bin/time (below)
 # shellcheck shell=bash
 
 pids=()
@@ -28,5 +32,43 @@ in_bg() {
 	child=$!
 	wait "$child" || rc=$?
 	child=""
+	return "$rc"
+}
+
+# procs_stop PID...: what cleanup does, for some processes before the end.
+procs_stop() {
+	local pid p keep=()
+	for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do
+		for pid in "$@"; do [ "$p" = "$pid" ] && continue 2; done
+		keep+=("$p")
+	done
+	pids=("${keep[@]}")
+}
+
+# measure NAME CMD...: runs CMD pinned to client_cpu (see tools_pin) under
+# /usr/bin/time, at most measure_timeout seconds; sets wall (s), cpu (user
+# + sys, s) and rss_kib (peak RSS), 0 when time could not report, and
+# leaves CMD's stdout in $work/out, its stderr in $work/err. When CMD
+# fails it says so with the tail of its stderr and returns CMD's status.
+# timeout runs outside time: cleanup's signal to it reaches time and CMD
+# too (timeout signals its own process group).
+measure_timeout=600
+measure() {
+	local name=$1 rc=0 user sys
+	shift
+	: >"$work/time"
+	# shellcheck disable=SC2154 # client_cpu is tools_pin's
+	in_bg timeout "$measure_timeout" /usr/bin/time -f '%e %U %S %M' -o "$work/time" \
+		taskset -c "$client_cpu" "$@" >"$work/out" 2>"$work/err" || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "${0##*/}: $name failed:" >&2
+		tail -5 "$work/err" >&2
+	fi
+	# The last line: time prefixes a note when the command failed.
+	read -r wall user sys rss_kib < <(tail -n 1 "$work/time") || true
+	# shellcheck disable=SC2034 # wall, rss_kib and cpu are read by the sourcing script
+	wall=${wall:-0} rss_kib=${rss_kib:-0} cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.2f", u + s }')
 	return "$rc"
 }

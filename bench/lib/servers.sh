@@ -8,7 +8,7 @@
 #   servers_free_port                  prints a loopback port nothing listens on
 #   servers_start_apache PORT CPU ROOT
 #   servers_start_lighttpd PORT CPU ROOT [EXTRA]
-#   servers_start_nginx PORT CPU ROOT [EXTRA]
+#   servers_start_nginx PORT CPU ROOT [EXTRA [SERVER]]
 #   servers_dokuwiki DIR               a private copy of Debian's DokuWiki in DIR, two pages
 #   servers_start_apache_php PORT CPU DIR on|off    DIR's DokuWiki on apache + mod_php, OPcache on or off
 #   servers_start_lighttpd_php PORT CPU DIR on|off  DIR's DokuWiki on lighttpd + php-cgi (FastCGI)
@@ -19,7 +19,8 @@
 # Every server runs in the foreground of a background job pinned with
 # taskset, so its pid is known and servers_stop ends exactly the processes
 # started here. EXTRA is appended to lighttpd's configuration or inside
-# nginx's http block. Only 127.0.0.1 is ever bound.
+# nginx's http block; SERVER inside nginx's server block (more listen
+# lines, TLS). Only 127.0.0.1 is ever bound.
 
 SERVERS_WORK=""
 SERVERS_PIDS=()
@@ -152,8 +153,8 @@ EOF
 	_servers_run "$cpu" /usr/sbin/lighttpd -D -f "$w/lighttpd-$port.conf"
 }
 
-servers_start_nginx() { # port cpu root [extra]
-	local port=$1 cpu=$2 root=$3 extra=${4:-} w=$SERVERS_WORK user_line=""
+servers_start_nginx() { # port cpu root [extra [server]]
+	local port=$1 cpu=$2 root=$3 extra=${4:-} server=${5:-} w=$SERVERS_WORK user_line=""
 	[ "$(id -u)" = 0 ] && user_line="user root root;"
 	cat >"$w/nginx-$port.conf" <<EOF
 daemon off;
@@ -171,7 +172,7 @@ http {
     uwsgi_temp_path $w/tmp;
     scgi_temp_path $w/tmp;
     $extra
-    server { listen 127.0.0.1:$port backlog=4096; root $root; }
+    server { listen 127.0.0.1:$port backlog=4096; root $root; $server }
 }
 EOF
 	_servers_run "$cpu" /usr/sbin/nginx -p "$w" -c "$w/nginx-$port.conf" -e "$w/nginx-$port-error.log"

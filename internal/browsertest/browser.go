@@ -158,3 +158,17 @@ func (b *Browser) Screenshot(t testing.TB, path string) {
 		t.Fatalf("browsertest: write %s: %v", path, err)
 	}
 }
+
+// ScreenshotOf captures the first element sel matches as PNG into path.
+func (b *Browser) ScreenshotOf(t testing.TB, sel, path string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.Ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("browsertest: screenshot of %s: %v", sel, err)
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatalf("browsertest: write %s: %v", path, err)
+	}
+}

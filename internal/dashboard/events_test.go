@@ -23,7 +23,7 @@ func TestLiveViewEventNames(t *testing.T) {
 	if len(listened) == 0 {
 		t.Fatal("live.js listens to no event by name")
 	}
-	stream := []string{job.EventStarted, job.EventProgress, job.EventRunFinished}
+	stream := job.StreamEvents()
 	for _, m := range listened {
 		if name := string(m[1]); !slices.Contains(stream, name) {
 			t.Errorf("live.js listens to %q, which is not one of job's stream events %q", name, stream)

@@ -112,6 +112,7 @@ type jobData struct {
 	Active  bool
 	Repeats int
 	Points  []string // each point as the live view names it, by index
+	Live    liveData // the live view's ETA and chart (live.go)
 	Targets []job.Target
 	Sweep   job.Sweep
 	Formats []format
@@ -147,6 +148,9 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		OpenRunCharts: len(v.Runs) <= maxOpenRunCharts}
 	for _, p := range spec.Points() {
 		d.Points = append(d.Points, pointLabel(p))
+	}
+	if d.Active {
+		d.Live = newLiveData(res.Job, spec.Points())
 	}
 	if !d.Active {
 		if page, err := h.apiClient(r).List(r.Context(), client.ListFilter{Limit: 50}); err == nil {

@@ -13,9 +13,12 @@ const (
 	// EventStarted opens a job's stream; a webhook gets it only when it
 	// lists it: most receivers care about the end.
 	EventStarted = "job.started"
-	// EventProgress and EventRunFinished are stream events only.
-	EventProgress    = "progress"
-	EventRunFinished = "run.finished"
+	// EventProgress, EventRunIntervals and EventRunFinished are stream
+	// events only. EventRunIntervals carries intervals of the current
+	// run's timeline as they close, a few at a time.
+	EventProgress     = "progress"
+	EventRunIntervals = "run.intervals"
+	EventRunFinished  = "run.finished"
 	// EventFinished is always the last event of a job's stream.
 	EventFinished = "job.finished"
 	// The webhook events of the terminal statuses, "job." + status.
@@ -38,6 +41,12 @@ func (w Webhook) Subscribed() []string {
 		return TerminalEvents()
 	}
 	return w.Events
+}
+
+// StreamEvents are the events of a job's stream before its final one, in
+// the order a run writes them first.
+func StreamEvents() []string {
+	return []string{EventStarted, EventProgress, EventRunIntervals, EventRunFinished}
 }
 
 // WebhookEvents are the events webhook.events may list.

@@ -37,6 +37,11 @@
 // does not grow with Requests or Concurrency (unless Plan.RecordSamples).
 // The same batches carry each completion and failure to the shard's
 // timeline recorder (timeline.go), which cuts the run into intervals.
+// With Plan.OnInterval set, one goroutine (live.go) hands each interval out
+// once it is closed: a worker's batch holds one interval and marks the
+// oldest record it holds (once per batch, not per request), so an interval
+// is closed a short settle delay after its end once no worker holds a
+// record of it; the run's end hands out the rest from the final timeline.
 // Failures of the target are data: counted by ab's classes plus Timeout,
 // PortExhaustion, TLSHandshake, BodyTooLarge and HeaderTooLarge; Run
 // returns an error only for an invalid plan. Progress is

@@ -187,12 +187,15 @@ func (e *engine) run(ctx context.Context) *measure.Measurement {
 		defer timer.Stop()
 	}
 	progressDone := e.startProgress()
+	live, liveDone := e.startLive()
 	wg.Wait()
 	used := usageSince(e.windowCPU.from(cpuStart))
 	close(watchDone)
 	e.stop(stopFinished, "")
 	<-progressDone
+	<-liveDone
 	m := e.measurement()
+	live.closeRest(m.Timeline)
 	m.ClientCPU, m.ClientCPUWait, m.ClientCores = used.cpu, used.wait, used.cores
 	return m
 }

@@ -183,26 +183,46 @@ func (e *engine) addIntended(tl *measure.Timeline) {
 	if d := e.runFor(); e.plan.Duration > 0 && d < end {
 		end = d
 	}
-	total := int64(math.Ceil(end.Seconds() * e.plan.Rate))
-	if n := int64(e.plan.Requests); n > 0 && n < total {
-		total = n
-	}
-	// Due before offset d (from the engine's start): the first ⌈d·Rate⌉.
-	due := func(d time.Duration) int64 {
-		return min(total, max(0, int64(math.Ceil(d.Seconds()*e.plan.Rate))))
-	}
-	lead := e.start.Sub(tl.Start) // the engine's start after the origin
+	total := e.scheduleTotal(end)
 	for i := 0; ; i++ {
-		from := time.Duration(i)*tl.Interval - lead
-		if due(from) >= total {
+		from := time.Duration(i) * tl.Interval
+		if e.dueBefore(from, total) >= total {
 			break
 		}
 		if i >= len(tl.Intervals) {
 			tl.Intervals = append(tl.Intervals, measure.Interval{})
 		}
-		tl.Intervals[i].Intended += due(from+tl.Interval) - due(from)
+		tl.Intervals[i].Intended += e.intendedBetween(from, from+tl.Interval, total)
 	}
 	for len(tl.Intervals) > measure.MaxTimelineIntervals {
 		tl.Coarsen()
 	}
+}
+
+// scheduleTotal is how many starts the open model's schedule has when it
+// ends end after the engine's start (negative: it has no end yet), capped
+// by Requests.
+func (e *engine) scheduleTotal(end time.Duration) int64 {
+	total := int64(math.MaxInt64)
+	if end >= 0 {
+		total = int64(math.Ceil(end.Seconds() * e.plan.Rate))
+	}
+	if n := int64(e.plan.Requests); n > 0 && n < total {
+		total = n
+	}
+	return total
+}
+
+// dueBefore is how many of the schedule's total starts are due before
+// offset d from the origin: the first ⌈(d - lead)·Rate⌉, lead being the
+// engine's start after the origin.
+func (e *engine) dueBefore(d time.Duration, total int64) int64 {
+	d -= e.start.Sub(e.origin)
+	return min(total, max(0, int64(math.Ceil(d.Seconds()*e.plan.Rate))))
+}
+
+// intendedBetween counts the starts due in [from, to), offsets from the
+// origin.
+func (e *engine) intendedBetween(from, to time.Duration, total int64) int64 {
+	return e.dueBefore(to, total) - e.dueBefore(from, total)
 }

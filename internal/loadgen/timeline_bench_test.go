@@ -16,7 +16,9 @@ import (
 )
 
 // BenchmarkTimeline is the pair that prices the timeline: the same run
-// against the same nginx with the timeline recorded and without. nginx
+// against the same nginx with the timeline recorded and without, and a
+// third row with the intervals handed out as they close (Plan.OnInterval,
+// as the service's worker runs), whose goroutine's CPU counts too. nginx
 // runs in its own process on the second core, so the run's ClientCPU is
 // the client's alone; cpu-ns/req is that CPU per completed request, less
 // the time spent spinning on reads. Run it pinned, the client on the first
@@ -36,9 +38,14 @@ func BenchmarkTimeline(b *testing.B) {
 		// does not count: nginx is moved off it).
 		b.Skipf("taskset nginx to core 1: %v %s", err, out)
 	}
-	p := measure.Plan{URLs: []string{srv.URL + "/page.html"}, KeepAlive: true, Concurrency: 8}
-	for _, on := range []bool{true, false} {
-		b.Run(map[bool]string{true: "timeline=on", false: "timeline=off"}[on], func(b *testing.B) {
+	for _, variant := range []string{"on", "off", "live"} {
+		on := variant != "off"
+		p := measure.Plan{URLs: []string{srv.URL + "/page.html"}, KeepAlive: true, Concurrency: 8}
+		closed := 0
+		if variant == "live" {
+			p.OnInterval = func(measure.ClosedInterval) { closed++ }
+		}
+		b.Run("timeline="+variant, func(b *testing.B) {
 			p.Requests = 200 // warm nginx and the runtime
 			if _, err := runWith(context.Background(), p, on); err != nil {
 				b.Fatal(err)
@@ -50,6 +57,9 @@ func BenchmarkTimeline(b *testing.B) {
 			b.StopTimer()
 			if err != nil || m.Complete != int64(p.Requests) || m.Failed != 0 || (m.Timeline != nil) != on {
 				b.Fatalf("run = %d complete, %d failed, timeline %v, %v; want %d, 0, %v", m.Complete, m.Failed, m.Timeline != nil, err, p.Requests, on)
+			}
+			if p.OnInterval != nil && closed == 0 {
+				b.Fatal("no interval handed out")
 			}
 			b.ReportMetric(float64(m.ClientCPU-m.ClientSpin)/float64(m.Complete), "cpu-ns/req")
 		})

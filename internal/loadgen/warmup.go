@@ -179,9 +179,10 @@ func (w *worker) completeWarm(ti int, intended, start time.Time, tm *timing) tim
 		lengthFailed = true
 	}
 	w.local.lastEvent = tm.done
+	flushed := false
 	if e.recordTimeline {
 		r := record{total: micros(tm.done.Sub(intended)), status: int32(w.hdr.StatusCode()), warm: true, lengthFailed: lengthFailed}
-		w.stamp(&r, tm.done, intended, start)
+		flushed = w.stamp(&r, tm.done, intended, start)
 		w.batch = append(w.batch, r)
 	}
 	w.pub.completed.Add(1)
@@ -190,7 +191,10 @@ func (w *worker) completeWarm(ti int, intended, start time.Time, tm *timing) tim
 	w.noteWarm()
 	if len(w.batch) == batchSize {
 		w.flush()
-		return time.Time{}
+		flushed = true
+	}
+	if flushed {
+		return time.Time{} // the flush took time: read the clock afresh
 	}
 	return tm.done
 }

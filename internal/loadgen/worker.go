@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"github.com/benchq/benchq/internal/measure"
+	"math"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -49,6 +50,15 @@ type worker struct {
 
 	batch []record
 	local counts
+	// pending is the event time (ns from the timeline's origin) of the
+	// oldest record in batch, math.MaxInt64 when the batch is empty: the
+	// live timeline (live.go) closes no interval the worker still holds a
+	// record of. Stored once per batch, never per request. batchEnd is
+	// the end of that record's interval: a record past it flushes the
+	// batch first, so a batch holds one interval and hands it over as
+	// soon as the worker moves on.
+	pending  atomic.Int64
+	batchEnd int64
 	// tlBytes is what the worker's timeline records have counted of
 	// tc.total; reqIntended and reqStart are the open model's current
 	// request's, for its failure's record.
@@ -100,6 +110,7 @@ func (w *worker) prepare() {
 	w.br = bufio.NewReaderSize(&w.tc, readBufferSize)
 	w.tc.sink = w.e.sink
 	w.batch = make([]record, 0, batchSize)
+	w.pending.Store(math.MaxInt64)
 	if w.e.h2 {
 		w.prepareH2()
 	}
@@ -131,10 +142,20 @@ func (w *worker) finish() {
 
 // stamp fills a timeline record's event time, the bytes received since the
 // worker's previous record and, in the open model, the request's intended
-// and actual start (zero intended: none).
-func (w *worker) stamp(r *record, at, intended, start time.Time) {
+// and actual start (zero intended: none). A record of a later interval than
+// the batch's hands the batch over first; stamp reports whether it did.
+func (w *worker) stamp(r *record, at, intended, start time.Time) (flushed bool) {
 	e := w.e
 	r.at = int64(at.Sub(e.origin))
+	if len(w.batch) > 0 && r.at >= w.batchEnd {
+		w.flush()
+		flushed = true
+	}
+	if len(w.batch) == 0 {
+		step := int64(e.timelineInterval)
+		w.batchEnd = (max(0, r.at)/step + 1) * step
+		w.pending.Store(r.at)
+	}
 	r.bytes = w.tc.total - w.tlBytes
 	w.tlBytes = w.tc.total
 	r.started = -1
@@ -142,6 +163,7 @@ func (w *worker) stamp(r *record, at, intended, start time.Time) {
 		r.started = int64(start.Sub(e.origin))
 		r.lag = micros(start.Sub(intended))
 	}
+	return flushed
 }
 
 // recordFailure queues a failed request of class c at now for the
@@ -415,9 +437,10 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 		handshake:   handshakeMicros(tm.handshake),
 		status:      int32(status),
 	}
+	flushed := false
 	if e.recordTimeline {
 		r.lengthFailed = lengthFailed
-		w.stamp(&r, tm.done, intended, start)
+		flushed = w.stamp(&r, tm.done, intended, start)
 	}
 	w.batch = append(w.batch, r)
 	w.pub.completed.Add(1)
@@ -428,6 +451,9 @@ func (w *worker) complete(ti int, intended, start time.Time, tm *timing) time.Ti
 	}
 	if len(w.batch) == batchSize {
 		w.flush()
+		flushed = true
+	}
+	if flushed {
 		return time.Time{} // the flush took time: read the clock afresh
 	}
 	return tm.done
@@ -449,6 +475,7 @@ func (w *worker) flush() {
 	if len(w.batch) > 0 {
 		w.shard.add(w.batch, w.e.open)
 		w.batch = w.batch[:0]
+		w.pending.Store(math.MaxInt64)
 	}
 }
 

@@ -139,6 +139,13 @@ type Plan struct {
 	// ProgressInterval (zero means 250ms) with a snapshot of the run.
 	Progress         func(Snapshot)
 	ProgressInterval time.Duration
+
+	// OnInterval, if set, is called from one goroutine with each interval
+	// of the run's timeline once it is closed (ClosedInterval), in order,
+	// at most once each: a little after the interval ended while the run
+	// goes, the rest when it ends. It must return quickly; it is never
+	// called on a request's path, and nothing of the result depends on it.
+	OnInterval func(ClosedInterval)
 }
 
 // Snapshot is the live state of a run, cheap to read at any time.

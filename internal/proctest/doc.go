@@ -4,7 +4,7 @@
 //
 // Build compiles ./cmd/benchq once per test binary (the first caller
 // builds, later callers reuse it), Start runs it with an environment the
-// test gives, and KeyedBase creates an API key with `benchq keys add` and
+// test gives (StartCmd a command the test built, e.g. behind taskset), and KeyedBase creates an API key with `benchq keys add` and
 // returns the API's base URL with that key as its user, which Call sends
 // as the bearer token. A started process is killed when its test ends;
 // Main, a package's TestMain, removes the binary after its tests.

@@ -88,18 +88,25 @@ func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = env
+	name := "benchq"
+	if len(args) > 0 {
+		name += " " + args[0]
+	}
+	return StartCmd(t, cmd, name)
+}
+
+// StartCmd is Start for a command the test built itself, e.g. benchq
+// behind taskset and nice; name leads its log lines in the test's log.
+func StartCmd(t testing.TB, cmd *exec.Cmd, name string) *Process {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start benchq %q: %v", args, err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	p := &Process{Cmd: cmd, lines: make(chan string, 1000), done: make(chan error, 1)}
-	name := "benchq"
-	if len(args) > 0 {
-		name += " " + args[0]
-	}
 	// The reader logs through t; it must be finished before the test is,
 	// or a late line panics ("Log in goroutine after Test has completed").
 	exited := make(chan struct{})

@@ -35,5 +35,8 @@
 // metrics), as a process of its own, pinned with taskset and optionally
 // favoured by the scheduler; ProcessCPU and SystemBusyCPU read what
 // /proc says was used. StartExporter runs one of Debian's Prometheus
-// exporters on a free loopback port.
+// exporters on a free loopback port. FavouredCommand runs any process
+// (a benchq worker, say) pinned and favoured the same way, and
+// FavouredNginx nginx, for tests that need a process to have its core on
+// a shared machine.
 package testservers

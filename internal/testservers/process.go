@@ -68,11 +68,8 @@ type CPUTargetConfig struct {
 	CPUs string
 	// Favoured gives it the CPU before other work on the machine, as a
 	// benchmarked server has it: nice -20, in a session of its own whose
-	// autogroup is at nice -20 too (with autogroups the kernel shares CPU
-	// fairly between sessions first, whatever a process's own nice). A
-	// test that needs it busy on all its cores sets it. It needs root
-	// (CAP_SYS_NICE): StartCPUTarget skips the test without, or fails it
-	// under CI.
+	// autogroup is at nice -20 too (FavouredCommand). A test that needs
+	// it busy on all its cores sets it.
 	Favoured bool
 }
 
@@ -81,22 +78,14 @@ type CPUTargetConfig struct {
 func StartCPUTarget(t testing.TB, cfg CPUTargetConfig) *CPUTarget {
 	t.Helper()
 	bin := buildCPUTarget(t)
-	args := []string{bin}
-	if cfg.CPUs != "" {
-		args = append([]string{Require(t, "taskset", "util-linux"), "-c", cfg.CPUs}, args...)
-	}
-	if cfg.Favoured {
-		if os.Geteuid() != 0 {
-			if os.Getenv("CI") != "" {
-				t.Fatal("testservers: a favoured cputarget needs root (nice -20) under CI")
-			}
-			t.Skip("testservers: a favoured cputarget needs root (nice -20); skipping")
-		}
-		args = append([]string{Require(t, "nice", "coreutils"), "-n", "-20"}, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	if cfg.Favoured {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var cmd *exec.Cmd
+	switch {
+	case cfg.Favoured:
+		cmd = FavouredCommand(t, cfg.CPUs, bin)
+	case cfg.CPUs != "":
+		cmd = exec.Command(Require(t, "taskset", "util-linux"), "-c", cfg.CPUs, bin)
+	default:
+		cmd = exec.Command(bin)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -108,8 +97,7 @@ func StartCPUTarget(t testing.TB, cfg CPUTargetConfig) *CPUTarget {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	if cfg.Favoured {
-		// Absent when the kernel has no autogroups: nice alone then does it.
-		_ = os.WriteFile(fmt.Sprintf("/proc/%d/autogroup", cmd.Process.Pid), []byte("-20"), 0)
+		FavourStarted(cmd.Process.Pid)
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
@@ -117,6 +105,43 @@ func StartCPUTarget(t testing.TB, cfg CPUTargetConfig) *CPUTarget {
 		t.Fatalf("cputarget said %q (%v), want its address", line, err)
 	}
 	return &CPUTarget{URL: "http://" + addr, Pid: cmd.Process.Pid, cmd: cmd}
+}
+
+// FavouredCommand is the command line args run so that it gets the CPU
+// before other work on the machine: at nice -20, pinned with taskset -c
+// cpus unless cpus is "", in a session of its own, whose autogroup
+// FavourStarted raises to nice -20 too once it runs (with autogroups the
+// kernel shares CPU fairly between sessions first, whatever a process's
+// own nice). It needs root (CAP_SYS_NICE): without, it skips the test,
+// or fails it under CI, where the tests run as root.
+func FavouredCommand(t testing.TB, cpus string, args ...string) *exec.Cmd {
+	t.Helper()
+	args = favouredArgs(t, cpus, args...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
+}
+
+// favouredArgs is args behind nice -20 and, unless cpus is "", taskset.
+func favouredArgs(t testing.TB, cpus string, args ...string) []string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("testservers: a favoured process needs root (nice -20) under CI")
+		}
+		t.Skip("testservers: a favoured process needs root (nice -20); skipping")
+	}
+	if cpus != "" {
+		args = append([]string{Require(t, "taskset", "util-linux"), "-c", cpus}, args...)
+	}
+	return append([]string{Require(t, "nice", "coreutils"), "-n", "-20"}, args...)
+}
+
+// FavourStarted raises the autogroup of a started FavouredCommand, pid,
+// to nice -20. Absent when the kernel has no autogroups: nice alone then
+// does it.
+func FavourStarted(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/autogroup", pid), []byte("-20"), 0)
 }
 
 // Exporter is a running Prometheus exporter.

@@ -61,8 +61,22 @@ func isExecutable(p string) bool {
 // Besides the files it answers POST /post with "posted\n" (200).
 func Nginx(t testing.TB, files Files) *Server {
 	t.Helper()
+	return nginx(t, files, nil)
+}
+
+// FavouredNginx is Nginx pinned to cpus and given the CPU before other
+// work on the machine, as FavouredCommand runs a process: a benchmarked
+// server on cores of its own. It needs root, as FavouredCommand does.
+func FavouredNginx(t testing.TB, files Files, cpus string) *Server {
+	t.Helper()
+	return nginx(t, files, func(args []string) []string { return favouredArgs(t, cpus, args...) })
+}
+
+// nginx starts Nginx, its command line wrapped by favour when not nil.
+func nginx(t testing.TB, files Files, favour func(args []string) []string) *Server {
+	t.Helper()
 	bin := Require(t, "nginx", "nginx")
-	return start(t, "nginx", files, func(dir, addr string) (string, []string) {
+	return startAs(t, "nginx", files, favour, func(dir, addr string) (string, []string) {
 		user := ""
 		if os.Geteuid() == 0 {
 			user = "user root root;" // the temp dir is private to root
@@ -166,6 +180,14 @@ func writeConf(t testing.TB, dir, name, conf string) string {
 // race, and start tries again on a new port.
 func start(t testing.TB, name string, files Files, command func(dir, addr string) (string, []string)) *Server {
 	t.Helper()
+	return startAs(t, name, files, nil, command)
+}
+
+// startAs is start with the command line wrapped by favour
+// (favouredArgs), when not nil, and the server then run as
+// FavouredCommand runs a process.
+func startAs(t testing.TB, name string, files Files, favour func(args []string) []string, command func(dir, addr string) (string, []string)) *Server {
+	t.Helper()
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
 		// Servers that drop root (apache2) read the files as another user.
@@ -196,7 +218,11 @@ func start(t testing.TB, name string, files Files, command func(dir, addr string
 	for attempt := 0; attempt < 3; attempt++ {
 		addr := freeLoopbackAddr(t)
 		bin, args := command(dir, addr)
-		err := run(t, name, dir, addr, bin, args)
+		if favour != nil {
+			args = favour(append([]string{bin}, args...))
+			bin, args = args[0], args[1:]
+		}
+		err := run(t, name, dir, addr, bin, args, favour != nil)
 		if err == nil {
 			return &Server{Name: name, URL: "http://" + addr, Dir: dir}
 		}
@@ -208,15 +234,22 @@ func start(t testing.TB, name string, files Files, command func(dir, addr string
 
 // run starts the server and waits until addr accepts connections; on
 // success the server is stopped when the test ends.
-func run(t testing.TB, name, dir, addr, bin string, args []string) error {
+func run(t testing.TB, name, dir, addr, bin string, args []string, favoured bool) error {
 	cmd := exec.Command(bin, args...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// Its own process group, so that stopping it reaches the children a
-	// server forks (apache2's), and only those.
+	// server forks (apache2's), and only those; a favoured one in a
+	// session of its own, which leads a process group too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if favoured {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	if favoured {
+		FavourStarted(cmd.Process.Pid)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
