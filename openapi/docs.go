@@ -3329,7 +3329,7 @@ const docTemplate = `{
                     }
                 },
                 "rate": {
-                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of the last pass and the first fail, or the last pass where\nno probe failed; 0 when no rate passed.",
+                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of [CILow, CIHigh], or the last pass where no probe failed;\n0 when no rate passed.",
                     "type": "number",
                     "example": 12400
                 },

@@ -102,10 +102,14 @@ func capacityOf(target string, cfg search.Config, slo []job.Threshold, runs []jo
 	}
 	res := search.Estimate(probes, search.Reason(reason))
 	c.Rate, c.CILow, c.CIHigh, c.Reason = res.Rate, res.Low, res.High, reason
-	// The rate stays the bracket's middle: the slack only says how far
-	// below the last pass the capacity may lie, not that it does.
+	// A pass says the capacity is at least the rate less what the probe
+	// could not show; a fail, that it is below the rate. The estimate is
+	// the middle of what both say.
 	if eps := unseenOverload(slo, runs, probes, cfg.ProbeDuration); c.CILow > 0 && eps > 0 {
 		c.CILow /= 1 + eps
+		if c.CIHigh > 0 {
+			c.Rate = math.Sqrt(c.CILow * c.CIHigh)
+		}
 	}
 	c.Requests, c.ElapsedS = res.Requests, res.Elapsed.Seconds()
 	c.LimitedBy = capacityLimit(c)

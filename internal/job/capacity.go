@@ -6,8 +6,8 @@ package job
 type Capacity struct {
 	Target string `json:"target"`
 	// Rate estimates the capacity in requests a second: the geometric
-	// middle of the last pass and the first fail, or the last pass where
-	// no probe failed; 0 when no rate passed.
+	// middle of [CILow, CIHigh], or the last pass where no probe failed;
+	// 0 when no rate passed.
 	Rate float64 `json:"rate" example:"12400"`
 	// CILow is the highest rate whose probes passed (by majority) below
 	// CIHigh, lowered by the overload a probe of its length could not
