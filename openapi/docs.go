@@ -3247,6 +3247,16 @@ const docTemplate = `{
         "job.Analysis": {
             "type": "object",
             "properties": {
+                "capacity": {
+                    "description": "Capacity is each target's answer to the spec's search, in target\norder, with Sentence saying it in words.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.Capacity"
+                    }
+                },
+                "capacity_sentence": {
+                    "type": "string"
+                },
                 "compare_to": {
                     "description": "CompareTo compares every point with the compare_to job's, when the\nspec names one and analysis.AnalyzeAgainst was given it.",
                     "allOf": [
@@ -3319,6 +3329,112 @@ const docTemplate = `{
                 },
                 "job_id": {
                     "type": "string"
+                }
+            }
+        },
+        "job.Capacity": {
+            "type": "object",
+            "properties": {
+                "baseline": {
+                    "description": "Baseline and Pct compare Rate with the reference target's (the\nspec's baseline, else the first target): +39 means 39 % more.\nAbsent on the reference, and where either rate is unknown.",
+                    "type": "string"
+                },
+                "ci_high": {
+                    "type": "number",
+                    "example": 12700
+                },
+                "ci_low": {
+                    "description": "CILow is the highest rate whose probes passed (by majority) below\nCIHigh, lowered by the overload a probe of its length could not\nshow under the SLO's slack; CIHigh is the lowest rate whose probes\nfailed. 0 where there is none (no\npass: the capacity is below min_rate; no fail: it is at least\nmax_rate, or the search stopped before a fail).",
+                    "type": "number",
+                    "example": 12100
+                },
+                "elapsed_s": {
+                    "type": "number"
+                },
+                "limited_by": {
+                    "description": "LimitedBy names what held the target back at CIHigh, as a point's\nlimited_by: \"client\", \"server_cpu\" or \"neither\"; absent when it\ncannot be told.",
+                    "type": "string",
+                    "enum": [
+                        "client",
+                        "server_cpu",
+                        "neither"
+                    ]
+                },
+                "pct": {
+                    "type": "number"
+                },
+                "probes": {
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.CapacityProbe"
+                    }
+                },
+                "rate": {
+                    "description": "Rate estimates the capacity in requests a second: the geometric\nmiddle of [CILow, CIHigh], or the last pass where no probe failed;\n0 when no rate passed.",
+                    "type": "number",
+                    "example": 12400
+                },
+                "reason": {
+                    "description": "Reason says why the search ended: \"converged\" (the bracket is\nwithin the precision, both edges confirmed), \"max_rate\" (the SLO\nheld at max_rate), \"min_rate\" (it failed at min_rate),\n\"client_saturated\" (the load generator ran short of CPU: the rates\nabove CILow measured the client, so none is reported), \"budget\"\n(max_duration or max_requests reached), \"probe_limit\", or\n\"incomplete\" (the job ended first: canceled, or failed).",
+                    "type": "string",
+                    "enum": [
+                        "converged",
+                        "max_rate",
+                        "min_rate",
+                        "client_saturated",
+                        "budget",
+                        "probe_limit",
+                        "incomplete"
+                    ]
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "target": {
+                    "type": "string"
+                }
+            }
+        },
+        "job.CapacityProbe": {
+            "type": "object",
+            "properties": {
+                "achieved_rate": {
+                    "type": "number"
+                },
+                "client_saturated": {
+                    "type": "boolean"
+                },
+                "failed": {
+                    "description": "Failed lists the SLO entries the probe missed.",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    }
+                },
+                "failed_ratio": {
+                    "type": "number"
+                },
+                "late_starts": {
+                    "type": "integer"
+                },
+                "n": {
+                    "type": "integer"
+                },
+                "p50_ms": {
+                    "type": "number"
+                },
+                "p99_ms": {
+                    "type": "number"
+                },
+                "passed": {
+                    "type": "boolean"
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "server_cpu_share": {
+                    "description": "ServerCPUShare is the share of the target's cores busy, from its\nmonitor; absent without one.",
+                    "type": "number"
                 }
             }
         },
@@ -3685,6 +3801,59 @@ const docTemplate = `{
                 }
             }
         },
+        "job.Search": {
+            "type": "object",
+            "properties": {
+                "concurrency": {
+                    "description": "Concurrency caps a probe's requests in flight (default 1000): above\nthe target's capacity the line grows, and a cap reached delays the\nschedule, which the latencies, measured from each intended start,\nstill show.",
+                    "type": "integer",
+                    "example": 1000
+                },
+                "confirm": {
+                    "description": "Confirm is how many probes each edge of the final bracket gets\n(default 3); a rate's verdict is its probes' majority.",
+                    "type": "integer",
+                    "example": 3
+                },
+                "max_duration": {
+                    "description": "MaxDuration bounds the probes of one target together (default 5m).",
+                    "type": "string",
+                    "example": "5m"
+                },
+                "max_rate": {
+                    "type": "number",
+                    "example": 20000
+                },
+                "max_requests": {
+                    "description": "MaxRequests bounds the requests of one target's probes together;\nunset, MaxDuration and MaxRate bound them.",
+                    "type": "integer",
+                    "example": 1000000
+                },
+                "min_rate": {
+                    "type": "number",
+                    "example": 50
+                },
+                "precision": {
+                    "description": "Precision ends the bisection once the bracket's high edge is within\nthis share above its low edge (default 0.05).",
+                    "type": "number",
+                    "example": 0.05
+                },
+                "probe_duration": {
+                    "description": "ProbeDuration is each probe's length (default 5s, at least 1s, so\nthe load generator's CPU can be judged).",
+                    "type": "string",
+                    "example": "5s"
+                },
+                "slo": {
+                    "description": "SLO lists the objectives a rate must meet, in the thresholds'\nsyntax without a target or a baseline (\"p99_ms \u003c 50\").",
+                    "type": "array",
+                    "items": {
+                        "type": "string"
+                    },
+                    "example": [
+                        "p99_ms \u003c 50"
+                    ]
+                }
+            }
+        },
         "job.ShardRun": {
             "type": "object",
             "properties": {
@@ -3790,6 +3959,14 @@ const docTemplate = `{
                 },
                 "request": {
                     "$ref": "#/definitions/job.Request"
+                },
+                "search": {
+                    "description": "Search, set, finds each target's capacity under an SLO after the\nsweep (see Search).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Search"
+                        }
+                    ]
                 },
                 "stages": {
                     "description": "Stages make every run a ramp, as k6's ramping executors do: each\nstage takes the rate (the open model) or the number of connections\n(the closed model) linearly from the previous stage's value, zero\nbefore the first, to its own over its duration; a run lasts the\nstages' sum (see Stage). A connection the ramp no longer needs\nfinishes its request in flight, then closes. Not with\nsweep.requests, duration or rate (nor concurrency, for concurrency\nstages), warmup, shards or HTTP/2.",

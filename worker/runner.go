@@ -303,7 +303,7 @@ func (sw *sweep) runAll() error {
 			return err
 		}
 	}
-	return nil
+	return sw.search() // search.go: the capacity search, after the sweep
 }
 
 // interrupted says whether the sweep must stop before its next run.
@@ -331,8 +331,10 @@ func (sw *sweep) stopReason() error {
 }
 
 // pause waits sweep.pause_between_runs, or less if the sweep must stop.
-func (sw *sweep) pause() error {
-	d := sw.job.Spec.Sweep.PauseBetweenRuns.Std()
+func (sw *sweep) pause() error { return sw.wait(sw.job.Spec.Sweep.PauseBetweenRuns.Std()) }
+
+// wait waits d, or less if the sweep must stop.
+func (sw *sweep) wait(d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
@@ -372,6 +374,13 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	if err := sw.warmup(p); err != nil {
 		return err
 	}
+	_, err = sw.measure(k, p, plan)
+	return err
+}
+
+// measure runs plan as run k of point p and stores it: runOne's run, and
+// a capacity search's probe (search.go), which reads the stored run back.
+func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run, error) {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	aborts := sw.watchAborts(p, &plan) // abort.go
@@ -381,7 +390,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
 	if err != nil && !partial {
 		sw.serverOf(rec, nil)
-		return fmt.Errorf("point %d: %w", k.Point, err)
+		return nil, fmt.Errorf("point %d: %w", k.Point, err)
 	}
 	server := sw.serverOf(rec, m)
 	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
@@ -389,17 +398,17 @@ func (sw *sweep) runOne(k job.RunKey) error {
 		BodySent:       len(plan.Body) > 0,
 	})
 	if rerr != nil {
-		return fmt.Errorf("point %d: %w", k.Point, rerr)
+		return nil, fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
 	run.Partial, run.Server = partial, server
 	ended := markAborted(run, aborts, m)
 	if serr := sw.save(run); serr != nil {
-		return serr
+		return run, serr
 	}
 	if partial {
-		return err
+		return run, err
 	}
-	return ended
+	return run, ended
 }
 
 // warmup sends sweep.warmup_requests before a run; nothing is kept.

@@ -53,6 +53,7 @@ func AnalyzeWithHistory(s job.Spec, runs []job.Run, base *Baseline, history Hist
 	a.CompareTo = compareWithBaseline(sums, bc)
 	controlFalseDiscovery(differences(&a))
 	a.Verdict = verdict(s, cells, bc, history)
+	a.Capacity, a.CapacitySentence = Capacity(s, runs) // capacity.go
 	return a
 }
 

@@ -18,6 +18,10 @@ type Analysis struct {
 	// CompareTo compares every point with the compare_to job's, when the
 	// spec names one and analysis.AnalyzeAgainst was given it.
 	CompareTo *BaselineComparison `json:"compare_to,omitempty"`
+	// Capacity is each target's answer to the spec's search, in target
+	// order, with Sentence saying it in words.
+	Capacity         []Capacity `json:"capacity,omitempty"`
+	CapacitySentence string     `json:"capacity_sentence,omitempty"`
 }
 
 // Stat summarises one metric over a point's repeats. SD is the sample

@@ -70,6 +70,10 @@ func (s Spec) WithDefaults() Spec {
 	}
 	// Stages set the runs' load and length: no sweep list is defaulted.
 	s.Sweep = s.Sweep.withDefaults(fromFlags || len(s.Stages) > 0)
+	if s.Search != nil {
+		se := s.Search.WithDefaults()
+		s.Search = &se
+	}
 	s.CompareTo = s.CompareTo.withDefaults()
 	if s.Exclusive == nil {
 		exclusive := true

@@ -26,7 +26,8 @@ const (
 // timeout (the last responses); one with a rate counts requests/rate plus a
 // timeout; one with only a request count assumes 50 requests/s per
 // concurrent worker, at most 1000 requests/s, plus a timeout. It grows with
-// every run, request, duration and pause added.
+// every run, request, duration and pause added. A search adds, per
+// target, the most its probes can take (Search.estimate).
 func (s Spec) Estimate() time.Duration { return s.expansion().Estimate() }
 
 func (c cell) runEstimate() time.Duration {
@@ -99,6 +100,15 @@ func (pl *Planner) Estimate() time.Duration {
 	}
 	if runs := len(pl.cells) * repeats; runs > 1 && d.Sweep.PauseBetweenRuns > 0 {
 		total = addSat(total, mulSat(d.Sweep.PauseBetweenRuns.Std(), runs-1))
+	}
+	if d.Search != nil {
+		timeout := d.Request.Timeout.Std()
+		for _, t := range d.Targets {
+			if t.Request != nil {
+				timeout = max(timeout, t.Request.Timeout.Std())
+			}
+		}
+		total = addSat(total, mulSat(d.Search.estimate(d.Warmup.Std(), max(timeout, DefaultTimeout)), len(d.Targets)))
 	}
 	return total
 }

@@ -62,6 +62,9 @@ type Spec struct {
 	// sweep.requests, duration or rate (nor concurrency, for concurrency
 	// stages), warmup, shards or HTTP/2.
 	Stages []Stage `json:"stages,omitempty" maxItems:"64"`
+	// Search, set, finds each target's capacity under an SLO after the
+	// sweep (see Search).
+	Search *Search `json:"search,omitempty"`
 }
 
 // Target is one system under test. Exactly one of URL, AB (an ab command

@@ -67,6 +67,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.webhook(d.Webhook)
 	v.timeline(d.Timeline)
 	v.warmup(d, res)
+	v.search(d)
 	return v.err()
 }
 

@@ -51,18 +51,22 @@ type RunText struct {
 // failing cells and each run's ab text. The dashboard renders the same
 // View, so a job reads the same in the report and in the browser.
 type View struct {
-	Title       string
-	JobID       string
-	Status      string
-	Repeats     int
-	Tables      []Table
-	Saturation  []string
-	CompareTo   *Table
-	CompareGone string
-	Verdict     string
-	VerdictMsg  string
-	Failures    *Table
-	Runs        []RunText
+	Title      string
+	JobID      string
+	Status     string
+	Repeats    int
+	Tables     []Table
+	Saturation []string
+	// Capacity is the capacity search's table, CapacitySentence its
+	// answer in words (analysis.capacity); nil and "" without a search.
+	Capacity         *Table
+	CapacitySentence string
+	CompareTo        *Table
+	CompareGone      string
+	Verdict          string
+	VerdictMsg       string
+	Failures         *Table
+	Runs             []RunText
 }
 
 type htmlReport struct {
@@ -94,6 +98,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 	for _, s := range a.Saturation {
 		v.Saturation = append(v.Saturation, s.Sentence)
 	}
+	v.Capacity, v.CapacitySentence = capacityTable(a.Capacity), a.CapacitySentence
 	if c := a.CompareTo; c != nil {
 		if c.Gone != "" {
 			v.CompareGone = fmt.Sprintf("Compared with job %s: %s.", c.JobID, c.Gone)

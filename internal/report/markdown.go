@@ -35,6 +35,7 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 		writeMDTLS(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
+	writeMDCapacity(bw, a.CapacitySentence, a.Capacity) // capacity.go
 	writeMDCompareTo(bw, a.CompareTo)
 	writeMDVerdict(bw, a.Verdict, j.Spec.Points())
 	// The helpers print into bw, whose first error sticks and is returned

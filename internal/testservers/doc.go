@@ -28,6 +28,9 @@
 // header, so a test can see from the target's side whether two loads ran
 // at once.
 //
+// StartCapacity is a target of known capacity (so many requests in
+// service at once, each held so long), for the capacity search's tests.
+//
 // StartCPUTarget runs cputarget, a Go server whose CPU a test knows (a
 // handler that burns it, one that sleeps, client_golang's process
 // metrics), as a process of its own, pinned with taskset and optionally
