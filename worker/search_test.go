@@ -35,6 +35,12 @@ func TestCapacitySearch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs three capacity searches of about a minute")
 	}
+	if raceEnabled {
+		// Three searches are five minutes of timing measurement; the run
+		// without the race detector makes them, the resume test covers
+		// the search's code under it.
+		t.Skip("timing measurement: not under the race detector")
+	}
 	for i := range 3 {
 		t.Run(fmt.Sprint("run", i+1), func(t *testing.T) {
 			searchTwoTargets(t)
