@@ -10,8 +10,9 @@ import (
 const maxSuggestable = 64
 
 // maxListed is how many valid names an unknown field's message lists
-// when none is near it; past that the list would hide the message.
-const maxListed = 16
+// when none is near it; past that the list would hide the message. The
+// spec's top level has 17 fields and must still list them.
+const maxListed = 24
 
 // unknownFieldMessage tells the client that name is not a field where it
 // stands, and what it meant: the nearest of valid (sorted), when one is

@@ -51,6 +51,14 @@ const steadyMaxClientWait = 0.05
 // machine's load, 25 % and significant).
 const steadyMinLatencyShift = 100
 
+// steadyStarvedLatencyShift is the least change of the p50, in µs, that
+// counts in a run whose client waited for a CPU (clientWaited): a starved
+// client's own scheduling delays enter every latency it measures, and
+// moved a steady loopback nginx's p50 from 0.05 to 0.6 ms for a second or
+// two while the client waited 4-7 s of a 6 s run; a server's own shift of
+// a millisecond or more still shows.
+const steadyStarvedLatencyShift = 1000
+
 // steadyMetric is one per-interval series the rule reads: its name in a
 // reason, the least relative change that matters to a reader, and how an
 // interval gives its value (ok false: the interval is not judged).
@@ -101,7 +109,8 @@ func steadyMetrics() []steadyMetric {
 // stretch starts or ends the run), a stretch that came and went, and a
 // ramp (its halves differ) are found; a single outlier interval is not. Throughput is not judged in a run whose
 // client waited for a CPU more than 5 % of its capacity (see
-// steadyMaxClientWait).
+// steadyMaxClientWait), and there the p50 must move at least 1 ms
+// (steadyStarvedLatencyShift).
 func (m *Measurement) Unsteady() string {
 	tl := m.Timeline
 	if tl == nil || tl.Interval <= 0 || len(tl.Intervals) == 0 {
@@ -112,8 +121,11 @@ func (m *Measurement) Unsteady() string {
 	metrics := steadyMetrics()
 	for i := range metrics {
 		sm := &metrics[i]
-		if sm.throughput && m.clientWaited() {
-			continue
+		if m.clientWaited() {
+			if sm.throughput {
+				continue
+			}
+			sm.minChange = max(sm.minChange, steadyStarvedLatencyShift)
 		}
 		s := judgeSeries(tl, first, last, sm)
 		if s != nil {

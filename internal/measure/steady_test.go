@@ -143,3 +143,25 @@ func TestUnsteadyLeavesAStarvedClientsThroughputAlone(t *testing.T) {
 		t.Errorf("with the client starved of CPU and a p50 step, Unsteady() = %q, want the p50 step", got)
 	}
 }
+
+// TestUnsteadyAsksAStarvedClientForAMillisecond: a starved client's own
+// scheduling delays move a loopback p50 from 0.05 to 0.6 ms; that is not
+// judged a shift, while the same step with the client's CPU to itself is,
+// and a step of several ms is either way.
+func TestUnsteadyAsksAStarvedClientForAMillisecond(t *testing.T) {
+	const n = 20
+	step := func(to float64, wait time.Duration) string {
+		m := syntheticRun(1, constant(n, 3000), with(constant(n, 50), 10, n, to), 0.03)
+		m.Concurrency, m.ClientCores, m.ClientCPUWait = 2, 2, wait
+		return m.Unsteady()
+	}
+	if got := step(600, 0); !strings.Contains(got, "p50 rose") {
+		t.Errorf("0.05 → 0.6 ms, client not starved: Unsteady() = %q, want the p50 step", got)
+	}
+	if got := step(600, 4*time.Second); got != "" {
+		t.Errorf("0.05 → 0.6 ms, client starved: Unsteady() = %q, want \"\"", got)
+	}
+	if got := step(5000, 4*time.Second); !strings.Contains(got, "p50 rose") {
+		t.Errorf("0.05 → 5 ms, client starved: Unsteady() = %q, want the p50 step", got)
+	}
+}
