@@ -156,8 +156,12 @@ func TestRunWaitingIncludesFirstByteDelay(t *testing.T) {
 	}, nil)
 	m := run(t, measure.Plan{URLs: []string{ts.URL}, Requests: 4, KeepAlive: true})
 	checkEq(t, "Complete", m.Complete, 4)
-	if want := delay.Microseconds(); m.Waiting.Min < want || m.Total.Min < want {
-		t.Errorf("Waiting.Min = %d µs, Total.Min = %d µs, want both >= %d", m.Waiting.Min, m.Total.Min, want)
+	// The written stamp is read after the write returns: a client thread
+	// descheduled between the two (a loaded machine) stamps it after the
+	// server began its delay, so Waiting may fall short by that much
+	// (185 µs seen in CI); Total starts before the write.
+	if want, slack := delay.Microseconds(), int64(time.Millisecond/time.Microsecond); m.Waiting.Min < want-slack || m.Total.Min < want {
+		t.Errorf("Waiting.Min = %d µs, Total.Min = %d µs, want >= %d (less 1 ms of scheduling) and >= %d", m.Waiting.Min, m.Total.Min, want, want)
 	}
 	if m.Waiting.Max > m.Total.Max {
 		t.Errorf("Waiting.Max = %d µs > Total.Max = %d µs", m.Waiting.Max, m.Total.Max)
