@@ -3,6 +3,8 @@ package worker_test
 import (
 	"fmt"
 	"math"
+	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,7 +43,13 @@ func TestCapacitySearch(t *testing.T) {
 		// the search's code under it.
 		t.Skip("timing measurement: not under the race detector")
 	}
-	for i := range 3 {
+	// One search in the suite (it must stay inside CI's time); the
+	// acceptance check is three of three: BENCHQ_CAPACITY_RUNS=3.
+	runs := 1
+	if n, err := strconv.Atoi(os.Getenv("BENCHQ_CAPACITY_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	for i := range runs {
 		t.Run(fmt.Sprint("run", i+1), func(t *testing.T) {
 			searchTwoTargets(t)
 		})
