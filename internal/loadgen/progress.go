@@ -9,42 +9,39 @@ import (
 // goroutine until the run stops; the returned channel closes when it has
 // returned for the last time.
 func (e *engine) startProgress() <-chan struct{} {
-	done := make(chan struct{})
 	if e.plan.Progress == nil {
-		close(done)
-		return done
+		return closedChan()
 	}
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(e.plan.ProgressInterval)
-		defer tick.Stop()
-		var prev measure.Snapshot
-		for {
-			select {
-			case <-e.stopCh:
-				return
-			case <-tick.C:
-				s := e.snapshot(prev)
-				e.plan.Progress(s)
-				prev = s
-			}
-		}
-	}()
-	return done
+	return e.everySnapshot(e.plan.ProgressInterval, func(s measure.Snapshot) bool {
+		e.plan.Progress(s)
+		return true
+	})
 }
 
 // startWatch asks Plan.Watch every WatchInterval from one goroutine
 // whether the run should end, and ends it when the answer is not empty;
 // the returned channel closes when Watch has returned for the last time.
 func (e *engine) startWatch() <-chan struct{} {
-	done := make(chan struct{})
 	if e.plan.Watch == nil {
-		close(done)
-		return done
+		return closedChan()
 	}
+	return e.everySnapshot(e.plan.WatchInterval, func(s measure.Snapshot) bool {
+		if why := e.plan.Watch(s); why != "" {
+			e.stop(stopWatched, why)
+			return false
+		}
+		return true
+	})
+}
+
+// everySnapshot hands f a snapshot every d, from one goroutine, until the
+// run stops or f returns false; the returned channel closes after f's last
+// call.
+func (e *engine) everySnapshot(d time.Duration, f func(measure.Snapshot) bool) <-chan struct{} {
+	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(e.plan.WatchInterval)
+		tick := time.NewTicker(d)
 		defer tick.Stop()
 		var prev measure.Snapshot
 		for {
@@ -54,14 +51,19 @@ func (e *engine) startWatch() <-chan struct{} {
 			case <-tick.C:
 				s := e.snapshot(prev)
 				prev = s
-				if why := e.plan.Watch(s); why != "" {
-					e.stop(stopWatched, why)
+				if !f(s) {
 					return
 				}
 			}
 		}
 	}()
 	return done
+}
+
+func closedChan() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // snapshot sums the workers' counters; prev gives the interval for the rate.
