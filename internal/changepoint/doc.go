@@ -3,8 +3,8 @@
 // the deterministic variant DataStax's Hunter uses.
 //
 // Why this and not a fixed percentage against a recent baseline: such
-// alerting fires on every noisy run and never on a slow drift (Mozilla
-// measured one alert group in eight to be a false positive). MongoDB
+// alerting fires on noise and misses a slow drift (Mozilla measured one
+// alert group in eight to be a false positive). MongoDB
 // moved its performance CI to E-Divisive means change point detection,
 // and Hunter made it deterministic by replacing the permutation test with
 // a t-test, so the same history always gives the same answer; a service
@@ -14,7 +14,8 @@
 //
 //   - Split. The series is searched in overlapping windows: short ones,
 //     where a shift is judged against the values around it, and longer
-//     ones up to the whole series, where a small shift in much noise shows.
+//     ones (up to 400 values, or the whole series if shorter), where a
+//     small shift in much noise shows.
 //     In each, the energy statistic (the divergence of the two sides'
 //     distributions, which a single outlier barely moves) picks the most
 //     likely cut of a segment; a Student's t-test between the segment's two
@@ -26,6 +27,10 @@
 //     smallest relative shift below the bound) is dropped and its
 //     neighbours are tested again, until every survivor is significant
 //     and large enough.
+//
+// A shift's measured size scatters around its true one by the noise, so
+// MinMagnitude belongs below the smallest shift a user wants reported: at
+// 5 % a true 5 % step is dropped about half the time.
 //
 // The package is pure: a slice of numbers in, change points out, no
 // randomness and no state. What a series is (a template's metric over its
