@@ -236,3 +236,25 @@ func TestDetectIsPure(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectSegments checks that no change point leaves a segment of one
+// value, on series where windows overlapping each other propose cuts
+// next to each other: two steps and outliers, with a loose bound.
+func TestDetectSegments(t *testing.T) {
+	for seed := uint64(1000); seed < 1100; seed++ {
+		r := seeded(seed)
+		n := 40 + r.IntN(200)
+		series := generate(r, n, 0.03, level{0, 100}, level{r.IntN(n), 110}, level{r.IntN(n), 90})
+		for range 3 {
+			series = spiked(series, r.IntN(n), 1+4*r.Float64())
+		}
+		got := changepoint.Detect(series, changepoint.Options{MaxPValue: 0.05})
+		prev := 0
+		for _, p := range append(got, changepoint.Point{Index: n}) {
+			if p.Index-prev < 2 {
+				t.Fatalf("seed %d: change points at %v leave a segment of %d values", seed, indexes(got), p.Index-prev)
+			}
+			prev = p.Index
+		}
+	}
+}
