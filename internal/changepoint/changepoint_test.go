@@ -258,3 +258,23 @@ func TestDetectSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectConstant checks that constant stretches hold no change point
+// even with no bounds at all (MaxPValue 1 keeps any cut that moves the
+// mean): a constant segment's mean must come out exactly its value,
+// whatever the rounding of a sum of it.
+func TestDetectConstant(t *testing.T) {
+	for _, v := range []float64{0.1, 1.0 / 3, 3e-7, -7.77, 123.456} {
+		series := make([]float64, 97)
+		for i := range series {
+			series[i] = v
+			if i >= 40 {
+				series[i] = 3 * v
+			}
+		}
+		got := changepoint.Detect(series, changepoint.Options{MaxPValue: 1, MinMagnitude: 0})
+		if !slices.Equal(indexes(got), []int{40}) {
+			t.Errorf("Detect(%v × 40, %v × 57) = %+v, want one change point at 40", v, 3*v, got)
+		}
+	}
+}

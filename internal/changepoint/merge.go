@@ -62,7 +62,8 @@ func retest(x []float64, changes []change, i int) {
 // every one stands: first one beside a segment too short to be a level
 // (candidates from overlapping windows may lie next to each other), then
 // the least significant if it is not significant enough, then the
-// smallest shift if it is too small. Ties go to the first.
+// smallest shift if it is too small (a shift of zero always is, whatever
+// the bounds). Ties go to the first.
 func weakest(changes []change, opt Options) int {
 	w := -1
 	for i, c := range changes {
@@ -83,7 +84,7 @@ func weakest(changes []change, opt Options) int {
 	}
 	for i, c := range changes {
 		m := math.Abs(c.magnitude())
-		if m < opt.MinMagnitude && (w < 0 || m < math.Abs(changes[w].magnitude())) {
+		if (m < opt.MinMagnitude || m == 0) && (w < 0 || m < math.Abs(changes[w].magnitude())) {
 			w = i
 		}
 	}

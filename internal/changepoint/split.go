@@ -80,7 +80,7 @@ func divide(x []float64, sums pairSums, maxP float64) []int {
 		i := strongest(open)
 		s := open[i]
 		open = slices.Delete(open, i, i+1)
-		if compare(x[s.start:s.cut], x[s.cut:s.end]).p > maxP {
+		if c := compare(x[s.start:s.cut], x[s.cut:s.end]); c.p > maxP || c.before == c.after {
 			continue
 		}
 		cuts = append(cuts, s.cut)
