@@ -23,8 +23,9 @@
 //     splits the segment and each half is searched again. The union over
 //     windows is the list of candidates.
 //   - Merge. Every candidate is tested against its neighbouring
-//     candidates only; the weakest (highest p above the bound, else the
-//     smallest relative shift below the bound) is dropped and its
+//     candidates only; the weakest (one beside a segment of a single
+//     value, else the highest p above the bound, else the smallest
+//     relative shift below the bound) is dropped and its
 //     neighbours are tested again, until every survivor is significant
 //     and large enough.
 //
