@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ import (
 type forgeStore interface {
 	Deliveries(ctx context.Context, id string) ([]store.DeliveryLog, error)
 	GetTemplate(ctx context.Context, owner, name string) (*template.Template, error)
+	LockForgeComment(ctx context.Context, target, holder string, ttl time.Duration) (bool, error)
+	UnlockForgeComment(ctx context.Context, target, holder string) error
 }
 
 // maxForgeHold bounds how long a job's final status waits for its pending
@@ -110,7 +113,38 @@ func (d *Deliverer) deliverForge(ctx context.Context, p queue.WebhookDeliverPayl
 		}
 		return fmt.Errorf("worker: delivery %d of job %s: %w", del.N, del.JobID, err)
 	}
+	if m.Comment != nil {
+		unlock, err := d.lockComment(ctx, del, m)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return d.settle(ctx, del, d.forge.Send(ctx, m, token))
+}
+
+// lockComment takes the lock of m's comment for del's attempt, so that
+// of two jobs of one request ending together one creates the comment and
+// the other finds it; a delivery that finds it taken waits its turn (a
+// wait that costs no retry). The lock outlives a stuck attempt by at most
+// the task's timeout.
+func (d *Deliverer) lockComment(ctx context.Context, del *webhook.Delivery, m forge.Message) (unlock func(), err error) {
+	target := m.Forge + " " + m.Repository + "#" + strconv.Itoa(m.Request) + " " + m.Comment.Marker
+	ok, err := d.st.LockForgeComment(ctx, target, del.ID, queue.WebhookDeliverTimeout)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("worker: delivery %d of job %s: %w", del.N, del.JobID, err)
+	case !ok:
+		return nil, &heldError{wait: forgeHoldWait,
+			msg: fmt.Sprintf("worker: delivery %d of job %s: another job's delivery is writing the comment", del.N, del.JobID)}
+	}
+	return func() {
+		ctx, cancel := detached(ctx)
+		defer cancel()
+		if err := d.st.UnlockForgeComment(ctx, target, del.ID); err != nil {
+			d.log.Warn("worker: unlock forge comment", "job", del.JobID, "delivery", del.N, "err", err)
+		}
+	}, nil
 }
 
 // forgeOrder keeps a job's statuses in order on the forge, which shows

@@ -28,6 +28,25 @@ const forgeSHA = "9f2c1e7d5b3a4c6e8f0a1b2c3d4e5f60718293a4"
 type forgeDeliveries struct {
 	logs     []store.DeliveryLog
 	template *template.Template
+	locked   map[string]string // comment target -> holder
+}
+
+func (f *forgeDeliveries) LockForgeComment(_ context.Context, target, holder string, _ time.Duration) (bool, error) {
+	if f.locked == nil {
+		f.locked = map[string]string{}
+	}
+	if h, ok := f.locked[target]; ok && h != holder {
+		return false, nil
+	}
+	f.locked[target] = holder
+	return true, nil
+}
+
+func (f *forgeDeliveries) UnlockForgeComment(_ context.Context, target, holder string) error {
+	if f.locked[target] == holder {
+		delete(f.locked, target)
+	}
+	return nil
 }
 
 func (f *forgeDeliveries) Delivery(_ context.Context, _ string, n int) (*webhook.Delivery, error) {
@@ -198,5 +217,33 @@ func TestForgeTokenChoice(t *testing.T) {
 				t.Errorf("without a token: %d requests, attempt %+v; want none, naming BENCHQ_GITHUB_TOKEN", len(gh.Requests()), st.logs[0].Attempts[0])
 			}
 		})
+	}
+}
+
+// TestForgeCommentLocked: a comment delivery whose request's comment
+// another job's delivery is writing waits its turn, costing no retry, and
+// writes once the lock is free; its own lock is given back.
+func TestForgeCommentLocked(t *testing.T) {
+	token := secrettest.Random(t, "ghp_")
+	gh := githubapi.Start(t, token, "")
+	st := &forgeDeliveries{}
+	c := forge.Comment{Mode: job.CommentAlways, Marker: forge.Marker("benchq/shop"), JobID: "01J000000000000000000000A1", Body: forge.Marker("benchq/shop") + "\nresult\n"}
+	m := forge.Message{Forge: job.ForgeGitHub, Repository: "acme/shop", SHA: forgeSHA, Request: 12, Comment: &c}
+	body, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := job.ForgeCommentDelivery(job.ForgeGitHub)
+	st.logs = append(st.logs, store.DeliveryLog{Delivery: webhook.Delivery{JobID: "j1", N: 1, ID: webhook.MessageID("j1", name),
+		Event: name, Status: webhook.StatusPending, MaxRetry: 3, CreatedAt: time.Now(), Payload: body}})
+	target := "github acme/shop#12 " + c.Marker
+	st.locked = map[string]string{target: "msg_j0_github.comment"}
+	d := forgeDeliverer(t, st, gh, token)
+	if err := deliverN(t, d, 1); !errors.Is(err, errHeld) || webhookIsFailure(err) || len(gh.Requests()) != 0 {
+		t.Fatalf("HandleWebhookDeliver with the comment locked = %v after %d requests, want held before any", err, len(gh.Requests()))
+	}
+	delete(st.locked, target)
+	if err := deliverN(t, d, 1); err != nil || len(gh.Comments("acme/shop", 12)) != 1 || len(st.locked) != 0 {
+		t.Fatalf("HandleWebhookDeliver once free = %v, %d comments, locks %v; want one comment and the lock given back", err, len(gh.Comments("acme/shop", 12)), st.locked)
 	}
 }

@@ -96,6 +96,12 @@ func (f *fakeDeliveries) GetTemplate(context.Context, string, string) (*template
 	return nil, store.ErrNotFound
 }
 
+func (f *fakeDeliveries) LockForgeComment(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
+
+func (f *fakeDeliveries) UnlockForgeComment(context.Context, string, string) error { return nil }
+
 func (f *fakeDeliveries) UpdateDelivery(_ context.Context, _ string, _ int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error) {
 	if err := fn(&f.del); err != nil {
 		return nil, err
