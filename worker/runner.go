@@ -99,17 +99,8 @@ func newRunner(st jobStore, cfg Config) *Runner {
 		draining: make(chan struct{}),
 		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
 		scraper:  newScraper(cfg.Policy, cfg.Resolver),
-		testbed:  testbedOf(cfg),
+		testbed:  probeTestbed(cfg.Pool), // once per process: one Runner per worker
 	}
-}
-
-// testbedOf is cfg's testbed; a Config not through withDefaults (tests)
-// has none.
-func testbedOf(cfg Config) job.Testbed {
-	if cfg.Testbed == nil {
-		return job.Testbed{}
-	}
-	return *cfg.Testbed
 }
 
 // HandleJobRun runs the sweep of the job named by t. It returns nil when

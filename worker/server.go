@@ -10,7 +10,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
@@ -104,10 +103,6 @@ type Config struct {
 	// Pool is the worker pool label stored in the testbed of each run
 	// (job.Testbed.Pool); empty means none.
 	Pool string
-	// Testbed, when set, is stored with each run instead of the testbed
-	// the worker reads from its machine at start: for tests that play
-	// several testbeds.
-	Testbed *job.Testbed
 }
 
 func (c Config) withDefaults() Config {
@@ -134,10 +129,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = DefaultPollInterval
-	}
-	if c.Testbed == nil {
-		tb := probeTestbed(c.Pool)
-		c.Testbed = &tb
 	}
 	switch {
 	case c.CrashRetries == 0:
