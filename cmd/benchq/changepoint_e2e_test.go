@@ -175,4 +175,10 @@ func TestChangePointAtTheSlowerJob(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "change +") || !strings.Contains(string(b), "(ack)") {
 		t.Errorf("GET /v1/trends?format=svg&change_points=true = %d, want the acknowledged change point marked", resp.StatusCode)
 	}
+	// The dashboard's Trends page lists it beside the chart.
+	resp, b = call(t, http.MethodGet, m.URL()+"/ui/trends?template=shift&metric=p50_ms&branch=main", nil)
+	page := string(b)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(page, `id="trend-change-points"`) || !strings.Contains(page, firstSlow) || !strings.Contains(page, "yes, ") {
+		t.Errorf("GET /ui/trends = %d, want the change points table naming %s, acknowledged", resp.StatusCode, firstSlow)
+	}
 }
