@@ -3552,6 +3552,10 @@ const docTemplate = `{
         "job.PointSummary": {
             "type": "object",
             "properties": {
+                "busy_starts": {
+                    "description": "BusyStarts counts the repeats that began on a busy server: with\nsweep.settle, the server was still busy when the wait ran out (or\nits monitor could not tell), so the run may have measured what an\nearlier one left queued.",
+                    "type": "integer"
+                },
                 "client_saturated": {
                     "description": "ClientSaturated is set when the load generator was short of CPU in\nany repeat (abreport's client_saturated): the point's req/s then\nmeasures the client, not the server.",
                     "type": "boolean"

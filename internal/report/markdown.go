@@ -280,7 +280,7 @@ func errorShare(r float64) string {
 // annotation that appears in it.
 func cellNotes(cells []*job.PointSummary) []string {
 	var errs, client, noise, cpu bool
-	var unsteady []string
+	var unsteady, busy []string
 	for _, ps := range cells {
 		if ps == nil || ps.Runs == 0 {
 			continue
@@ -289,6 +289,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 		client = client || clientBound(ps)
 		noise = noise || noisy(ps)
 		cpu = cpu || serverCPUCell(ps) != ""
+		if ps.BusyStarts > 0 {
+			busy = append(busy, fmt.Sprintf("%s at c=%d: %d of %s", ps.Point.Target, ps.Point.Concurrency, ps.BusyStarts, plural(ps.Runs, "run")))
+		}
 		if ps.Unsteady > 0 {
 			unsteady = append(unsteady, fmt.Sprintf("%s at c=%d: %d of %s, e.g. %s", ps.Point.Target, ps.Point.Concurrency, ps.Unsteady, plural(ps.Runs, "run"), ps.UnsteadyReason))
 		}
@@ -305,6 +308,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 	}
 	if cpu {
 		notes = append(notes, serverNote())
+	}
+	if len(busy) > 0 {
+		notes = append(notes, "Began on a busy server: the wait for a quiet server (sweep.settle) ran out, so these runs may have measured what an earlier run left queued ("+strings.Join(busy, "; ")+").")
 	}
 	if len(unsteady) > 0 {
 		notes = append(notes, unsteadyMark+" unsteady: throughput or latency shifted during a run, so its averages mix two behaviours ("+strings.Join(unsteady, "; ")+").")
