@@ -353,11 +353,11 @@ var hostileTexts = []string{
 // hostileJob names the job and its target with s and fails the job with
 // s as its error and as the reason of an aborted run.
 func hostileJob(s string) (*job.Job, []job.Run) {
-	j, runs := junitJob()
+	j, _ := junitJob()
 	j.Spec.Name = s
 	j.Spec.Targets[0].Name = s
 	j.Spec.Thresholds = job.Thresholds(s+": p99_ms < 100", "p99_ms < 1000")
-	runs = fixtureRuns(j)
+	runs := fixtureRuns(j)
 	j.Status, j.Error = job.StatusFailed, "target said: "+s
 	runs[0].Aborted, runs[0].AbortedBy, runs[0].AbortReason = true, "p99_ms < 1000", s
 	return j, keepPoint(runs, 0)
