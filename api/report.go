@@ -18,7 +18,7 @@ import (
 // formats.
 //
 //	@Summary		Get a job's report
-//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat), each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT), or the verdict as JUnit XML for CI dashboards (junit: a testsuite per target, a testcase per threshold and cell with a failure naming the value and the bound, an error for a cell with no value to judge, the cells' means as the suites' properties). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
 //	@Tags			jobs
 //	@Produce		json
 //	@Produce		plain
@@ -29,8 +29,9 @@ import (
 //	@Produce		html
 //	@Produce		text/tab-separated-values
 //	@Produce		application/x-ndjson
+//	@Produce		application/xml
 //	@Param			id		path		string	true	"job id"
-//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm)
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm, junit)
 //	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, timeline, distribution)
 //	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson; the run drawn, for chart timeline or distribution (may be left out for a job of one run)"
 //	@Success		200		{string}	string	"the report"

@@ -97,7 +97,7 @@ type format struct {
 func downloads() []format {
 	order := []report.Format{report.FormatHTML, report.FormatMarkdown, report.FormatSVG, report.FormatPNG,
 		report.FormatJSON, report.FormatCSV, report.FormatAB, report.FormatHTTPLoad, report.FormatGnuplot,
-		report.FormatTimelineCSV, report.FormatTimelineNDJSON, report.FormatHGRM}
+		report.FormatTimelineCSV, report.FormatTimelineNDJSON, report.FormatHGRM, report.FormatJUnit}
 	out := make([]format, len(order))
 	for i, f := range order {
 		out[i] = format{Name: string(f), Label: f.Label()}

@@ -46,6 +46,8 @@ func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) er
 		err = writeTimelineNDJSON(w, j, runs)
 	case FormatHGRM:
 		err = writeHGRM(w, j, runs)
+	case FormatJUnit:
+		err = writeJUnit(w, j, runs, a)
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownFormat, string(f))
 	}
