@@ -383,7 +383,7 @@ func (sw *sweep) runOne(k job.RunKey) error {
 func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run, error) {
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
-	aborts := sw.watchAborts(p, &plan) // abort.go
+	aborts := sw.watchAborts(k, p, &plan) // abort.go
 	started := time.Now().UTC()
 	rec := sw.startMonitor(p, plan) // monitor.go
 	m, err := sw.load(plan)
