@@ -6,7 +6,11 @@
 # and, for seed 003's dynamic pages, a private copy of Debian's DokuWiki on
 # apache with mod_php (:18084, OPcache off; :18086, on) and on lighttpd
 # with php-cgi over FastCGI (:18085 off, :18087 on), all pinned to CPU 0,
-# with Debian's prometheus-node-exporter on :18090 for the servers' CPU 0; starts the all-in-one benchq on 127.0.0.1:18080
+# with Debian's prometheus-node-exporter on :18090 for the servers' CPU 0
+# (each of seed 003's runs waits, with sweep.settle, until that CPU is
+# quiet: a run's abandoned requests stay queued at a PHP server for
+# seconds, which the seed's authors cleared by restarting the server
+# between runs); starts the all-in-one benchq on 127.0.0.1:18080
 # pinned to CPU 1, submits every examples/seed*.json, waits for each job and
 # writes its Markdown, SVG, PNG and HTML reports to docs/examples/.
 #
@@ -33,7 +37,7 @@ while [ $# -gt 0 ]; do
 	--repeats) repeats=$2; shift 2 ;;
 	--duration) duration=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
-	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-seeds.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done

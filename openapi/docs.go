@@ -4120,6 +4120,17 @@ const docTemplate = `{
                         "type": "integer"
                     }
                 },
+                "settle": {
+                    "description": "Settle makes each run of a monitored target wait, right before its\nload, until the server keeps less than SettleBelow of its cores busy\n(default 0.1), for at most this long; the run records the wait in\nserver.settled. A run that ends with requests in flight leaves them\nqueued at the server, which the next run would otherwise measure.",
+                    "type": "string",
+                    "example": "60s"
+                },
+                "settle_below": {
+                    "type": "number",
+                    "maximum": 1,
+                    "minimum": 0,
+                    "example": 0.1
+                },
                 "shards": {
                     "description": "Shards runs every run on this many worker processes at once, each\nsending its share of the point's concurrency, requests and rate\n(ShardPlan), started together and merged into one result (default\n1: one worker).",
                     "type": "integer",
@@ -4511,6 +4522,14 @@ const docTemplate = `{
                     "type": "integer",
                     "example": 12
                 },
+                "settled": {
+                    "description": "Settled is what waiting for a quiet server found before the run\n(sweep.settle).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/monitor.Settled"
+                        }
+                    ]
+                },
                 "source": {
                     "description": "Source is the endpoint scraped.",
                     "type": "string",
@@ -4550,6 +4569,30 @@ const docTemplate = `{
                     "items": {
                         "$ref": "#/definitions/monitor.SeriesValues"
                     }
+                }
+            }
+        },
+        "monitor.Settled": {
+            "type": "object",
+            "properties": {
+                "cores_busy": {
+                    "description": "CoresBusy is the cores the server kept busy over the last look;\nQuiet says whether that was under the bound, or the wait ran out.",
+                    "type": "number",
+                    "example": 0.02
+                },
+                "message": {
+                    "description": "Message says why the run began on a busy server, or why the server\ncould not be read.",
+                    "type": "string",
+                    "example": "the server still kept 0.98 of 1 core busy after 60s: the run began anyway"
+                },
+                "quiet": {
+                    "type": "boolean",
+                    "example": true
+                },
+                "waited_s": {
+                    "description": "WaitedS is the seconds waited before the run began.",
+                    "type": "number",
+                    "example": 3.5
                 }
             }
         },

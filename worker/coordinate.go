@@ -60,6 +60,7 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int)
 	if r.shards == nil {
 		return nil, fmt.Errorf("%w: a sharded run needs a worker serving the shard queue", errNeverRuns)
 	}
+	settled := sw.settle(p) // monitor.go: before the shards' join deadline starts
 	bound := sw.planner.RunEstimate(p)
 	t := shardTask{
 		jobID: sw.job.ID, round: fmt.Sprintf("%d-%d-%08x", k.Point, k.Repeat, rand.Uint32()),
@@ -89,21 +90,21 @@ func (sw *sweep) shardRound(k job.RunKey, p job.Point, plan measure.Plan, n int)
 		}
 		tasks = append(tasks, pl.TaskID())
 	}
-	rec := sw.startMonitor(p, t.plan) // monitor.go: once for all shards
+	mon := sw.startMonitor(p, t.plan, settled) // monitor.go: once for all shards
 	own := make(chan error, 1)
 	go func() { own <- r.runShard(ctx, t) }()
 	run, err := sw.coordinate(ctx, t, own)
 	if err != nil {
-		sw.serverOf(rec, nil)
+		sw.serverOf(mon, nil)
 		sw.dropRound(t, tasks, abortStopped, err)
 		return nil, err
 	}
-	if rec != nil {
+	if mon != nil {
 		m, derr := run.DecodeMeasurement() // the merge: the span and timeline of all shards
 		if derr != nil {
 			m = nil // no server numbers then, but the run stands
 		}
-		run.Server = sw.serverOf(rec, m)
+		run.Server = sw.serverOf(mon, m)
 	}
 	sw.dropRound(t, nil, "", nil)
 	return run, nil

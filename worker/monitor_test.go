@@ -112,3 +112,41 @@ func TestMonitorFailuresNeverFailTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSettleBeforeEachRun: a CPU-heavy server on one core, runs that end
+// with requests in flight, which the server goes on serving. With
+// sweep.settle every run waits for the server to fall quiet before its
+// load and records the wait: the second run waits out the first's queue.
+func TestSettleBeforeEachRun(t *testing.T) {
+	e := newEnv(t)
+	busy := testservers.StartCPUTarget(t, testservers.CPUTargetConfig{CPUs: "0"})
+	spec := job.Spec{
+		Targets: []job.Target{{Name: "busy", URL: busy.URL + "/work?rounds=2000000", Monitor: &monitor.Spec{Prometheus: busy.MetricsURL()}}},
+		Sweep: job.Sweep{Concurrency: []int{16}, Duration: []job.Duration{job.Duration(3 * time.Second)}, Repeats: 2,
+			Settle: job.Duration(30 * time.Second)},
+	}
+	got := e.runToSuccess(t, spec, 90*time.Second)
+	runs, err := e.st.Runs(t.Context(), got.ID)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs = %d, %v; want 2", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Server == nil || r.Server.Settled == nil {
+			t.Fatalf("run %d stored no settle: %+v", r.Repeat, r.Server)
+		}
+		s := r.Server.Settled
+		t.Logf("run %d: %d complete; settled %+v", r.Repeat, r.Result.CompleteRequests, *s)
+		if !s.Quiet {
+			t.Errorf("run %d began on a busy server: %+v", r.Repeat, *s)
+		}
+	}
+	second := runs[0]
+	if runs[1].Repeat == 1 {
+		second = runs[1]
+	}
+	// 16 requests of about 0.14 s of CPU each share one core: the first
+	// 16 end after about 2.2 s, the next 16 are left with 1.5 s to go.
+	if w := second.Server.Settled.WaitedS; w < 0.8 {
+		t.Errorf("the second run waited %.2f s: the first left about 1.5 s of CPU queued on one core, want it to wait that out", w)
+	}
+}

@@ -381,18 +381,19 @@ func (sw *sweep) runOne(k job.RunKey) error {
 // measure runs plan as run k of point p and stores it: runOne's run, and
 // a capacity search's probe (search.go), which reads the stored run back.
 func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run, error) {
+	settled := sw.settle(p) // monitor.go: before the run's clock starts
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
 	aborts := sw.watchAborts(k, p, &plan) // abort.go
 	started := time.Now().UTC()
-	rec := sw.startMonitor(p, plan) // monitor.go
+	mon := sw.startMonitor(p, plan, settled) // monitor.go
 	m, err := sw.load(plan)
 	partial := errors.Is(err, errCanceled) && m != nil && m.Complete+m.Failed > 0
 	if err != nil && !partial {
-		sw.serverOf(rec, nil)
+		sw.serverOf(mon, nil)
 		return nil, fmt.Errorf("point %d: %w", k.Point, err)
 	}
-	server := sw.serverOf(rec, m)
+	server := sw.serverOf(mon, m)
 	run, rerr := job.NewRun(k, p.Target, p.Concurrency, started, time.Now().UTC(), m, abreport.Options{
 		VariableLength: plan.AcceptVariableLength,
 		BodySent:       len(plan.Body) > 0,

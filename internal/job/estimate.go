@@ -93,6 +93,9 @@ func (pl *Planner) Estimate() time.Duration {
 	var total time.Duration
 	for _, c := range pl.cells {
 		run := c.runEstimate() + estimateRunOverhead + max(d.Warmup.Std(), 0)
+		if c.TargetIndex >= 0 && c.TargetIndex < len(d.Targets) && d.Targets[c.TargetIndex].Monitor != nil {
+			run += max(d.Sweep.Settle.Std(), 0) // at most, waiting for a quiet server
+		}
 		if warmup > 0 {
 			run += closedEstimate(warmup, c.Concurrency)
 		}

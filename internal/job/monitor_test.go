@@ -80,3 +80,41 @@ func TestDecodeMonitorAndRedact(t *testing.T) {
 		t.Fatalf("Decode(unknown monitor field) = %v, want it named", err)
 	}
 }
+
+func TestValidateSettle(t *testing.T) {
+	mon := &monitor.Spec{Prometheus: "http://127.0.0.1:9100/metrics"}
+	tests := []struct {
+		name    string
+		monitor *monitor.Spec
+		settle  Duration
+		below   float64
+		want    map[string]string
+	}{
+		{"monitored", mon, Duration(60e9), 0.2, nil},
+		{"no settle, no monitor", nil, 0, 0, nil},
+		{"no monitor", nil, Duration(60e9), 0, map[string]string{"sweep.settle": "no target has a monitor"}},
+		{"negative", mon, Duration(-1e9), 0, map[string]string{"sweep.settle": "outside"}},
+		{"share above 1", mon, Duration(60e9), 1.5, map[string]string{"sweep.settle_below": "between 0 and 1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := validSpec()
+			s.Targets[0].Monitor = tc.monitor
+			s.Sweep.Settle, s.Sweep.SettleBelow = tc.settle, tc.below
+			got := map[string]string{}
+			if ce, ok := errcode.As(s.Validate(DefaultLimits(), testservers.LoopbackOnly)); ok {
+				for _, f := range ce.Problems {
+					got[f.Field] = f.Message
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("Validate problems = %v, want fields %v", got, tc.want)
+			}
+			for f, part := range tc.want {
+				if !strings.Contains(got[f], part) {
+					t.Errorf("problem of %s = %q, want it to contain %q", f, got[f], part)
+				}
+			}
+		})
+	}
+}

@@ -136,7 +136,14 @@ type Sweep struct {
 	Repeats          int      `json:"repeats,omitempty"`
 	WarmupRequests   int      `json:"warmup_requests,omitempty"`
 	PauseBetweenRuns Duration `json:"pause_between_runs,omitempty"`
-	Order            Order    `json:"order,omitempty"`
+	// Settle makes each run of a monitored target wait, right before its
+	// load, until the server keeps less than SettleBelow of its cores busy
+	// (default 0.1), for at most this long; the run records the wait in
+	// server.settled. A run that ends with requests in flight leaves them
+	// queued at the server, which the next run would otherwise measure.
+	Settle      Duration `json:"settle,omitempty" example:"60s"`
+	SettleBelow float64  `json:"settle_below,omitempty" minimum:"0" maximum:"1" example:"0.1"`
+	Order       Order    `json:"order,omitempty"`
 	// Shards runs every run on this many worker processes at once, each
 	// sending its share of the point's concurrency, requests and rate
 	// (ShardPlan), started together and merged into one result (default

@@ -68,6 +68,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.timeline(d.Timeline)
 	v.warmup(d, res)
 	v.search(d)
+	v.settle(d)
 	return v.err()
 }
 
@@ -95,6 +96,19 @@ func (v *validator) meta(s Spec) {
 			v.add(field, "a label value is at most %d printable characters", maxLabelVal)
 		}
 	}
+}
+
+// settle refuses a wait for a quiet server no target can read.
+func (v *validator) settle(s Spec) {
+	if s.Sweep.Settle <= 0 {
+		return
+	}
+	for _, t := range s.Targets {
+		if t.Monitor != nil {
+			return
+		}
+	}
+	v.add("sweep.settle", "no target has a monitor to tell when its server is quiet: add targets[].monitor, or leave settle out")
 }
 
 func (v *validator) targets(s Spec, res []resolved) {

@@ -57,6 +57,12 @@ func (v *validator) sweepRunOptions(w Sweep) {
 	if w.PauseBetweenRuns < 0 || w.PauseBetweenRuns.Std() > v.lim.MaxDuration {
 		v.add("sweep.pause_between_runs", "%v is outside 0s..%v", w.PauseBetweenRuns, v.lim.MaxDuration)
 	}
+	if w.Settle < 0 || w.Settle.Std() > v.lim.MaxDuration {
+		v.add("sweep.settle", "%v is outside 0s..%v", w.Settle, v.lim.MaxDuration)
+	}
+	if w.SettleBelow < 0 || w.SettleBelow > 1 || math.IsNaN(w.SettleBelow) {
+		v.add("sweep.settle_below", "%v is not a share of the server's cores between 0 and 1", w.SettleBelow)
+	}
 	switch {
 	case w.Shards < 1:
 		v.add("sweep.shards", "%d is below 1", w.Shards)

@@ -57,11 +57,7 @@ func (r *Recorder) loop(ctx context.Context) {
 
 // scrape takes one reading, or counts one failure.
 func (r *Recorder) scrape(ctx context.Context) {
-	sent := time.Now()
-	exp, err := r.scraper.Scrape(ctx, r.spec.Prometheus)
-	// The endpoint read its counters somewhere between the request and
-	// the answer: the middle is the best guess at when.
-	at := sent.Add(time.Since(sent) / 2)
+	exp, at, err := scrapeAt(ctx, r.scraper, r.spec.Prometheus)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.scrapes++

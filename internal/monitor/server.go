@@ -42,6 +42,9 @@ type Server struct {
 	Message      string `json:"message,omitempty" example:"1 of 12 scrapes failed, the first: http://127.0.0.1:9100/metrics answered 503 Service Unavailable"`
 	// Timeline is the recorded series per interval of the run's timeline.
 	Timeline *ServerTimeline `json:"timeline,omitempty"`
+	// Settled is what waiting for a quiet server found before the run
+	// (sweep.settle).
+	Settled *Settled `json:"settled,omitempty"`
 }
 
 // ServerTimeline holds the server's series on the run's timeline: entry i
