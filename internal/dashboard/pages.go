@@ -164,10 +164,13 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "job", d)
 }
 
-// pointLabel names a point as a person reads it: "nginx · c=8 · n=2000".
+// pointLabel names a point as a person reads it: "nginx · c=8 · n=2000",
+// a ramp by its range: "nginx · c=100 · rate=100→5000/s".
 func pointLabel(p job.Point) string {
 	stop := fmt.Sprintf("n=%d", p.Requests)
 	switch {
+	case p.Rate > 0 && p.RateTo > 0 && p.RateTo != p.Rate:
+		stop = fmt.Sprintf("rate=%g→%g/s", p.Rate, p.RateTo)
 	case p.Rate > 0:
 		stop = fmt.Sprintf("rate=%g/s", p.Rate)
 	case p.Duration > 0:

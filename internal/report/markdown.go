@@ -18,8 +18,9 @@ import (
 // req/s over repeats; with a baseline, one "X vs baseline" row per other
 // target with the difference in percent; a cell whose load generator was
 // short of CPU is marked, with a legend under its table. Then the
-// saturation sentences and the verdict.
-func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
+// saturation sentences, the capacity search, the comparison, the runs a
+// threshold aborted and the verdict.
+func writeMarkdown(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	bw := bufio.NewWriter(w)
 	g := newGrid(a)
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(j)))
@@ -35,8 +36,9 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 		writeMDTLS(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
-	writeMDCapacity(bw, a.CapacitySentence, a.Capacity) // capacity.go
+	writeMDCapacity(bw, j.ID, a.CapacitySentence, a.Capacity) // capacity.go
 	writeMDCompareTo(bw, a.CompareTo)
+	writeMDAborted(bw, j, runs) // aborted.go
 	writeMDVerdict(bw, a.Verdict, j.Spec.Points())
 	// The helpers print into bw, whose first error sticks and is returned
 	// here; their Fprintf errors are therefore not checked.
