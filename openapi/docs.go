@@ -719,7 +719,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).",
+                "description": "text/event-stream of the job's events, replayed from Last-Event-ID or from the start, then live. Each event's data is one JSON object; the types, in the order a run first writes them: job.started (the job began: status); progress (the job's progress: runs done and total, the current run, its requests done and req/s; a few a second); run.intervals (intervals of the current run's timeline as they close, a few at a time: point, repeat, target, concurrency, for a sharded run the shard whose intervals they are, and intervals, each as the results' timeline intervals give it: counts, rates and latency percentiles); run.finished (a run stored: point, repeat, target, concurrency, complete_requests, failed_requests, requests_per_second); job.finished (always the last event: status, verdict, error, runs_done). A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).",
                 "produces": [
                     "text/event-stream"
                 ],
@@ -915,7 +915,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
+                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field, then aborted_by and abort_reason for a run a threshold ended early), Markdown tables (rows = targets, columns = concurrency; a ramp's rate by its range, 100→5000/s; the capacity search; the runs a threshold aborted), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat), each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT), or the verdict as JUnit XML for CI dashboards (junit: a testsuite per target, a testcase per threshold and cell with a failure naming the value and the bound, an error for a cell with no value to judge, the cells' means as the suites' properties). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
                 "produces": [
                     "application/json",
                     "text/plain",
@@ -925,7 +925,8 @@ const docTemplate = `{
                     "image/png",
                     "text/html",
                     "text/tab-separated-values",
-                    "application/x-ndjson"
+                    "application/x-ndjson",
+                    "application/xml"
                 ],
                 "tags": [
                     "jobs"
@@ -952,7 +953,8 @@ const docTemplate = `{
                             "gnuplot",
                             "timeline-csv",
                             "timeline-ndjson",
-                            "hgrm"
+                            "hgrm",
+                            "junit"
                         ],
                         "type": "string",
                         "description": "report format; when absent, chosen by Accept, else json",
@@ -962,11 +964,12 @@ const docTemplate = `{
                     {
                         "enum": [
                             "sweep",
+                            "capacity",
                             "timeline",
                             "distribution"
                         ],
                         "type": "string",
-                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
+                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), capacity (the capacity search's: each probe's p50 and p99 latency against its offered rate per target, probes that missed the SLO hollow, the SLO's latency bounds as lines, the capacity found with its interval shaded), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
                         "name": "chart",
                         "in": "query"
                     },
@@ -3759,6 +3762,10 @@ const docTemplate = `{
         "job.PointSummary": {
             "type": "object",
             "properties": {
+                "busy_starts": {
+                    "description": "BusyStarts counts the repeats that began on a busy server: with\nsweep.settle, the server was still busy when the wait ran out (or\nits monitor could not tell), so the run may have measured what an\nearlier one left queued.",
+                    "type": "integer"
+                },
                 "client_saturated": {
                     "description": "ClientSaturated is set when the load generator was short of CPU in\nany repeat (abreport's client_saturated): the point's req/s then\nmeasures the client, not the server.",
                     "type": "boolean"

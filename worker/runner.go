@@ -386,7 +386,7 @@ func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run
 	settled := sw.settle(p) // monitor.go: before the run's clock starts
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
-	aborts := sw.watchAborts(p, &plan) // abort.go
+	aborts := sw.watchAborts(k, p, &plan) // abort.go
 	started := time.Now().UTC()
 	mon := sw.startMonitor(p, plan, settled) // monitor.go
 	m, err := sw.load(plan)
