@@ -1825,7 +1825,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The caller's last ` + "`" + `limit` + "`" + ` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict and commit label. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL. format=svg answers the chart as SVG.",
+                "description": "The caller's last ` + "`" + `limit` + "`" + ` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict, commit label and the testbed the runs were measured on. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL; testbed a testbed id keeps that testbed's points. format=svg answers the chart as SVG.\nchange_points=true adds the change points of the series (E-Divisive means with a t-test): per cell and testbed apart (testbed=any: one series across testbeds), the first job after each shift with its commit, the means before and after, the magnitude ((after-before)/|before|), the p-value, and whether it was acknowledged; the chart marks them. max_pvalue and min_magnitude default to the newest job's change_points options, else 0.001 and 0.05. Each change point keeps its id across requests and job ends, for POST /v1/trends/change-points/{id}/acknowledge.",
                 "produces": [
                     "application/json",
                     "image/svg+xml"
@@ -1876,6 +1876,32 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
+                        "description": "a testbed id: only its points; any: change points over every testbed's runs as one series",
+                        "name": "testbed",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "add the change points of the series",
+                        "name": "change_points",
+                        "in": "query"
+                    },
+                    {
+                        "type": "number",
+                        "example": 0.001,
+                        "description": "largest p-value of a change point (0 \u003c p \u003c= 1)",
+                        "name": "max_pvalue",
+                        "in": "query"
+                    },
+                    {
+                        "type": "number",
+                        "example": 0.05,
+                        "description": "smallest relative change of the mean of a change point (0 to 100)",
+                        "name": "min_magnitude",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
                         "description": "an admin's: the key id whose jobs to read",
                         "name": "owner",
                         "in": "query"
@@ -1896,6 +1922,70 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/trends/change-points/{id}/acknowledge": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Marks the change point as expected (a known cost of a change, a new baseline): it stays listed, acknowledged, with who (the API key id) and when; the trend chart draws it dotted grey instead of dashed red. The template's owner or an admin may acknowledge it; to anyone else it does not exist (404). Acknowledging again changes nothing and answers the point as it is.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "trends"
+                ],
+                "summary": "Acknowledge a change point",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "change point id, from GET /v1/trends?change_points=true",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/job.ChangePoint"
+                        }
+                    },
+                    "400": {
+                        "description": "bad-query: the id is not a change point id (field id)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such change point, or another key's",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2445,6 +2535,11 @@ const docTemplate = `{
                 },
                 "target": {
                     "type": "string"
+                },
+                "testbed": {
+                    "description": "Testbed is the ID of the testbed the cell's runs were measured on\n(job.Testbed.ID), \"mixed\" when they differ, empty for runs stored\nbefore testbeds were recorded.",
+                    "type": "string",
+                    "example": "4f1c2a9b0d3e"
                 },
                 "value": {
                     "description": "Value is the mean of the metric over the cell's repeats; Stat has\nits spread.",
@@ -3190,6 +3285,13 @@ const docTemplate = `{
                     "type": "string",
                     "example": "main"
                 },
+                "change_points": {
+                    "description": "ChangePoints, with change_points=true, are the shifts found in the\npoints: per cell and testbed (one series across testbeds with\ntestbed=any), oldest job first.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ChangePoint"
+                    }
+                },
                 "metric": {
                     "description": "Metric is the metric's full name: asked for as p99, it answers\np99_ms.",
                     "type": "string",
@@ -3438,6 +3540,111 @@ const docTemplate = `{
                 "server_cpu_share": {
                     "description": "ServerCPUShare is the share of the target's cores busy, from its\nmonitor; absent without one.",
                     "type": "number"
+                }
+            }
+        },
+        "job.ChangePoint": {
+            "type": "object",
+            "properties": {
+                "acknowledged": {
+                    "description": "Acknowledged marks a shift someone said was expected, with who\n(their API key id) and when.",
+                    "type": "boolean"
+                },
+                "acknowledged_at": {
+                    "type": "string"
+                },
+                "acknowledged_by": {
+                    "type": "string",
+                    "example": "key_8s2k"
+                },
+                "after": {
+                    "type": "number",
+                    "example": 24.6
+                },
+                "before": {
+                    "description": "Before and After are the series' means before and after the shift;\nMagnitude is (After-Before)/|Before|.",
+                    "type": "number",
+                    "example": 20.4
+                },
+                "branch": {
+                    "type": "string",
+                    "example": "main"
+                },
+                "commit": {
+                    "type": "string",
+                    "example": "9fceb02"
+                },
+                "concurrency": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "detected_at": {
+                    "description": "DetectedAt is when the shift was first found.",
+                    "type": "string"
+                },
+                "duration": {
+                    "type": "string"
+                },
+                "id": {
+                    "description": "ID names the change point in the acknowledge endpoint.",
+                    "type": "string",
+                    "example": "cp_3kq9x2m4t7v1"
+                },
+                "job_id": {
+                    "description": "JobID is the first job after the shift, Commit its commit label.",
+                    "type": "string",
+                    "example": "j_2x7k"
+                },
+                "magnitude": {
+                    "type": "number",
+                    "example": 0.206
+                },
+                "metric": {
+                    "type": "string",
+                    "example": "p99_ms"
+                },
+                "p_value": {
+                    "type": "number",
+                    "example": 0.00002
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "series": {
+                    "description": "Series names the series the point is in: template, branch, cell,\nmetric and testbed.",
+                    "type": "string",
+                    "example": "checkout@main shop c=2 n=40 p99_ms testbed=4f1c2a9b0d3e"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "shop"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout"
+                },
+                "testbed": {
+                    "description": "Testbed is the testbed ID of the series (Testbed.ID), \"any\" when the\nseries was asked for across testbeds.",
+                    "type": "string",
+                    "example": "4f1c2a9b0d3e"
+                }
+            }
+        },
+        "job.ChangePointOptions": {
+            "type": "object",
+            "properties": {
+                "max_pvalue": {
+                    "description": "MaxPValue is the largest p-value of a reported shift (default\n0.001): smaller reports fewer, surer ones.",
+                    "type": "number",
+                    "example": 0.001
+                },
+                "min_magnitude": {
+                    "description": "MinMagnitude is the smallest relative change of the mean reported\n(default 0.05, 5 %).",
+                    "type": "number",
+                    "example": 0.05
                 }
             }
         },
@@ -3935,6 +4142,14 @@ const docTemplate = `{
                 "baseline": {
                     "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
+                },
+                "change_points": {
+                    "description": "ChangePoints tunes the change points found over the history of the\njob's template (see ChangePointOptions).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.ChangePointOptions"
+                        }
+                    ]
                 },
                 "compare_to": {
                     "description": "CompareTo names the job that thresholds' \"baseline.\u003cmetric\u003e\" refers\nto (see CompareTo).",
