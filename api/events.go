@@ -16,7 +16,7 @@ import (
 // handleJobEvents streams a job's progress as Server-Sent Events.
 //
 //	@Summary		Stream a job's events
-//	@Description	text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).
+//	@Description	text/event-stream of the job's events, replayed from Last-Event-ID or from the start, then live. Each event's data is one JSON object; the types, in the order a run first writes them: job.started (the job began: status); progress (the job's progress: runs done and total, the current run, its requests done and req/s; a few a second); run.intervals (intervals of the current run's timeline as they close, a few at a time: point, repeat, target, concurrency, for a sharded run the shard whose intervals they are, and intervals, each as the results' timeline intervals give it: counts, rates and latency percentiles); run.finished (a run stored: point, repeat, target, concurrency, complete_requests, failed_requests, requests_per_second); job.finished (always the last event: status, verdict, error, runs_done). A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).
 //	@Tags			jobs
 //	@Produce		text/event-stream
 //	@Param			id				path		string	true	"job id"

@@ -120,3 +120,24 @@ func TestShutdownEndsStreams(t *testing.T) {
 		t.Fatal("Shutdown left an event stream open")
 	}
 }
+
+// TestEventsDescribed: the served OpenAPI description of the event stream
+// names every event a stream carries, from the one table of event names.
+func TestEventsDescribed(t *testing.T) {
+	env := newTestEnv(t, nil)
+	resp, body := env.do(t, http.MethodGet, "/openapi.json", "")
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Description string `json:"description"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /openapi.json = %d: %v", resp.StatusCode, err)
+	}
+	desc := doc.Paths["/v1/jobs/{id}/events"]["get"].Description
+	for _, ev := range append(job.StreamEvents(), job.EventFinished) {
+		if !strings.Contains(desc, ev+" (") {
+			t.Errorf("the events' description does not describe %s: %q", ev, desc)
+		}
+	}
+}

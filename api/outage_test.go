@@ -36,6 +36,9 @@ type outageEnv struct {
 	url   string
 	key   apikey.Key
 	plain string
+	// changePoint is a change point of the key's, for the acknowledge
+	// route to write to.
+	changePoint string
 }
 
 // hookQueue is the real asynq client, with a hook that runs before an
@@ -76,7 +79,7 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	env := &outageEnv{redis: srv, rdb: rdb, store: st, queue: &hookQueue{Client: asynq.NewClientFromRedisClient(rdb)}}
 	env.srv = New(Config{CheckURL: testservers.LoopbackOnly, UnavailableRetryAfter: outageRetryAfter, EventPoll: 20 * time.Millisecond},
 		Deps{Store: st, Queue: env.queue, Keys: st, Quotas: st, Deliveries: st, Idempotency: st, Selector: st,
-			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Schedules: st, Pinner: st})
+			Targets: targetverify.New(st, targetverify.Config{Timeout: time.Second}), Templates: st, Schedules: st, Pinner: st, ChangePoints: st})
 	hs := httptest.NewServer(env.srv.Handler())
 	t.Cleanup(hs.Close)
 	env.url = hs.URL
@@ -86,6 +89,11 @@ func newOutageEnv(t *testing.T) *outageEnv {
 	}
 	env.key, env.plain = k, plain
 	env.addKey(t)
+	kept, _, err := st.RecordChangePoints(t.Context(), k.ID, outageTemplate, []job.ChangePoint{{Series: "s", JobID: "j", Magnitude: 0.2}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.changePoint = kept[0].ID
 	return env
 }
 
@@ -183,21 +191,24 @@ type routeCall struct {
 func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 	t.Helper()
 	bodies := map[string]string{
-		"POST /v1/jobs":                             webhookJob,
-		"POST /v1/targets/verify":                   `{"url":"http://127.0.0.1:9/"}`,
-		"POST /v1/jobs/:id/deliveries/:n/redeliver": "",
-		"DELETE /v1/jobs/:id":                       "",
-		"PUT /v1/jobs/:id/pin":                      "",
-		"DELETE /v1/jobs/:id/pin":                   "",
-		"POST /v1/templates":                        `{"name":"outage-new","spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
-		"PUT /v1/templates/:name":                   `{"spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
-		"DELETE /v1/templates/:name":                "",
-		"POST /v1/templates/:name/run":              `{}`,
-		"POST /v1/hooks/github":                     outagePush,
-		"POST /v1/hooks/gitlab":                     outagePush,
-		"POST /v1/schedules/:name/pause":            "",
-		"POST /v1/schedules/:name/resume":           "",
+		"POST /v1/jobs":                                 webhookJob,
+		"POST /v1/targets/verify":                       `{"url":"http://127.0.0.1:9/"}`,
+		"POST /v1/jobs/:id/deliveries/:n/redeliver":     "",
+		"DELETE /v1/jobs/:id":                           "",
+		"PUT /v1/jobs/:id/pin":                          "",
+		"DELETE /v1/jobs/:id/pin":                       "",
+		"POST /v1/templates":                            `{"name":"outage-new","spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
+		"PUT /v1/templates/:name":                       `{"spec":{"targets":[{"url":"{{target_url}}"}]},"values":{"target_url":"http://127.0.0.1:9/"}}`,
+		"DELETE /v1/templates/:name":                    "",
+		"POST /v1/templates/:name/run":                  `{}`,
+		"POST /v1/hooks/github":                         outagePush,
+		"POST /v1/hooks/gitlab":                         outagePush,
+		"POST /v1/schedules/:name/pause":                "",
+		"POST /v1/schedules/:name/resume":               "",
+		"POST /v1/trends/change-points/:id/acknowledge": "",
 	}
+	// ids are the routes whose :id is not a job's.
+	ids := map[string]string{"POST /v1/trends/change-points/:id/acknowledge": e.changePoint}
 	headers := map[string][]string{
 		"POST /v1/hooks/github": {"X-GitHub-Event", "push", "X-GitHub-Delivery", "outage-" + jobID,
 			"X-Hub-Signature-256", cihook.GitHubSignature(outageSecret, []byte(outagePush))},
@@ -217,7 +228,11 @@ func (e *outageEnv) v1Calls(t *testing.T, jobID string) []routeCall {
 		if r.Method == http.MethodDelete {
 			name = "outage-other" // the calls after it still find outage-tpl
 		}
-		path := strings.NewReplacer(":name", name, ":id", jobID, ":n", "1").Replace(r.Path) + queries[r.Method+" "+r.Path]
+		id := jobID
+		if other, ok := ids[r.Method+" "+r.Path]; ok {
+			id = other
+		}
+		path := strings.NewReplacer(":name", name, ":id", id, ":n", "1").Replace(r.Path) + queries[r.Method+" "+r.Path]
 		calls = append(calls, routeCall{method: r.Method, route: r.Path, path: path, body: body, header: headers[r.Method+" "+r.Path]})
 	}
 	if len(calls) < 11 {

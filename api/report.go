@@ -18,7 +18,7 @@ import (
 // formats.
 //
 //	@Summary		Get a job's report
-//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
+//	@Description	Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field, then aborted_by and abort_reason for a run a threshold ended early), Markdown tables (rows = targets, columns = concurrency; a ramp's rate by its range, 100→5000/s; the capacity search; the runs a threshold aborted), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat), each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT), or the verdict as JUnit XML for CI dashboards (junit: a testsuite per target, a testcase per threshold and cell with a failure naming the value and the bound, an error for a cell with no value to judge, the cells' means as the suites' properties). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.
 //	@Tags			jobs
 //	@Produce		json
 //	@Produce		plain
@@ -29,9 +29,10 @@ import (
 //	@Produce		html
 //	@Produce		text/tab-separated-values
 //	@Produce		application/x-ndjson
+//	@Produce		application/xml
 //	@Param			id		path		string	true	"job id"
-//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm)
-//	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, timeline, distribution)
+//	@Param			format	query		string	false	"report format; when absent, chosen by Accept, else json"	Enums(ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm, junit)
+//	@Param			chart	query		string	false	"with format svg or png, the chart: sweep (the default: every point against concurrency), capacity (the capacity search's: each probe's p50 and p99 latency against its offered rate per target, probes that missed the SLO hollow, the SLO's latency bounds as lines, the capacity found with its interval shaded), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)"	Enums(sweep, capacity, timeline, distribution)
 //	@Param			run		query		string	false	"POINT:REPEAT (from 0, as in the results): only that run, for hgrm, timeline-csv and timeline-ndjson; the run drawn, for chart timeline or distribution (may be left out for a job of one run)"
 //	@Success		200		{string}	string	"the report"
 //	@Failure		400		{object}	Problem	"unknown format (field: format); an unknown chart or one not drawn in that format (field: chart); a run the job has not stored, malformed, not named for a run's chart, or with another format (field: run)"
@@ -50,7 +51,11 @@ func (s *Server) handleGetReport(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if chart != report.ChartSweep {
+	switch chart {
+	case report.ChartSweep:
+	case report.ChartCapacity:
+		return s.capacityChart(c, f)
+	default:
 		return s.runChart(c, f, chart)
 	}
 	only, err := runQuery(c, f)
@@ -100,6 +105,26 @@ func (s *Server) runChart(c echo.Context, f report.Format, chart report.Chart) e
 	}
 	c.Response().Header().Set("Vary", "Accept")
 	name := fmt.Sprintf("%s.%s.%d-%d.%s", id, chart, run.Point, run.Repeat, f.Extension())
+	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
+	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
+}
+
+// capacityChart draws the job's capacity search from its analysis.
+func (s *Server) capacityChart(c echo.Context, f report.Format) error {
+	if c.QueryParam("run") != "" {
+		return queryError("run", "chart capacity draws every probe of the job's search: leave run out")
+	}
+	id := c.Param("id")
+	j, _, a, err := s.jobResults(c, id)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.WriteCapacityChart(&buf, f, j, a); err != nil {
+		return fmt.Errorf("api: report %s: %w", id, err)
+	}
+	c.Response().Header().Set("Vary", "Accept")
+	name := fmt.Sprintf("%s.%s.%s", id, report.ChartCapacity, f.Extension())
 	c.Response().Header().Set("Content-Disposition", fmt.Sprintf("inline; filename=%q", name))
 	return c.Blob(http.StatusOK, f.ContentType(), buf.Bytes())
 }

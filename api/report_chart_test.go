@@ -59,6 +59,8 @@ func TestReportRunCharts(t *testing.T) {
 		{"format=png&chart=distribution&run=0:0", "image/png", "job_charts.distribution.0-0.png", decodesPNG},
 		{"format=svg&chart=sweep", "image/svg+xml", "job_charts.svg", contains("throughput (req/s)", "concurrency (connections)")},
 		{"format=svg", "image/svg+xml", "job_charts.svg", contains("throughput (req/s)", "concurrency (connections)")},
+		{"format=svg&chart=capacity", "image/svg+xml", "job_charts.capacity.svg", contains("ran no capacity search")},
+		{"format=png&chart=capacity", "image/png", "job_charts.capacity.png", decodesPNG},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			resp, body := env.do(t, http.MethodGet, "/v1/jobs/"+id+"/report?"+tc.query, "")
@@ -96,7 +98,9 @@ func TestReportRunChartErrors(t *testing.T) {
 	for _, tc := range []struct {
 		id, query, field, detail string
 	}{
-		{one, "format=svg&chart=pie", "chart", `unknown chart "pie": want one of sweep, timeline, distribution`},
+		{one, "format=svg&chart=pie", "chart", `unknown chart "pie": want one of sweep, capacity, timeline, distribution`},
+		{one, "format=html&chart=capacity", "chart", "chart capacity is drawn as format svg or png, not html"},
+		{one, "format=svg&chart=capacity&run=0:0", "run", "chart capacity draws every probe of the job's search: leave run out"},
 		{one, "format=json&chart=timeline", "chart", "chart timeline is drawn as format svg or png, not json"},
 		{one, "format=html&chart=distribution&run=0:0", "chart", "not html"},
 		{one, "format=svg&run=0:0", "run", "or the run of chart=timeline or chart=distribution (format svg or png), not of svg"},

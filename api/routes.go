@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	v1.POST("/schedules/:name/pause", s.handlePauseSchedule)
 	v1.POST("/schedules/:name/resume", s.handleResumeSchedule)
 	v1.GET("/trends", s.handleGetTrend)
+	v1.POST("/trends/change-points/:id/acknowledge", s.handleAcknowledgeChangePoint)
 	v1.POST("/hooks/github", s.handleGitHubHook)
 	v1.POST("/hooks/gitlab", s.handleGitLabHook)
 

@@ -189,6 +189,10 @@ type Deps struct {
 	// Pinner pins jobs past the retention (pin.go); nil answers the pin
 	// endpoints with 503.
 	Pinner JobPinner
+	// ChangePoints keeps the change points of templates' histories
+	// (changepoints.go); nil answers change_points=true and the
+	// acknowledge endpoint with 503.
+	ChangePoints ChangePointStore
 	// Streams announces new events to event streams and tells revoked
 	// keys (streams.go); nil leaves streams to poll every EventPoll and
 	// open until their job ends, which only tests should want.
@@ -225,6 +229,9 @@ type Server struct {
 	templates TemplateStore
 	schedules ScheduleStore
 	pinner    JobPinner
+
+	// changePoints: the change points of trends (changepoints.go).
+	changePoints ChangePointStore
 
 	// admit creates every job (internal/admit); undo retries the undoing
 	// of half-done writes while Redis is away, for admit and the API.
@@ -265,6 +272,7 @@ func New(cfg Config, deps Deps) *Server {
 	s.targets = deps.Targets
 	s.monitor = deps.Monitor
 	s.templates, s.schedules, s.pinner = deps.Templates, deps.Schedules, deps.Pinner
+	s.changePoints = deps.ChangePoints
 	s.closing, s.stopClosing = context.WithCancel(context.Background())
 	s.ready = newReadiness(deps.Store, cfg.Logger)
 	s.undo = undo.New(s.closing, cfg.Logger)

@@ -33,12 +33,17 @@ type TrendResponse struct {
 	// Points are oldest first: per job, one per cell (target,
 	// concurrency, requests/duration/rate) where the metric was measured.
 	Points []analysis.TrendPoint `json:"points"`
+	// ChangePoints, with change_points=true, are the shifts found in the
+	// points: per cell and testbed (one series across testbeds with
+	// testbed=any), oldest job first.
+	ChangePoints []job.ChangePoint `json:"change_points,omitzero"`
 }
 
 // handleGetTrend serves a metric's series across a template's jobs.
 //
 //	@Summary		Trend of a metric across a template's jobs
-//	@Description	The caller's last `limit` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict and commit label. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL. format=svg answers the chart as SVG.
+//	@Description	The caller's last `limit` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict, commit label and the testbed the runs were measured on. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL; testbed a testbed id keeps that testbed's points. format=svg answers the chart as SVG.
+//	@Description	change_points=true adds the change points of the series (E-Divisive means with a t-test): per cell and testbed apart (testbed=any: one series across testbeds), the first job after each shift with its commit, the means before and after, the magnitude ((after-before)/|before|), the p-value, and whether it was acknowledged; the chart marks them. max_pvalue and min_magnitude default to the newest job's change_points options, else 0.001 and 0.05. Each change point keeps its id across requests and job ends, for POST /v1/trends/change-points/{id}/acknowledge.
 //	@Tags			trends
 //	@Produce		json
 //	@Produce		image/svg+xml
@@ -48,6 +53,10 @@ type TrendResponse struct {
 //	@Param			branch		query		string	false	"only jobs labelled with this branch"
 //	@Param			limit		query		int		false	"jobs, newest first (default 50, at most 200)"
 //	@Param			format		query		string	false	"json (default) or svg"
+//	@Param			testbed		query		string	false	"a testbed id: only its points; any: change points over every testbed's runs as one series"
+//	@Param			change_points	query	bool	false	"add the change points of the series"
+//	@Param			max_pvalue	query		number	false	"largest p-value of a change point (0 < p <= 1)"	example(0.001)
+//	@Param			min_magnitude	query	number	false	"smallest relative change of the mean of a change point (0 to 100)"	example(0.05)
 //	@Param			owner		query		string	false	"an admin's: the key id whose jobs to read"
 //	@Success		200			{object}	TrendResponse
 //	@Failure		400			{object}	Problem	"bad-query, naming the parameter"
@@ -82,6 +91,10 @@ func (s *Server) handleGetTrend(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	cq, err := changeQuery(c)
+	if err != nil {
+		return err
+	}
 	labels := map[string]string{job.LabelTemplate: name}
 	if b := q.Get("branch"); b != "" {
 		labels[job.LabelBranch] = b
@@ -92,9 +105,15 @@ func (s *Server) handleGetTrend(c echo.Context) error {
 		return err
 	}
 	out := TrendResponse{Template: name, Metric: metricName, Target: q.Get("target"), Branch: q.Get("branch"),
-		Points: analysis.TrendSeries(metricName, q.Get("target"), jobs)}
+		Points: analysis.OnTestbed(analysis.TrendSeries(metricName, q.Get("target"), jobs), cq.testbed)}
 	if out.Points == nil {
 		out.Points = []analysis.TrendPoint{}
+	}
+	if cq.on {
+		cq.Template, cq.Branch, cq.Metric, cq.Target = name, out.Branch, metricName, out.Target
+		if out.ChangePoints, err = s.trendChangePoints(ctx, owner, cq, jobs); err != nil {
+			return err
+		}
 	}
 	if format == "svg" {
 		title := name + ": " + metricName
@@ -102,7 +121,7 @@ func (s *Server) handleGetTrend(c echo.Context) error {
 			title += " of " + out.Branch
 		}
 		var buf bytes.Buffer
-		if err := report.WriteTrendSVG(&buf, title, metricName, out.Points); err != nil {
+		if err := report.WriteTrendSVGMarked(&buf, title, metricName, out.Points, out.ChangePoints); err != nil {
 			return err
 		}
 		return c.Blob(http.StatusOK, "image/svg+xml", buf.Bytes())

@@ -719,7 +719,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "text/event-stream of the job's events (status changes, progress, runs), replayed from Last-Event-ID or from the start, then live. A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).",
+                "description": "text/event-stream of the job's events, replayed from Last-Event-ID or from the start, then live. Each event's data is one JSON object; the types, in the order a run first writes them: job.started (the job began: status); progress (the job's progress: runs done and total, the current run, its requests done and req/s; a few a second); run.intervals (intervals of the current run's timeline as they close, a few at a time: point, repeat, target, concurrency, for a sharded run the shard whose intervals they are, and intervals, each as the results' timeline intervals give it: counts, rates and latency percentiles); run.finished (a run stored: point, repeat, target, concurrency, complete_requests, failed_requests, requests_per_second); job.finished (always the last event: status, verdict, error, runs_done). A comment line is sent every 15 s to keep proxies from closing the stream. The stream ends after the job's final event, and within a second of its API key's revocation. Open streams are capped per API key and per server (429 with Retry-After beyond either).",
                 "produces": [
                     "text/event-stream"
                 ],
@@ -915,7 +915,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field), Markdown tables (rows = targets, columns = concurrency), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat) or each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
+                "description": "Every stored run and the job's analysis (means over repeats, comparison to the baseline, saturation, verdict), rendered as ab or http_load text per run, JSON, CSV (one row per run, every ab field, then aborted_by and abort_reason for a run a threshold ended early), Markdown tables (rows = targets, columns = concurrency; a ramp's rate by its range, 100→5000/s; the capacity search; the runs a threshold aborted), an SVG or PNG chart (per request count, duration or rate: req/s bars with ± 1 sd error bars over repeats and p50/p99 latency on a log axis against concurrency), one self-contained HTML file (the chart, the tables, the verdict and each run's ab text; it loads nothing else), a gnuplot data file, each run's timeline as CSV or NDJSON (timeline-csv, timeline-ndjson: one row per interval per run, led by the run's target, point, concurrency, stop and repeat), each run's latency distribution as HdrHistogram's percentile text (hgrm, values in ms; HdrHistogram's plotter draws one run per file: add run=POINT:REPEAT), or the verdict as JUnit XML for CI dashboards (junit: a testsuite per target, a testcase per threshold and cell with a failure naming the value and the bound, an error for a cell with no value to judge, the cells' means as the suites' properties). Without format the Accept header chooses (text/plain is ab); otherwise JSON. A running job reports the runs stored so far.",
                 "produces": [
                     "application/json",
                     "text/plain",
@@ -925,7 +925,8 @@ const docTemplate = `{
                     "image/png",
                     "text/html",
                     "text/tab-separated-values",
-                    "application/x-ndjson"
+                    "application/x-ndjson",
+                    "application/xml"
                 ],
                 "tags": [
                     "jobs"
@@ -952,7 +953,8 @@ const docTemplate = `{
                             "gnuplot",
                             "timeline-csv",
                             "timeline-ndjson",
-                            "hgrm"
+                            "hgrm",
+                            "junit"
                         ],
                         "type": "string",
                         "description": "report format; when absent, chosen by Accept, else json",
@@ -962,11 +964,12 @@ const docTemplate = `{
                     {
                         "enum": [
                             "sweep",
+                            "capacity",
                             "timeline",
                             "distribution"
                         ],
                         "type": "string",
-                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
+                        "description": "with format svg or png, the chart: sweep (the default: every point against concurrency), capacity (the capacity search's: each probe's p50 and p99 latency against its offered rate per target, probes that missed the SLO hollow, the SLO's latency bounds as lines, the capacity found with its interval shaded), timeline (one run's successful req/s and errors/s, open-model intended and achieved rates, and p50/p90/p99 on a log axis, per interval against time) or distribution (one run's latency by percentile on a log nines axis, as HdrHistogram's plotter draws it)",
                         "name": "chart",
                         "in": "query"
                     },
@@ -1822,7 +1825,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "The caller's last ` + "`" + `limit` + "`" + ` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict and commit label. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL. format=svg answers the chart as SVG.",
+                "description": "The caller's last ` + "`" + `limit` + "`" + ` succeeded jobs created from the template (label template=NAME), of one branch when given, oldest first: per job and cell the mean of the metric over its repeats, with the job id, creation time, verdict, commit label and the testbed the runs were measured on. metric is a threshold metric (rps, p50_ms, p99_ms, mean_ms, ...; p99 and mean stand for p99_ms and mean_ms); target a target name or URL; testbed a testbed id keeps that testbed's points. format=svg answers the chart as SVG.\nchange_points=true adds the change points of the series (E-Divisive means with a t-test): per cell and testbed apart (testbed=any: one series across testbeds), the first job after each shift with its commit, the means before and after, the magnitude ((after-before)/|before|), the p-value, and whether it was acknowledged; the chart marks them. max_pvalue and min_magnitude default to the newest job's change_points options, else 0.001 and 0.05. Each change point keeps its id across requests and job ends, for POST /v1/trends/change-points/{id}/acknowledge.",
                 "produces": [
                     "application/json",
                     "image/svg+xml"
@@ -1873,6 +1876,32 @@ const docTemplate = `{
                     },
                     {
                         "type": "string",
+                        "description": "a testbed id: only its points; any: change points over every testbed's runs as one series",
+                        "name": "testbed",
+                        "in": "query"
+                    },
+                    {
+                        "type": "boolean",
+                        "description": "add the change points of the series",
+                        "name": "change_points",
+                        "in": "query"
+                    },
+                    {
+                        "type": "number",
+                        "example": 0.001,
+                        "description": "largest p-value of a change point (0 \u003c p \u003c= 1)",
+                        "name": "max_pvalue",
+                        "in": "query"
+                    },
+                    {
+                        "type": "number",
+                        "example": 0.05,
+                        "description": "smallest relative change of the mean of a change point (0 to 100)",
+                        "name": "min_magnitude",
+                        "in": "query"
+                    },
+                    {
+                        "type": "string",
                         "description": "an admin's: the key id whose jobs to read",
                         "name": "owner",
                         "in": "query"
@@ -1893,6 +1922,70 @@ const docTemplate = `{
                     },
                     "401": {
                         "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "503": {
+                        "description": "store-unavailable: Redis unreachable; retry after the Retry-After header",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        },
+                        "headers": {
+                            "Retry-After": {
+                                "type": "integer",
+                                "description": "seconds"
+                            }
+                        }
+                    }
+                }
+            }
+        },
+        "/v1/trends/change-points/{id}/acknowledge": {
+            "post": {
+                "security": [
+                    {
+                        "BearerAuth": []
+                    }
+                ],
+                "description": "Marks the change point as expected (a known cost of a change, a new baseline): it stays listed, acknowledged, with who (the API key id) and when; the trend chart draws it dotted grey instead of dashed red. The template's owner or an admin may acknowledge it; to anyone else it does not exist (404). Acknowledging again changes nothing and answers the point as it is.",
+                "produces": [
+                    "application/json"
+                ],
+                "tags": [
+                    "trends"
+                ],
+                "summary": "Acknowledge a change point",
+                "parameters": [
+                    {
+                        "type": "string",
+                        "description": "change point id, from GET /v1/trends?change_points=true",
+                        "name": "id",
+                        "in": "path",
+                        "required": true
+                    }
+                ],
+                "responses": {
+                    "200": {
+                        "description": "OK",
+                        "schema": {
+                            "$ref": "#/definitions/job.ChangePoint"
+                        }
+                    },
+                    "400": {
+                        "description": "bad-query: the id is not a change point id (field id)",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "401": {
+                        "description": "no valid API key",
+                        "schema": {
+                            "$ref": "#/definitions/api.Problem"
+                        }
+                    },
+                    "404": {
+                        "description": "no such change point, or another key's",
                         "schema": {
                             "$ref": "#/definitions/api.Problem"
                         }
@@ -2442,6 +2535,11 @@ const docTemplate = `{
                 },
                 "target": {
                     "type": "string"
+                },
+                "testbed": {
+                    "description": "Testbed is the ID of the testbed the cell's runs were measured on\n(job.Testbed.ID), \"mixed\" when they differ, empty for runs stored\nbefore testbeds were recorded.",
+                    "type": "string",
+                    "example": "4f1c2a9b0d3e"
                 },
                 "value": {
                     "description": "Value is the mean of the metric over the cell's repeats; Stat has\nits spread.",
@@ -3189,6 +3287,13 @@ const docTemplate = `{
                     "type": "string",
                     "example": "main"
                 },
+                "change_points": {
+                    "description": "ChangePoints, with change_points=true, are the shifts found in the\npoints: per cell and testbed (one series across testbeds with\ntestbed=any), oldest job first.",
+                    "type": "array",
+                    "items": {
+                        "$ref": "#/definitions/job.ChangePoint"
+                    }
+                },
                 "metric": {
                     "description": "Metric is the metric's full name: asked for as p99, it answers\np99_ms.",
                     "type": "string",
@@ -3440,6 +3545,111 @@ const docTemplate = `{
                 }
             }
         },
+        "job.ChangePoint": {
+            "type": "object",
+            "properties": {
+                "acknowledged": {
+                    "description": "Acknowledged marks a shift someone said was expected, with who\n(their API key id) and when.",
+                    "type": "boolean"
+                },
+                "acknowledged_at": {
+                    "type": "string"
+                },
+                "acknowledged_by": {
+                    "type": "string",
+                    "example": "key_8s2k"
+                },
+                "after": {
+                    "type": "number",
+                    "example": 24.6
+                },
+                "before": {
+                    "description": "Before and After are the series' means before and after the shift;\nMagnitude is (After-Before)/|Before|.",
+                    "type": "number",
+                    "example": 20.4
+                },
+                "branch": {
+                    "type": "string",
+                    "example": "main"
+                },
+                "commit": {
+                    "type": "string",
+                    "example": "9fceb02"
+                },
+                "concurrency": {
+                    "type": "integer",
+                    "example": 2
+                },
+                "detected_at": {
+                    "description": "DetectedAt is when the shift was first found.",
+                    "type": "string"
+                },
+                "duration": {
+                    "type": "string"
+                },
+                "id": {
+                    "description": "ID names the change point in the acknowledge endpoint.",
+                    "type": "string",
+                    "example": "cp_3kq9x2m4t7v1"
+                },
+                "job_id": {
+                    "description": "JobID is the first job after the shift, Commit its commit label.",
+                    "type": "string",
+                    "example": "j_2x7k"
+                },
+                "magnitude": {
+                    "type": "number",
+                    "example": 0.206
+                },
+                "metric": {
+                    "type": "string",
+                    "example": "p99_ms"
+                },
+                "p_value": {
+                    "type": "number",
+                    "example": 0.00002
+                },
+                "rate": {
+                    "type": "number"
+                },
+                "requests": {
+                    "type": "integer"
+                },
+                "series": {
+                    "description": "Series names the series the point is in: template, branch, cell,\nmetric and testbed.",
+                    "type": "string",
+                    "example": "checkout@main shop c=2 n=40 p99_ms testbed=4f1c2a9b0d3e"
+                },
+                "target": {
+                    "type": "string",
+                    "example": "shop"
+                },
+                "template": {
+                    "type": "string",
+                    "example": "checkout"
+                },
+                "testbed": {
+                    "description": "Testbed is the testbed ID of the series (Testbed.ID), \"any\" when the\nseries was asked for across testbeds.",
+                    "type": "string",
+                    "example": "4f1c2a9b0d3e"
+                }
+            }
+        },
+        "job.ChangePointOptions": {
+            "type": "object",
+            "properties": {
+                "max_pvalue": {
+                    "description": "MaxPValue is the largest p-value of a reported shift (default\n0.001): smaller reports fewer, surer ones.",
+                    "type": "number",
+                    "example": 0.001
+                },
+                "min_magnitude": {
+                    "description": "MinMagnitude is the smallest relative change of the mean reported\n(default 0.05, 5 %).",
+                    "type": "number",
+                    "example": 0.05
+                }
+            }
+        },
         "job.CompareTo": {
             "type": "object",
             "properties": {
@@ -3633,6 +3843,10 @@ const docTemplate = `{
         "job.PointSummary": {
             "type": "object",
             "properties": {
+                "busy_starts": {
+                    "description": "BusyStarts counts the repeats that began on a busy server: with\nsweep.settle, the server was still busy when the wait ran out (or\nits monitor could not tell), so the run may have measured what an\nearlier one left queued.",
+                    "type": "integer"
+                },
                 "client_saturated": {
                     "description": "ClientSaturated is set when the load generator was short of CPU in\nany repeat (abreport's client_saturated): the point's req/s then\nmeasures the client, not the server.",
                     "type": "boolean"
@@ -4009,6 +4223,14 @@ const docTemplate = `{
                 "baseline": {
                     "description": "Baseline compares every other target with this one; Comparisons\nnames further pairs (see ComparisonPairs).",
                     "type": "string"
+                },
+                "change_points": {
+                    "description": "ChangePoints tunes the change points found over the history of the\njob's template (see ChangePointOptions).",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.ChangePointOptions"
+                        }
+                    ]
                 },
                 "compare_to": {
                     "description": "CompareTo names the job that thresholds' \"baseline.\u003cmetric\u003e\" refers\nto (see CompareTo).",

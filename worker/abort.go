@@ -15,9 +15,15 @@ type jobAborted struct{ why string }
 func (e *jobAborted) Error() string { return e.why }
 
 // watchAborts sets plan's Watch to judge the spec's thresholds marked to
-// abort that apply to p's target; nil when there are none.
-func (sw *sweep) watchAborts(p job.Point, plan *measure.Plan) *job.AbortWatch {
-	w := job.NewAbortWatch(sw.job.Spec.AbortRules(p.Target), *plan)
+// abort that apply to p's target, and for a capacity search's probe (k a
+// probe key) the SLO's objectives that can be judged while it goes; nil
+// when there are none.
+func (sw *sweep) watchAborts(k job.RunKey, p job.Point, plan *measure.Plan) *job.AbortWatch {
+	rules := sw.job.Spec.AbortRules(p.Target)
+	if _, _, probe := k.Probe(); probe && sw.job.Spec.Search != nil {
+		rules = append(rules, sw.job.Spec.Search.AbortRules()...)
+	}
+	w := job.NewAbortWatch(rules, *plan)
 	if w != nil {
 		plan.Watch = w.Watch
 	}

@@ -76,6 +76,7 @@ type Runner struct {
 	// raw samples, which the stored result does not keep.
 	recordShard func(shard int, m *measure.Measurement)
 	id          string        // this process, in the holders of its leases
+	testbed     job.Testbed   // what this process measures on (testbed.go), stored with each run
 	seq         atomic.Uint64 // numbers this process's attempts
 
 	drainOnce sync.Once
@@ -98,6 +99,7 @@ func newRunner(st jobStore, cfg Config) *Runner {
 		draining: make(chan struct{}),
 		ender:    jobend.New(st, cfg.Notifier, cfg.Logger),
 		scraper:  newScraper(cfg.Policy, cfg.Resolver),
+		testbed:  probeTestbed(cfg.Pool), // once per process: one Runner per worker
 	}
 }
 
@@ -384,7 +386,7 @@ func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run
 	settled := sw.settle(p) // monitor.go: before the run's clock starts
 	plan.Guard, plan.Progress = sw.guard(), sw.progress.snapshot
 	plan.OnInterval = sw.progress.intervals.begin(k, p, plan, 1)
-	aborts := sw.watchAborts(p, &plan) // abort.go
+	aborts := sw.watchAborts(k, p, &plan) // abort.go
 	started := time.Now().UTC()
 	mon := sw.startMonitor(p, plan, settled) // monitor.go
 	m, err := sw.load(plan)
@@ -402,6 +404,8 @@ func (sw *sweep) measure(k job.RunKey, p job.Point, plan measure.Plan) (*job.Run
 		return nil, fmt.Errorf("point %d: %w", k.Point, rerr)
 	}
 	run.Partial, run.Server = partial, server
+	tb := sw.r.testbed
+	run.Testbed = &tb
 	ended := markAborted(run, aborts, m)
 	if serr := sw.save(run); serr != nil {
 		return run, serr

@@ -100,6 +100,9 @@ type Config struct {
 	// PollInterval is how often an idle worker looks for a job; zero
 	// means DefaultPollInterval.
 	PollInterval time.Duration
+	// Pool is the worker pool label stored in the testbed of each run
+	// (job.Testbed.Pool); empty means none.
+	Pool string
 }
 
 func (c Config) withDefaults() Config {

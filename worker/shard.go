@@ -182,6 +182,8 @@ func (r *Runner) runShard(ctx context.Context, t shardTask) error {
 	if err != nil {
 		return r.giveRoundUp(t, abortLost, err)
 	}
+	tb := r.testbed
+	run.Testbed = &tb // the coordinator's merge keeps it when every shard's agrees
 	res, err := json.Marshal(shardResult{Worker: r.id, Run: run})
 	if err != nil {
 		return r.giveRoundUp(t, abortLost, err)

@@ -513,3 +513,38 @@ func (w *Webhooks) Run(ctx context.Context) error {
 	w.Shutdown()
 	return nil
 }
+
+// NotifyChangePoints enqueues job j's trend.change_point event carrying
+// found, the change points its end was the first to find, if j's webhook
+// lists the event. A job has one such event: the store announces each
+// change point once (store.RecordChangePoints), with the job whose end
+// found it.
+func (n *WebhookNotifier) NotifyChangePoints(ctx context.Context, j *job.Job, found []job.ChangePoint) error {
+	const event = job.EventChangePoint
+	if len(found) == 0 || !webhook.Subscribed(j, event) {
+		return nil
+	}
+	now := n.now().UTC()
+	p := webhook.NewPayload(event, j, nil, n.cfg.LinkBase, now)
+	p.WithChangePoints(found)
+	body, err := webhook.Encode(p)
+	if err != nil {
+		return fmt.Errorf("worker: %s webhook of job %s: %w", event, j.ID, err)
+	}
+	d := &webhook.Delivery{
+		JobID: j.ID, ID: webhook.MessageID(j.ID, event), Event: event, URL: j.Spec.Webhook.URL,
+		Status: webhook.StatusPending, MaxRetry: len(n.cfg.Schedule),
+		CreatedAt: now, UpdatedAt: now, Payload: body,
+	}
+	created, err := n.st.CreateDelivery(ctx, d)
+	if err != nil {
+		return fmt.Errorf("worker: %s webhook of job %s: %w", event, j.ID, err)
+	}
+	if !created && d.Status != webhook.StatusPending {
+		return nil
+	}
+	if err := n.enqueue(ctx, j.Owner, d); err != nil {
+		return fmt.Errorf("worker: enqueue %s webhook of job %s: %w", event, j.ID, err)
+	}
+	return nil
+}

@@ -143,7 +143,7 @@ func (m *Main) startAPI(st *store.Store) error {
 		AllowedHosts: c.AllowedHosts,
 	}, api.Deps{Store: st, Queue: m.queue, Inspector: asynq.NewInspectorFromRedisClient(m.rdb), Keys: st, Quotas: st,
 		Deliveries: st, Targets: m.targetVerifier(st), Idempotency: st, Selector: st, Templates: st, Schedules: st, Pinner: st,
-		Monitor: queueMonitor(m.rdb), Streams: st})
+		Monitor: queueMonitor(m.rdb), Streams: st, ChangePoints: st})
 	// The listener is bound: these URLs answer from now on, and the
 	// dashboard's is what a person starting benchq looks for.
 	base := browseBase(l.Addr(), c.PublicURL)
@@ -212,6 +212,7 @@ func (m *Main) startWorker(st *store.Store) {
 		CrashLimit:      m.Config.CrashLimit,
 		ShardWait:       m.Config.ShardWait,
 		PollInterval:    m.Config.PollInterval,
+		Pool:            m.Config.WorkerPool,
 		Logger:          m.Logger,
 		Policy:          m.Policy,
 		Resolver:        m.Resolver,

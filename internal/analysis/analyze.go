@@ -64,6 +64,9 @@ type pointRuns struct {
 	servers []*monitor.Server // per report; nil where the run has none
 	// aborts are the runs a threshold marked "abort" ended early.
 	aborts []abortedRun
+	// testbed is the testbed ID of the cell's runs, job.TestbedMixed when
+	// they were measured on different testbeds.
+	testbed string
 }
 
 // abortedRun is a run that a threshold ended: which, and why.
@@ -85,6 +88,13 @@ func groupRuns(points []job.Point, runs []job.Run) []pointRuns {
 	for _, r := range sorted {
 		if r.Result == nil || r.Partial || r.Point < 0 || r.Point >= len(cells) {
 			continue
+		}
+		c := &cells[r.Point]
+		switch tb := r.TestbedID(); {
+		case len(c.reports) == 0:
+			c.testbed = tb
+		case c.testbed != tb:
+			c.testbed = job.TestbedMixed
 		}
 		cells[r.Point].reports = append(cells[r.Point].reports, r.Result)
 		cells[r.Point].servers = append(cells[r.Point].servers, r.Server)

@@ -28,6 +28,9 @@ const (
 func judgeLimit(ps *job.PointSummary, servers []*monitor.Server) {
 	var busy, share []float64
 	for _, s := range servers {
+		if s != nil && s.Settled != nil && !s.Settled.Quiet {
+			ps.BusyStarts++
+		}
 		if s == nil || s.CoresBusy == nil {
 			continue
 		}

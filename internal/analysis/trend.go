@@ -113,6 +113,10 @@ type TrendPoint struct {
 	Verdict string   `json:"verdict,omitempty"`
 	Commit  string   `json:"commit,omitempty"`
 	Branch  string   `json:"branch,omitempty"`
+	// Testbed is the ID of the testbed the cell's runs were measured on
+	// (job.Testbed.ID), "mixed" when they differ, empty for runs stored
+	// before testbeds were recorded.
+	Testbed string `json:"testbed,omitempty" example:"4f1c2a9b0d3e"`
 }
 
 // TrendSeries is metric's value in every cell of jobs (oldest first, as a
@@ -134,6 +138,7 @@ func TrendSeries(metric, target string, jobs []TrendJob) []TrendPoint {
 				JobID: tj.JobID, CreatedAt: tj.CreatedAt, Target: p.Target, Concurrency: p.Concurrency,
 				Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, Value: st.Mean, Stat: st,
 				Verdict: tj.Verdict, Commit: tj.Spec.Labels[job.LabelCommit], Branch: tj.Spec.Labels[job.LabelBranch],
+				Testbed: c.testbed,
 			})
 		}
 	}

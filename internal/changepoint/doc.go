@@ -29,9 +29,13 @@
 //     neighbours are tested again, until every survivor is significant
 //     and large enough.
 //
-// A shift's measured size scatters around its true one by the noise, so
-// MinMagnitude belongs below the smallest shift a user wants reported: at
-// 5 % a true 5 % step is dropped about half the time.
+// A shift's measured size scatters around its true one by the noise: a
+// true 5 % step is measured below 5 % about half the time. So a change
+// point is dropped as too small only when the upper end of its shift's
+// one-sided 95 % confidence interval is below MinMagnitude as well:
+// shifts that are certainly smaller than the bound go, a shift at the
+// bound measured a little under it stays. (Hunter compares the measured
+// shift alone, and so misses half the shifts of exactly its bound.)
 //
 // The package is pure: a slice of numbers in, change points out, no
 // randomness and no state. What a series is (a template's metric over its

@@ -15,6 +15,17 @@ type change struct {
 
 func (c change) magnitude() float64 { return relativeShift(c.before, c.after) }
 
+// largest is the largest relative shift the segments allow at 95 %
+// confidence: the measured shift widened by its reach. A shift is too
+// small only when even that is below the bound, so a true shift at the
+// bound, measured a little under it by the noise, still counts.
+func (c change) largest() float64 {
+	if c.before == c.after {
+		return 0
+	}
+	return math.Abs(relativeShift(c.before, c.before+math.Abs(c.after-c.before)+c.reach))
+}
+
 // merge is the second step: each candidate is tested against its
 // neighbours' segments, and the weakest is dropped, and its neighbours
 // tested again, until every one left is significant at opt.MaxPValue and
@@ -62,8 +73,8 @@ func retest(x []float64, changes []change, i int) {
 // every one stands: first one beside a segment too short to be a level
 // (candidates from overlapping windows may lie next to each other), then
 // the least significant if it is not significant enough, then the
-// smallest shift if it is too small (a shift of zero always is, whatever
-// the bounds). Ties go to the first.
+// smallest shift if even its confidence bound is too small (a shift of
+// zero always is, whatever the bounds). Ties go to the first.
 func weakest(changes []change, opt Options) int {
 	w := -1
 	for i, c := range changes {
@@ -83,8 +94,8 @@ func weakest(changes []change, opt Options) int {
 		return w
 	}
 	for i, c := range changes {
-		m := math.Abs(c.magnitude())
-		if (m < opt.MinMagnitude || m == 0) && (w < 0 || m < math.Abs(changes[w].magnitude())) {
+		m := c.largest()
+		if (m < opt.MinMagnitude || m == 0) && (w < 0 || m < changes[w].largest()) {
 			w = i
 		}
 	}

@@ -11,6 +11,10 @@ import (
 type comparison struct {
 	before, after float64 // the means
 	p             float64 // two-sided
+	// reach is how far the shift after-before may be from its measured
+	// value: the half-width of its one-sided 95 % confidence bound (0
+	// when the test could not be made).
+	reach float64
 }
 
 // compare tests whether before and after have the same mean, assuming
@@ -36,8 +40,12 @@ func compare(before, after []float64) comparison {
 	if math.IsNaN(t) {
 		return c
 	}
-	if p := 2 * (distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}).Survival(t); p >= 0 && p <= 1 {
+	dist := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+	if p := 2 * dist.Survival(t); p >= 0 && p <= 1 {
 		c.p = p
+	}
+	if r := dist.Quantile(0.95) * se; r >= 0 && !math.IsInf(r, 0) {
+		c.reach = r
 	}
 	return c
 }

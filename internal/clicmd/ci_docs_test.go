@@ -36,21 +36,24 @@ func TestCIExamples(t *testing.T) {
 		uploaded := false
 		for _, st := range wf.Jobs["benchmark"].Steps {
 			scripts = append(scripts, st.Run)
-			if strings.HasPrefix(st.Uses, "actions/upload-artifact@") && strings.Contains(st.With["path"], "report.md") {
+			if strings.HasPrefix(st.Uses, "actions/upload-artifact@") && strings.Contains(st.With["path"], "report.md") && strings.Contains(st.With["path"], "junit.xml") {
 				uploaded = true
 			}
 		}
 		checkScripts(t, scripts)
 		if !uploaded {
-			t.Error("no upload-artifact step uploads report.md")
+			t.Error("no upload-artifact step uploads report.md and junit.xml")
 		}
 	})
 	t.Run("gitlab-ci.yml", func(t *testing.T) {
 		var ci map[string]struct {
 			Script    []string `yaml:"script"`
 			Artifacts struct {
-				When  string   `yaml:"when"`
-				Paths []string `yaml:"paths"`
+				When    string   `yaml:"when"`
+				Paths   []string `yaml:"paths"`
+				Reports struct {
+					JUnit string `yaml:"junit"`
+				} `yaml:"reports"`
 			} `yaml:"artifacts"`
 		}
 		readYAML(t, "../../docs/ci/gitlab-ci.yml", &ci)
@@ -58,6 +61,9 @@ func TestCIExamples(t *testing.T) {
 		checkScripts(t, b.Script)
 		if b.Artifacts.When != "always" || !strings.Contains(strings.Join(b.Artifacts.Paths, " "), "report.md") {
 			t.Errorf("artifacts = %+v, want report.md kept always", b.Artifacts)
+		}
+		if b.Artifacts.Reports.JUnit != "junit.xml" {
+			t.Errorf("artifacts:reports:junit = %q, want the --junit file, junit.xml", b.Artifacts.Reports.JUnit)
 		}
 	})
 }
@@ -169,8 +175,8 @@ func checkBenchqArgs(t *testing.T, args []string) string {
 		if err != nil {
 			t.Fatalf("benchq %q refused: %v", args, err)
 		}
-		if !a.wait || len(a.outs) == 0 || a.outs[0].path != "report.md" {
-			t.Errorf("benchq %q: want --wait and --out report.md", args)
+		if !a.wait || len(a.outs) == 0 || a.outs[0].path != "report.md" || a.junit != "junit.xml" {
+			t.Errorf("benchq %q: want --wait, --out report.md and --junit junit.xml", args)
 		}
 		if a.api.key != "" {
 			t.Errorf("benchq %q passes the API key on the command line, where ps shows it: use BENCHQ_API_KEY or --key-file", args)

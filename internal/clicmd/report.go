@@ -29,7 +29,7 @@ const DefaultServer = "http://127.0.0.1:8080"
 type reportArgs struct {
 	id      string
 	format  report.Format
-	chart   report.Chart // "" or ChartSweep: the job's report; else one run's chart
+	chart   report.Chart // "" or ChartSweep: the job's report; else the capacity search's or one run's chart
 	run     string
 	api     *APIFlags
 	out     string
@@ -66,10 +66,10 @@ func Report(ctx context.Context, args []string, env Env) int {
 }
 
 const reportSynopsis = `benchq report JOB_ID [--format F] [--run POINT:REPEAT] [--out FILE] [flags]
-benchq report JOB_ID --chart timeline|distribution [--run POINT:REPEAT] [--out FILE.svg|.png]
+benchq report JOB_ID --chart capacity|timeline|distribution [--run POINT:REPEAT] [--out FILE.svg|.png]
 
 Fetches a job's report, to stdout or --out FILE, in any of the formats
---format names, or one run's chart as svg or png.`
+--format names, or the capacity search's or one run's chart as svg or png.`
 
 // parseReportArgs reads flags before and after the job id, as users type
 // `benchq report JOB --format csv` as often as the flags-first form.
@@ -78,8 +78,8 @@ func parseReportArgs(args []string, getenv func(string) string, stderr io.Writer
 	var format, chart string
 	fs := NewFlagSet("benchq report", reportSynopsis, stderr)
 	fs.StringVar(&format, "format", "",
-		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown (svg for a run's --chart)")
-	fs.StringVar(&chart, "chart", "", "one run's chart instead of the report: timeline (req/s, errors/s and latency percentiles against time) or distribution (latency by percentile)")
+		"report format: "+report.FormatChoices()+"; without it, the one --out's extension names, else markdown (svg for a --chart)")
+	fs.StringVar(&chart, "chart", "", "a chart instead of the report: capacity (the capacity search's probes' p50 and p99 against offered rate, the SLO and the capacity found), or one run's timeline (req/s, errors/s and latency percentiles against time) or distribution (latency by percentile)")
 	a.api = AddAPIFlags(fs, getenv)
 	fs.StringVar(&a.run, "run", "", "only this run (point and repeat from 0, as in the results) of an hgrm, timeline-csv or timeline-ndjson report, or the run of --chart (may be left out for a job of one run)")
 	fs.StringVar(&a.out, "out", "", "write the report to this file instead of stdout")

@@ -17,11 +17,12 @@ import (
 	"github.com/benchq/benchq/internal/report"
 )
 
-const submitSynopsis = `benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out FILE]... [flags]
+const submitSynopsis = `benchq submit [job.json | -] [--ab "-n 1000 -c 10 URL"] [--wait] [--out FILE]... [--junit FILE] [flags]
 
 Submits a job: the spec from a file, from stdin (-), or built from one ab
 command line with --ab. Without --wait it prints the job id. With --wait it
 follows the job, prints its Markdown summary, writes the --out files and
+the --junit file (also when a threshold failed, for CI's test report) and
 exits 0 = succeeded with verdict pass or none, 1 = a threshold failed or a
 run had no successful request (verdict fail), 2 = the job failed or was
 canceled, 3 = usage, connection or API error.`
@@ -33,6 +34,7 @@ type submitArgs struct {
 	ab             string
 	wait           bool
 	outs           outList
+	junit          string // --junit: also in outs, as FormatJUnit
 	idempotencyKey string
 	timeout        time.Duration
 	quiet          bool
@@ -43,9 +45,25 @@ type submitArgs struct {
 // addWaitFlags declares the flags of following a job, which submit --wait
 // and wait share.
 func addWaitFlags(fs *flag.FlagSet, a *submitArgs) {
-	fs.Var(&a.outs, "out", "with --wait: write the report to this `FILE`, format from the extension (.md .json .svg .csv .txt); repeatable")
+	fs.Var(&a.outs, "out", "with --wait: write the report to this `FILE`, format from the extension (.md .json .svg .csv .txt, .xml for JUnit); repeatable")
 	fs.DurationVar(&a.timeout, "timeout", 0, "with --wait: stop waiting after this long (exit 3, the job keeps running); 0 waits for ever")
 	fs.BoolVar(&a.quiet, "quiet", false, "no progress or notes on stderr; errors and results only")
+	fs.Func("junit", "with --wait: write the job's verdict as JUnit XML to this `FILE` (a testcase per threshold and cell), also when a threshold failed, for CI's test report", a.setJUnit)
+}
+
+// setJUnit takes --junit: one more --out, in JUnit whatever the file's
+// extension, since CI tools name theirs freely (TEST-benchq.xml,
+// junit.xml, report.junit).
+func (a *submitArgs) setJUnit(path string) error {
+	switch {
+	case path == "":
+		return errors.New("want a file name")
+	case a.junit != "":
+		return fmt.Errorf("given twice (%s and %s); use --out FILE.xml for another copy", a.junit, path)
+	}
+	a.junit = path
+	a.outs = append(a.outs, outFile{path: path, format: report.FormatJUnit})
+	return nil
 }
 
 // outFile is one --out: where, and in which format its extension says.
@@ -132,6 +150,8 @@ func parseSubmitArgs(args []string, env Env) (submitArgs, error) {
 		return a, fmt.Errorf("give a job file or --ab, not both")
 	case len(pos) == 0 && a.ab == "":
 		return a, fmt.Errorf("want a job file, - for stdin, or --ab; see benchq submit -h")
+	case a.junit != "" && !a.wait:
+		return a, fmt.Errorf("--junit needs --wait: the verdict exists once the job ends")
 	case len(a.outs) > 0 && !a.wait:
 		return a, fmt.Errorf("--out needs --wait: the report exists once the job ends")
 	case a.timeout < 0:

@@ -5,11 +5,11 @@ import (
 	"fmt"
 )
 
-const waitSynopsis = `benchq wait JOB_ID [--out FILE]... [--timeout D] [--quiet] [flags]
+const waitSynopsis = `benchq wait JOB_ID [--out FILE]... [--junit FILE] [--timeout D] [--quiet] [flags]
 
 Re-attaches to a job, e.g. after an interrupted submit --wait: follows it
 with the same progress display, prints its Markdown summary, writes the
---out files and exits as submit --wait does: 0 = succeeded with verdict
+--out files and the --junit file and exits as submit --wait does: 0 = succeeded with verdict
 pass or none, 1 = verdict fail, 2 = the job failed or was canceled,
 3 = usage, connection or API error. A job that already ended is reported
 at once.`

@@ -6,6 +6,7 @@ import (
 	"net/url"
 
 	"github.com/benchq/benchq/internal/analysis"
+	"github.com/benchq/benchq/internal/job"
 )
 
 // TemplateSummary is what the client reads of a template.
@@ -28,6 +29,8 @@ func (c *Client) Templates(ctx context.Context) ([]TemplateSummary, error) {
 // optionally one target and one branch.
 type TrendQuery struct {
 	Template, Metric, Target, Branch string
+	// ChangePoints asks for the change points of the series too.
+	ChangePoints bool
 }
 
 // Values are q as /v1/trends reads them.
@@ -39,6 +42,9 @@ func (q TrendQuery) Values() url.Values {
 	if q.Branch != "" {
 		v.Set("branch", q.Branch)
 	}
+	if q.ChangePoints {
+		v.Set("change_points", "true")
+	}
 	return v
 }
 
@@ -49,6 +55,8 @@ type Trend struct {
 	Target   string                `json:"target,omitempty"`
 	Branch   string                `json:"branch,omitempty"`
 	Points   []analysis.TrendPoint `json:"points"`
+	// ChangePoints are the series' shifts, when asked for.
+	ChangePoints []job.ChangePoint `json:"change_points,omitempty"`
 }
 
 // Trend GETs /v1/trends for q.

@@ -80,6 +80,10 @@ type Config struct {
 	// enough free worker processes to join it; the job then fails saying
 	// how many it needed and found.
 	ShardWait time.Duration
+	// WorkerPool labels the machines a worker runs on; it is part of the
+	// testbed stored with each run (job.Testbed.Pool), so runs of pools
+	// with different hardware are not compared in a template's history.
+	WorkerPool string
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
 	// LogFormat is "text" or "json".

@@ -83,6 +83,9 @@ func TestLoad(t *testing.T) {
 		{"shard wait", []string{"worker", "--redis-url", "redis://127.0.0.1:6379"}, map[string]string{"BENCHQ_SHARD_WAIT": "5s"}, func(c Config) (any, any) {
 			return c.ShardWait, 5 * time.Second
 		}},
+		{"worker pool", []string{"worker", "--redis-url", "redis://127.0.0.1:6379"}, map[string]string{"BENCHQ_WORKER_POOL": "bare-metal-2c"}, func(c Config) (any, any) {
+			return c.WorkerPool, "bare-metal-2c"
+		}},
 		{"all explicit", []string{"all", "--addr=127.0.0.1:0"}, nil, func(c Config) (any, any) {
 			return c.Command, CommandAll
 		}},

@@ -82,6 +82,7 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.CrashLimit, "crash-limit", "BENCHQ_CRASH_LIMIT", "how many worker deaths in all a job is resumed after, runs stored between them or not")
 		fs.duration(&cfg.PollInterval, "poll-interval", "BENCHQ_POLL_INTERVAL", "how often an idle worker looks for a job (shorter: quicker pick-up, more CPU while idle)")
 		fs.duration(&cfg.ShardWait, "shard-wait", "BENCHQ_SHARD_WAIT", "how long a sharded run waits for sweep.shards free worker processes before its job fails")
+		fs.str(&cfg.WorkerPool, "worker-pool", "BENCHQ_WORKER_POOL", "a label for the machines this worker runs on (e.g. bare-metal-2c), stored in each run's testbed: a template's history is compared per testbed")
 		fs.durations(&cfg.WebhookBackoff, "webhook-backoff", "BENCHQ_WEBHOOK_BACKOFF", "waits before each webhook retry, comma-separated (empty: 5s,5m,30m,2h,5h,10h,14h,20h,24h)")
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")

@@ -97,7 +97,7 @@ type format struct {
 func downloads() []format {
 	order := []report.Format{report.FormatHTML, report.FormatMarkdown, report.FormatSVG, report.FormatPNG,
 		report.FormatJSON, report.FormatCSV, report.FormatAB, report.FormatHTTPLoad, report.FormatGnuplot,
-		report.FormatTimelineCSV, report.FormatTimelineNDJSON, report.FormatHGRM}
+		report.FormatTimelineCSV, report.FormatTimelineNDJSON, report.FormatHGRM, report.FormatJUnit}
 	out := make([]format, len(order))
 	for i, f := range order {
 		out[i] = format{Name: string(f), Label: f.Label()}
@@ -164,10 +164,13 @@ func (h *Handler) jobPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "job", d)
 }
 
-// pointLabel names a point as a person reads it: "nginx · c=8 · n=2000".
+// pointLabel names a point as a person reads it: "nginx · c=8 · n=2000",
+// a ramp by its range: "nginx · c=100 · rate=100→5000/s".
 func pointLabel(p job.Point) string {
 	stop := fmt.Sprintf("n=%d", p.Requests)
 	switch {
+	case p.Rate > 0 && p.RateTo > 0 && p.RateTo != p.Rate:
+		stop = fmt.Sprintf("rate=%g→%g/s", p.Rate, p.RateTo)
 	case p.Rate > 0:
 		stop = fmt.Sprintf("rate=%g/s", p.Rate)
 	case p.Duration > 0:

@@ -112,9 +112,11 @@ var funcs = template.FuncMap{
 		}
 		return out
 	},
-	"active":    func(s job.Status) bool { return !s.Terminal() },
-	"trendCell": trendPointLabel,
-	"join":      strings.Join,
+	"active":     func(s job.Status) bool { return !s.Terminal() },
+	"trendCell":  trendPointLabel,
+	"changeCell": changePointLabel,
+	"pct":        func(v float64) string { return fmt.Sprintf("%+.1f %%", v*100) },
+	"join":       strings.Join,
 	// finalEvents tells live.js the stream's final event types, from the
 	// one table of event names rather than a copy in the script.
 	"finalEvents": job.FinalEvents,

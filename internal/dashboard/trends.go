@@ -59,7 +59,15 @@ func (h *Handler) trendChart(w http.ResponseWriter, r *http.Request) {
 // trendQuery reads a trend's selection from the page's query string.
 func trendQuery(r *http.Request) client.TrendQuery {
 	q := r.URL.Query()
-	return client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch")}
+	// The page always shows the series' change points, and the chart
+	// marks them.
+	return client.TrendQuery{Template: q.Get("template"), Metric: q.Get("metric"), Target: q.Get("target"), Branch: q.Get("branch"), ChangePoints: true}
+}
+
+// changePointLabel names a change point's cell as the job page names
+// points.
+func changePointLabel(cp job.ChangePoint) string {
+	return pointLabel(job.Point{Target: cp.Target, Concurrency: cp.Concurrency, Requests: cp.Requests, Duration: cp.Duration, Rate: cp.Rate})
 }
 
 // trendPointLabel names a trend point's cell as the job page names points.

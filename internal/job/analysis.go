@@ -92,6 +92,11 @@ type PointSummary struct {
 	ServerCoresBusy *Stat   `json:"server_cores_busy,omitempty"`
 	ServerCores     float64 `json:"server_cores,omitempty" example:"1"`
 	ServerCPUShare  *Stat   `json:"server_cpu_share,omitempty"`
+	// BusyStarts counts the repeats that began on a busy server: with
+	// sweep.settle, the server was still busy when the wait ran out (or
+	// its monitor could not tell), so the run may have measured what an
+	// earlier one left queued.
+	BusyStarts int `json:"busy_starts,omitempty"`
 	// LimitedBy names what held the point's req/s back: "client" (the
 	// load generator was short of CPU, ClientSaturated), "server_cpu" (the
 	// target kept at least 90 % of its cores busy) or "neither" (both had

@@ -25,6 +25,10 @@ const (
 	EventSucceeded = "job.succeeded"
 	EventFailed    = "job.failed"
 	EventCanceled  = "job.canceled"
+	// EventChangePoint is a webhook event only: the end of a job of a
+	// template found new change points in the template's history (sent
+	// once per change point, with the job whose end found it).
+	EventChangePoint = "trend.change_point"
 )
 
 // EventFor names the webhook event of a terminal status: "job." + status.
@@ -50,7 +54,9 @@ func StreamEvents() []string {
 }
 
 // WebhookEvents are the events webhook.events may list.
-func WebhookEvents() []string { return append([]string{EventStarted}, TerminalEvents()...) }
+func WebhookEvents() []string {
+	return append(append([]string{EventStarted}, TerminalEvents()...), EventChangePoint)
+}
 
 // FinalEvents are the event types after which no event follows in a job's
 // stream: job.finished, and the terminal webhook events, which a reader

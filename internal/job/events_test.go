@@ -27,7 +27,7 @@ func TestEventForTerminalStatuses(t *testing.T) {
 			t.Errorf("EventFor(%s) = %q: want a terminal, listable and final event", s, e)
 		}
 	}
-	if got, want := eventChoices(WebhookEvents()), "job.started, job.succeeded, job.failed or job.canceled"; got != want {
+	if got, want := eventChoices(WebhookEvents()), "job.started, job.succeeded, job.failed, job.canceled or trend.change_point"; got != want {
 		t.Errorf("eventChoices(WebhookEvents()) = %q, want %q", got, want)
 	}
 }

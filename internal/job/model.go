@@ -135,4 +135,8 @@ type Run struct {
 	// Server is what the target's monitor endpoint said of the server
 	// during the run; nil for a target without one.
 	Server *monitor.Server `json:"server,omitempty"`
+	// Testbed is what the run was measured on; nil for runs stored before
+	// it was recorded, and for a sharded run whose shards ran on
+	// different testbeds.
+	Testbed *Testbed `json:"testbed,omitempty"`
 }

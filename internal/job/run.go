@@ -94,5 +94,23 @@ func MergeShards(shards []Run) (*Run, error) {
 			finished = s.FinishedAt
 		}
 	}
-	return NewRun(first.RunKey, first.Target, concurrency, started, finished, &merged, o)
+	run, err := NewRun(first.RunKey, first.Target, concurrency, started, finished, &merged, o)
+	if err != nil {
+		return nil, err
+	}
+	run.Testbed = sameTestbed(shards)
+	return run, nil
+}
+
+// sameTestbed is the testbed every shard ran on, nil when they differ or
+// any has none.
+func sameTestbed(shards []Run) *Testbed {
+	first := shards[0].Testbed
+	for _, s := range shards {
+		if s.Testbed == nil || first == nil || *s.Testbed != *first {
+			return nil
+		}
+	}
+	t := *first
+	return &t
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/benchq/benchq/internal/search"
@@ -103,6 +104,22 @@ func (s Search) SLOs() ([]Threshold, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// AbortRules are the SLO's objectives a probe can be judged on while it
+// goes (abortable counts and ratios under an upper bound), to end the
+// probe once one is certainly broken: the probe has failed then, and
+// running it to its end would only load a target past its capacity.
+func (s Search) AbortRules() []AbortRule {
+	var out []AbortRule
+	for _, raw := range s.SLO {
+		th, err := parseThreshold(raw)
+		if err != nil || !slices.Contains(abortable, th.Metric) || (th.Op != "<" && th.Op != "<=") {
+			continue
+		}
+		out = append(out, AbortRule{Threshold: th, Text: raw, Scope: AbortRun, After: DefaultAbortAfter})
+	}
+	return out
 }
 
 func (v *validator) search(s Spec) {

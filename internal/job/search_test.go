@@ -87,3 +87,20 @@ func TestProbeKey(t *testing.T) {
 		t.Error("a sweep's run key reads as a probe")
 	}
 }
+
+// TestSearchAbortRules: a probe is judged while it goes on the SLO's
+// counts and ratios under an upper bound, each as the spec wrote it,
+// ending that probe only; latencies and lower bounds wait for its end.
+func TestSearchAbortRules(t *testing.T) {
+	s := Search{SLO: []string{"p99_ms < 50", "failed_ratio < 0.01", "non_2xx <= 3", "rps > 100", "failed_ratio>0.5"}}
+	var got []string
+	for _, r := range s.AbortRules() {
+		got = append(got, r.Text)
+		if r.Scope != AbortRun || r.After != DefaultAbortAfter {
+			t.Errorf("rule %q: scope %q after %d, want %q after %d", r.Text, r.Scope, r.After, AbortRun, DefaultAbortAfter)
+		}
+	}
+	if want := []string{"failed_ratio < 0.01", "non_2xx <= 3"}; !slices.Equal(got, want) {
+		t.Errorf("AbortRules = %q, want %q", got, want)
+	}
+}

@@ -23,6 +23,9 @@ type Spec struct {
 	// Trend holds each cell to the median of the same cell in the last
 	// jobs of the job's template (see Trend).
 	Trend *Trend `json:"trend,omitempty"`
+	// ChangePoints tunes the change points found over the history of the
+	// job's template (see ChangePointOptions).
+	ChangePoints *ChangePointOptions `json:"change_points,omitempty"`
 	// AllowNoSuccess, set, lets a run in which no request succeeded
 	// (completed with a 2xx status and the expected body length) pass.
 	// Unset, such a run fails the verdict as threshold "no_success", also

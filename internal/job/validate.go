@@ -63,6 +63,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.comparisons(d)
 	v.thresholds(d)
 	v.trend(d)
+	v.changePoints(d)
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
 	v.notify(d.Notify) // notify.go

@@ -10,6 +10,11 @@
 // analysis stored here, so they agree, and keep agreeing after the
 // compare_to job expired.
 //
+// A succeeded job of a template then looks for change points in the
+// template's history (changepoints.go), records them, and has the new
+// ones announced in its trend.change_point event; a failure there is only
+// logged, as the job has ended.
+//
 // Analyze is the same analysis for a job still under way, computed when
 // it is read.
 package jobend

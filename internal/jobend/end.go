@@ -156,5 +156,6 @@ func (e *Ender) End(ctx context.Context, id string, how How) (Result, error) {
 			return res, fmt.Errorf("jobend: job %s: %w: %w", id, ErrNotifyLost, err)
 		}
 	}
+	e.findChangePoints(ctx, j) // changepoints.go
 	return res, nil
 }

@@ -45,8 +45,10 @@ func capacityTable(cs []job.Capacity) *Table {
 	return t
 }
 
-// writeMDCapacity prints the capacity sentence and table.
-func writeMDCapacity(w io.Writer, sentence string, cs []job.Capacity) {
+// writeMDCapacity prints the capacity sentence and table, then where the
+// chart is: Markdown carries no image, and the report does not know the
+// address it will be read from.
+func writeMDCapacity(w io.Writer, jobID, sentence string, cs []job.Capacity) {
 	t := capacityTable(cs)
 	if t == nil {
 		return
@@ -66,4 +68,5 @@ func writeMDCapacity(w io.Writer, sentence string, cs []job.Capacity) {
 		}
 		mdRow(w, esc)
 	}
+	fmt.Fprintf(w, "\nThe chart of each probe's p50 and p99 latency against its offered rate, with the SLO and the capacity found: `GET /v1/jobs/%s/report?format=svg&chart=capacity`.\n", jobID)
 }

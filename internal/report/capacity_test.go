@@ -46,6 +46,9 @@ func TestCapacityInMarkdown(t *testing.T) {
 	if got := tableAfter(t, md, a.CapacitySentence+"."); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("capacity table =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	if chart := "`GET /v1/jobs/job_fixture/report?format=svg&chart=capacity`"; !strings.Contains(md, chart) {
+		t.Errorf("Markdown does not say where the capacity chart is (%s)", chart)
+	}
 }
 
 func TestCapacityInHTML(t *testing.T) {
@@ -56,7 +59,8 @@ func TestCapacityInHTML(t *testing.T) {
 	}
 	doc := buf.String()
 	sentence := strings.ReplaceAll(template.HTMLEscapeString(a.CapacitySentence), "+", "&#43;")
-	for _, part := range []string{"<h2>Capacity</h2>", "<p>" + sentence + ".</p>", "<td>[12 100, 12 700]</td>", "<td>&#43;39 %</td>"} {
+	for _, part := range []string{"<h2>Capacity</h2>", "<p>" + sentence + ".</p>", "<td>[12 100, 12 700]</td>", "<td>&#43;39 %</td>",
+		`<figure><svg role="img" aria-label="capacity: each probe`} {
 		if !strings.Contains(doc, part) {
 			t.Errorf("HTML report lacks %q", part)
 		}
@@ -67,7 +71,7 @@ func TestCapacityInHTML(t *testing.T) {
 	if err := Write(&buf, FormatHTML, j, runs, a); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(buf.String(), "Capacity") {
+	if strings.Contains(buf.String(), "Capacity") || strings.Contains(buf.String(), `aria-label="capacity`) {
 		t.Error("HTML report without a search shows a capacity section")
 	}
 }

@@ -22,17 +22,24 @@ func runColumns() []string {
 	return []string{"target", "point", "concurrency", "requests", "duration", "rate", "repeat"}
 }
 
+// abortColumns close every CSV row: the threshold that aborted the run
+// and why, both empty for a run that went to its end. Last, so the
+// columns before keep their places.
+func abortColumns() []string { return []string{"aborted_by", "abort_reason"} }
+
 // writeCSV writes one row per run: the run's point, then every scalar
 // field of its abreport.Report, nested structs flattened with "_" between
-// their JSON names (connection_times_ms_total_median, percentiles_ms_99).
-// The columns come from the Report type by reflection, so a field added to
-// the result model appears here without anyone remembering this file.
+// their JSON names (connection_times_ms_total_median, percentiles_ms_99),
+// then abortColumns. The columns come from the Report type by reflection,
+// so a field added to the result model appears here without anyone
+// remembering this file.
 func writeCSV(w io.Writer, j *job.Job, runs []job.Run) error {
 	cw := csv.NewWriter(w)
 	head := runColumns()
 	for _, c := range flatten(reflect.ValueOf(abreport.Report{}), "") {
 		head = append(head, c.name)
 	}
+	head = append(head, abortColumns()...)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -46,6 +53,7 @@ func writeCSV(w io.Writer, j *job.Job, runs []job.Run) error {
 		for _, c := range flatten(reflect.ValueOf(*v.Result), "") {
 			row = append(row, c.value)
 		}
+		row = append(row, textCell(v.AbortedBy), textCell(v.AbortReason))
 		if err := cw.Write(row); err != nil {
 			return err
 		}

@@ -6,7 +6,10 @@
 // targets, columns = concurrency), a chart as SVG or PNG, one
 // self-contained HTML page and a gnuplot data file; and per run, its
 // timeline (one CSV row or NDJSON line per interval, runtimeline.go) and
-// its latency distribution in HdrHistogram's .hgrm text (hgrm.go).
+// its latency distribution in HdrHistogram's .hgrm text (hgrm.go); and the
+// verdict as JUnit XML for CI dashboards, a testsuite per target and a
+// testcase per threshold and cell (junit.go, in the shape of Jenkins'
+// junit-10.xsd, which internal/junittest validates it against).
 //
 // It sits above internal/job and internal/abreport: abreport renders one run
 // and cannot know about jobs (job imports it), so everything that spans runs

@@ -28,6 +28,8 @@ const (
 	FormatTimelineCSV    Format = "timeline-csv"
 	FormatTimelineNDJSON Format = "timeline-ndjson"
 	FormatHGRM           Format = "hgrm"
+	// The verdict as JUnit XML, for CI dashboards (junit.go).
+	FormatJUnit Format = "junit"
 )
 
 // ErrUnknownFormat is returned by ParseFormat and Write for a format name
@@ -70,6 +72,10 @@ func formatTable() []formatInfo {
 		{FormatTimelineCSV, "timeline CSV", "text/csv; charset=utf-8", "timeline.csv", false},
 		{FormatTimelineNDJSON, "timeline NDJSON", "application/x-ndjson", "timeline.ndjson", true},
 		{FormatHGRM, "latency distribution (.hgrm)", "text/plain; charset=utf-8", "hgrm", false},
+		// Not negotiable: browsers send application/xml in Accept, and a
+		// page asking for the default format must not get XML. CI tools
+		// collect *.xml, the only XML format here.
+		{FormatJUnit, "JUnit XML", "application/xml", "xml", false},
 	}
 }
 

@@ -14,6 +14,7 @@ func TestParseFormat(t *testing.T) {
 		{"ab", FormatAB}, {"http_load", FormatHTTPLoad}, {"json", FormatJSON}, {"csv", FormatCSV},
 		{"markdown", FormatMarkdown}, {"md", FormatMarkdown}, {"SVG", FormatSVG}, {" gnuplot ", FormatGnuplot},
 		{"timeline-csv", FormatTimelineCSV}, {"Timeline-NDJSON", FormatTimelineNDJSON}, {"hgrm", FormatHGRM},
+		{"JUnit", FormatJUnit},
 	}
 	for _, tt := range tests {
 		got, err := ParseFormat(tt.in)
@@ -36,7 +37,7 @@ func TestContentType(t *testing.T) {
 		FormatPNG: "image/png", FormatHTML: "text/html; charset=utf-8",
 		FormatGnuplot:     "text/tab-separated-values; charset=utf-8",
 		FormatTimelineCSV: "text/csv; charset=utf-8", FormatTimelineNDJSON: "application/x-ndjson",
-		FormatHGRM: "text/plain; charset=utf-8",
+		FormatHGRM: "text/plain; charset=utf-8", FormatJUnit: "application/xml",
 	}
 	for _, f := range Formats() {
 		if got := f.ContentType(); got != want[f] {
@@ -66,6 +67,9 @@ func TestFormatFromAccept(t *testing.T) {
 		{"", "", false},
 		{"text/html,application/xhtml+xml", "", false},
 		{"text/csv;q=abc", "", false},
+		// A browser's Accept names application/xml: it must not turn the
+		// default JSON into JUnit.
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "", false},
 	}
 	for _, tt := range tests {
 		got, ok := FormatFromAccept(tt.accept)
@@ -118,6 +122,7 @@ func TestFormatOfPath(t *testing.T) {
 		{"r.timeline.csv", FormatTimelineCSV, ""}, // the longer extension, not the CSV's
 		{"r.timeline.ndjson", FormatTimelineNDJSON, ""},
 		{"run.hgrm", FormatHGRM, ""},
+		{"TEST-benchq.xml", FormatJUnit, ""}, // the one XML format: CI tools collect *.xml
 		{"report", "", "no extension"},
 		{"r.pdf", "", "unknown format"},
 	}
@@ -127,7 +132,7 @@ func TestFormatOfPath(t *testing.T) {
 			t.Errorf("FormatOfPath(%q) = %q, %v; want %q, error with %q", tt.path, got, err, tt.want, tt.err)
 		}
 	}
-	if got, want := FormatChoices(), "ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson or hgrm"; got != want {
+	if got, want := FormatChoices(), "ab, http_load, json, csv, markdown, svg, png, html, gnuplot, timeline-csv, timeline-ndjson, hgrm or junit"; got != want {
 		t.Errorf("FormatChoices() = %q, want %q", got, want)
 	}
 }

@@ -15,18 +15,20 @@ type slice struct {
 	Requests int
 	Duration job.Duration
 	Rate     float64
+	RateTo   float64 // where a ramp ends; 0 for a fixed rate
 }
 
 func sliceOf(p job.Point) slice {
-	return slice{Requests: p.Requests, Duration: p.Duration, Rate: p.Rate}
+	return slice{Requests: p.Requests, Duration: p.Duration, Rate: p.Rate, RateTo: p.RateTo}
 }
 
 // Label names the slice as ab's flags would: "requests = 1000",
-// "duration = 10s", "rate = 500/s".
+// "duration = 10s", "rate = 500/s", and a ramp by its range, "rate =
+// 100→5000/s".
 func (s slice) Label() string {
 	switch {
 	case s.Rate > 0:
-		return "rate = " + strconv.FormatFloat(s.Rate, 'f', -1, 64) + "/s"
+		return "rate = " + rateRange(s.Rate, s.RateTo) + "/s"
 	case s.Duration > 0:
 		return "duration = " + s.Duration.String()
 	}
@@ -72,7 +74,8 @@ func newGrid(a job.Analysis) grid {
 		g.cells[cellKey{s, ps.Point.Target, ps.Point.Concurrency}] = ps
 	}
 	slices.SortFunc(g.Slices, func(x, y slice) int {
-		return cmp.Or(cmp.Compare(x.Requests, y.Requests), cmp.Compare(x.Duration, y.Duration), cmp.Compare(x.Rate, y.Rate))
+		return cmp.Or(cmp.Compare(x.Requests, y.Requests), cmp.Compare(x.Duration, y.Duration), cmp.Compare(x.Rate, y.Rate),
+			cmp.Compare(x.RateTo, y.RateTo))
 	})
 	for _, cs := range g.Conc {
 		slices.Sort(cs)
@@ -83,6 +86,16 @@ func newGrid(a job.Analysis) grid {
 // Cell returns the summary of one point, or nil when it has no runs.
 func (g grid) Cell(s slice, target string, c int) *job.PointSummary {
 	return g.cells[cellKey{s, target, c}]
+}
+
+// rateRange is a point's rate as a reader reads it: "500", or a ramp's
+// range "100→5000".
+func rateRange(from, to float64) string {
+	s := strconv.FormatFloat(from, 'f', -1, 64)
+	if to > 0 && to != from {
+		s += "→" + strconv.FormatFloat(to, 'f', -1, 64)
+	}
+	return s
 }
 
 // concLabel is a column heading as seeds/003 writes it.

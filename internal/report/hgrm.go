@@ -57,8 +57,11 @@ func writeHGRM(w io.Writer, j *job.Job, runs []job.Run) error {
 // describe names a run as header does, without the arrows.
 func (v runView) describe() string {
 	partial := ""
-	if v.Partial {
+	switch {
+	case v.Partial:
 		partial = ", partial"
+	case v.Aborted:
+		partial = fmt.Sprintf(", aborted by threshold %q", v.AbortedBy)
 	}
 	return fmt.Sprintf("target %s, c=%d, %s, repeat %d/%d%s", v.Point.Target, v.Point.Concurrency, stopFlag(v.Point), v.Repeat+1, v.Repeats, partial)
 }

@@ -63,10 +63,13 @@ type View struct {
 	CapacitySentence string
 	CompareTo        *Table
 	CompareGone      string
-	Verdict          string
-	VerdictMsg       string
-	Failures         *Table
-	Runs             []RunText
+	// Aborted lists the runs a threshold marked to abort ended early;
+	// nil when none was.
+	Aborted    *Table
+	Verdict    string
+	VerdictMsg string
+	Failures   *Table
+	Runs       []RunText
 }
 
 type htmlReport struct {
@@ -79,6 +82,9 @@ type htmlReport struct {
 	RunCharts  []inlineRunCharts
 	Uncharted  int
 	OpenCharts bool
+	// CapacityChart is the capacity search's chart, inline; empty
+	// without a search.
+	CapacityChart template.HTML
 }
 
 // NewView builds the View of a job's report from its runs and analysis,
@@ -106,6 +112,7 @@ func NewView(j *job.Job, runs []job.Run, a job.Analysis) (View, error) {
 			v.CompareTo = htmlCompareTo(c)
 		}
 	}
+	v.Aborted = abortedTable(j, runs)
 	v.Verdict, v.VerdictMsg, v.Failures = htmlVerdict(a.Verdict, j.Spec.Points())
 	for _, rv := range runViews(j, runs) {
 		var text strings.Builder
@@ -130,6 +137,12 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 		return err
 	}
 	charts, uncharted := htmlRunCharts(j, runs)
+	var capacity template.HTML
+	if len(a.Capacity) > 0 {
+		if capacity, err = inlineChart(newCapacityChart(j, a), "capacity: each probe's p50 and p99 latency against its offered rate"); err != nil {
+			return err
+		}
+	}
 	r := htmlReport{
 		View:       v,
 		CSS:        template.CSS(reportCSS),
@@ -137,6 +150,8 @@ func writeHTML(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 		RunCharts:  charts,
 		Uncharted:  uncharted,
 		OpenCharts: len(charts) <= maxOpenCharts,
+
+		CapacityChart: capacity,
 	}
 	return htmlTemplate.Execute(w, r)
 }

@@ -18,8 +18,9 @@ import (
 // req/s over repeats; with a baseline, one "X vs baseline" row per other
 // target with the difference in percent; a cell whose load generator was
 // short of CPU is marked, with a legend under its table. Then the
-// saturation sentences and the verdict.
-func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
+// saturation sentences, the capacity search, the comparison, the runs a
+// threshold aborted and the verdict.
+func writeMarkdown(w io.Writer, j *job.Job, runs []job.Run, a job.Analysis) error {
 	bw := bufio.NewWriter(w)
 	g := newGrid(a)
 	fmt.Fprintf(bw, "# %s\n\n", mdEscape(title(j)))
@@ -35,8 +36,9 @@ func writeMarkdown(w io.Writer, j *job.Job, a job.Analysis) error {
 		writeMDTLS(bw, g, s)
 	}
 	writeMDSaturation(bw, a.Saturation)
-	writeMDCapacity(bw, a.CapacitySentence, a.Capacity) // capacity.go
+	writeMDCapacity(bw, j.ID, a.CapacitySentence, a.Capacity) // capacity.go
 	writeMDCompareTo(bw, a.CompareTo)
+	writeMDAborted(bw, j, runs) // aborted.go
 	writeMDVerdict(bw, a.Verdict, j.Spec.Points())
 	// The helpers print into bw, whose first error sticks and is returned
 	// here; their Fprintf errors are therefore not checked.
@@ -280,7 +282,7 @@ func errorShare(r float64) string {
 // annotation that appears in it.
 func cellNotes(cells []*job.PointSummary) []string {
 	var errs, client, noise, cpu bool
-	var unsteady []string
+	var unsteady, busy []string
 	for _, ps := range cells {
 		if ps == nil || ps.Runs == 0 {
 			continue
@@ -289,6 +291,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 		client = client || clientBound(ps)
 		noise = noise || noisy(ps)
 		cpu = cpu || serverCPUCell(ps) != ""
+		if ps.BusyStarts > 0 {
+			busy = append(busy, fmt.Sprintf("%s at c=%d: %d of %s", ps.Point.Target, ps.Point.Concurrency, ps.BusyStarts, plural(ps.Runs, "run")))
+		}
 		if ps.Unsteady > 0 {
 			unsteady = append(unsteady, fmt.Sprintf("%s at c=%d: %d of %s, e.g. %s", ps.Point.Target, ps.Point.Concurrency, ps.Unsteady, plural(ps.Runs, "run"), ps.UnsteadyReason))
 		}
@@ -305,6 +310,9 @@ func cellNotes(cells []*job.PointSummary) []string {
 	}
 	if cpu {
 		notes = append(notes, serverNote())
+	}
+	if len(busy) > 0 {
+		notes = append(notes, "Began on a busy server: the wait for a quiet server (sweep.settle) ran out, so these runs may have measured what an earlier run left queued ("+strings.Join(busy, "; ")+").")
 	}
 	if len(unsteady) > 0 {
 		notes = append(notes, unsteadyMark+" unsteady: throughput or latency shifted during a run, so its averages mix two behaviours ("+strings.Join(unsteady, "; ")+").")

@@ -19,13 +19,14 @@ import (
 )
 
 // Chart names one of a job's charts: the sweep's (every point at once, what
-// FormatSVG and FormatPNG draw) or one run's timeline or latency
-// distribution.
+// FormatSVG and FormatPNG draw), the capacity search's, or one run's
+// timeline or latency distribution.
 type Chart string
 
-// The charts WriteRunChart and Write draw.
+// The charts Write, WriteCapacityChart and WriteRunChart draw.
 const (
 	ChartSweep        Chart = "sweep"
+	ChartCapacity     Chart = "capacity"
 	ChartTimeline     Chart = "timeline"
 	ChartDistribution Chart = "distribution"
 )
@@ -43,7 +44,7 @@ var (
 )
 
 // Charts lists every chart, the default first.
-func Charts() []Chart { return []Chart{ChartSweep, ChartTimeline, ChartDistribution} }
+func Charts() []Chart { return []Chart{ChartSweep, ChartCapacity, ChartTimeline, ChartDistribution} }
 
 // ParseChart reads a chart name as given in ?chart=, case forgiven.
 func ParseChart(s string) (Chart, error) {

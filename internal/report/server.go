@@ -68,6 +68,13 @@ func writeServerLine(w io.Writer, r *job.Run) error {
 	if s.CPUMsPerRequest != nil {
 		line += fmt.Sprintf(", %.3g ms per request", *s.CPUMsPerRequest)
 	}
+	if st := s.Settled; st != nil {
+		if st.Quiet {
+			line += fmt.Sprintf("; began on a quiet server after %.3g s", st.WaitedS)
+		} else {
+			line += "; began on a busy server"
+		}
+	}
 	_, err := fmt.Fprintln(w, line)
 	return err
 }

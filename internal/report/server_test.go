@@ -60,3 +60,45 @@ func TestServerCPUInReports(t *testing.T) {
 		t.Errorf("a job without monitor readings shows a server CPU")
 	}
 }
+
+// TestBusyStartsInReports: runs that waited for a quiet server say so at
+// the end of their ab text; a run that began on a busy server is counted
+// in its point's summary and named under the Markdown table.
+func TestBusyStartsInReports(t *testing.T) {
+	j := fixtureJob()
+	runs := fixtureRuns(j)
+	busyRuns := 0
+	for i := range runs {
+		busy, share := 0.5, 0.5
+		settled := &monitor.Settled{WaitedS: 1.5, Quiet: true}
+		if runs[i].Target == "lighttpd" && runs[i].Repeat == 0 {
+			settled = &monitor.Settled{WaitedS: 120, CoresBusy: 0.9, Message: "the server still kept 0.90 of its 1 core busy after 2m0s: the run began anyway"}
+			busyRuns++
+		}
+		runs[i].Server = &monitor.Server{CoresBusy: &busy, CPUShare: &share, Cores: 1, Settled: settled}
+	}
+	a := analysis.Analyze(j.Spec, runs)
+	starts := 0
+	for _, p := range a.Points {
+		starts += p.BusyStarts
+	}
+	if starts != busyRuns {
+		t.Errorf("busy starts over the points = %d, want %d", starts, busyRuns)
+	}
+	var ab, md bytes.Buffer
+	if err := Write(&ab, FormatAB, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&md, FormatMarkdown, j, runs, a); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(ab.String(), "; began on a quiet server after 1.5 s\n"); n != len(runs)-busyRuns {
+		t.Errorf("ab text: %d runs say they began on a quiet server, want %d", n, len(runs)-busyRuns)
+	}
+	if n := strings.Count(ab.String(), "; began on a busy server\n"); n != busyRuns {
+		t.Errorf("ab text: %d runs say they began on a busy server, want %d", n, busyRuns)
+	}
+	if !strings.Contains(md.String(), "Began on a busy server") || !strings.Contains(md.String(), "lighttpd at c=") {
+		t.Errorf("markdown does not name the runs that began on a busy server:\n%s", md.String())
+	}
+}

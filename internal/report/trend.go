@@ -32,15 +32,74 @@ func failColor() color.RGBA { return color.RGBA{0xD5, 0x5E, 0x00, 0xff} }
 // its repeats, a job whose verdict failed ringed, and the commit (else
 // the creation time) of each job under the axis.
 func WriteTrendSVG(w io.Writer, title, metric string, points []analysis.TrendPoint) error {
+	return WriteTrendSVGMarked(w, title, metric, points, nil)
+}
+
+// WriteTrendSVGMarked is WriteTrendSVG with change points marked: a
+// vertical line just before the first job after each shift, labelled with
+// the shift's magnitude, dashed red where nobody acknowledged it yet,
+// dotted grey where someone did. A change point whose job is not among
+// points is left out.
+func WriteTrendSVGMarked(w io.Writer, title, metric string, points []analysis.TrendPoint, marks []job.ChangePoint) error {
 	canvas := vgsvg.New(chartWidth, trendHeight)
 	dc := draw.New(canvas)
 	dc.FillText(textStyle(titleSize, -0.5, -1), vg.Point{X: chartWidth / 2, Y: dc.Max.Y - 8}, title)
 	if len(points) == 0 {
 		dc.FillText(textStyle(textSize, -0.5, -0.5), vg.Point{X: chartWidth / 2, Y: dc.Max.Y / 2}, "no finished jobs yet")
-	} else if err := drawTrend(dc, metric, points); err != nil {
+	} else if err := drawTrend(dc, metric, points, marks); err != nil {
 		return err
 	}
 	return writeScalable(w, canvas)
+}
+
+// Change point marks: red dashes for a shift to look at, grey dots for one
+// acknowledged as expected.
+func changeColor() color.RGBA { return color.RGBA{0xC0, 0x1F, 0x1F, 0xff} }
+func ackedColor() color.Gray  { return color.Gray{Y: 0x88} }
+
+// addChangeMarks draws marks on pl over jobs (job id -> x), up to top,
+// and names both kinds in the legend.
+func addChangeMarks(pl *plot.Plot, legend *plot.Legend, jobs map[string]int, marks []job.ChangePoint, top float64) error {
+	var open, acked bool
+	for _, cp := range marks {
+		x, ok := jobs[cp.JobID]
+		if !ok {
+			continue
+		}
+		at := float64(x) - 0.5
+		ln, err := plotter.NewLine(plotter.XYs{{X: at, Y: 0}, {X: at, Y: top}})
+		if err != nil {
+			return fmt.Errorf("change point %s: %w", cp.ID, err)
+		}
+		text := fmt.Sprintf("%+.1f %%", cp.Magnitude*100)
+		if cp.Acknowledged {
+			ln.Color, ln.Width, ln.Dashes = ackedColor(), 1.5, []vg.Length{vg.Points(1.5), vg.Points(3)}
+			text += " (ack)"
+			acked = true
+		} else {
+			ln.Color, ln.Width, ln.Dashes = changeColor(), 2, []vg.Length{vg.Points(6), vg.Points(3)}
+			open = true
+		}
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: at, Y: top}}, Labels: []string{"change " + text}})
+		if err != nil {
+			return fmt.Errorf("change point %s label: %w", cp.ID, err)
+		}
+		for i := range lb.TextStyle {
+			lb.TextStyle[i] = textStyle(textSize-1, -0.5, 0)
+		}
+		pl.Add(ln, lb)
+	}
+	if open {
+		l, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		l.Color, l.Width, l.Dashes = changeColor(), 2, []vg.Length{vg.Points(6), vg.Points(3)}
+		legend.Add("change point", l)
+	}
+	if acked {
+		l, _ := plotter.NewLine(plotter.XYs{{}, {X: 1}})
+		l.Color, l.Width, l.Dashes = ackedColor(), 1.5, []vg.Length{vg.Points(1.5), vg.Points(3)}
+		legend.Add("change point, acknowledged", l)
+	}
+	return nil
 }
 
 // trendLine is one cell's series.
@@ -50,7 +109,7 @@ type trendLine struct {
 	fail plotter.XYs
 }
 
-func drawTrend(dc draw.Canvas, metric string, points []analysis.TrendPoint) error {
+func drawTrend(dc draw.Canvas, metric string, points []analysis.TrendPoint, marks []job.ChangePoint) error {
 	jobs, labels := trendJobs(points)
 	var lines []*trendLine
 	byName := map[string]*trendLine{}
@@ -116,6 +175,16 @@ func drawTrend(dc draw.Canvas, metric string, points []analysis.TrendPoint) erro
 	}
 	if failed {
 		legend.Add("verdict failed", glyphThumb{draw.GlyphStyle{Color: failColor(), Radius: 6, Shape: draw.RingGlyph{}}})
+	}
+	if len(marks) > 0 {
+		top := 0.0
+		for _, p := range points {
+			_, hi := spread(p.Stat, 0)
+			top = max(top, p.Value+hi)
+		}
+		if err := addChangeMarks(pl, &legend, jobs, marks, top*1.08); err != nil {
+			return err
+		}
 	}
 	pl.Draw(draw.Crop(dc, 0, -legendWidth, captionLine+10, -titleHeight))
 	legend.Draw(draw.Crop(dc, chartWidth-legendWidth, 0, 0, -titleHeight-10))

@@ -77,3 +77,51 @@ func TestTrendSVGDraws(t *testing.T) {
 		t.Errorf("empty series: %v, want a chart saying no finished jobs yet", err)
 	}
 }
+
+// strokeCounts counts the SVG's paths per stroke colour.
+func strokeCounts(t *testing.T, doc []byte) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for _, el := range strings.Split(string(doc), "<path")[1:] {
+		style, _, _ := strings.Cut(el, ">")
+		for decl := range strings.SplitSeq(style, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(decl), "stroke:"); ok {
+				counts[strings.ToUpper(v)]++
+			}
+		}
+	}
+	return counts
+}
+
+// TestTrendSVGMarksChangePoints: a change point to look at is a red dashed
+// line with its magnitude, an acknowledged one a grey dotted line saying
+// so, each named in the legend; one whose job is not in the series is
+// left out.
+func TestTrendSVGMarksChangePoints(t *testing.T) {
+	marks := []job.ChangePoint{
+		{ID: "cp_1", JobID: "job10", Magnitude: 0.2},
+		{ID: "cp_2", JobID: "job04", Magnitude: -0.1, Acknowledged: true},
+		{ID: "cp_3", JobID: "elsewhere", Magnitude: 0.99},
+	}
+	var buf bytes.Buffer
+	if err := WriteTrendSVGMarked(&buf, "t", "p99_ms", trendFixture(), marks); err != nil {
+		t.Fatal(err)
+	}
+	doc := buf.String()
+	for _, s := range []string{"change +20.0 %", "change -10.0 % (ack)", "change point", "change point, acknowledged"} {
+		if !strings.Contains(doc, s) {
+			t.Errorf("SVG lacks %q", s)
+		}
+	}
+	if strings.Contains(doc, "+99.0") {
+		t.Error("SVG marks a change point whose job is not in the series")
+	}
+	strokes := strokeCounts(t, buf.Bytes())
+	if strokes["#C01F1F"] != 2 || strokes["#888888"] != 2 {
+		t.Errorf("strokes = %v, want 2 red (mark, legend) and 2 grey (mark, legend)", strokes)
+	}
+	var plain bytes.Buffer
+	if err := WriteTrendSVG(&plain, "t", "p99_ms", trendFixture()); err != nil || strings.Contains(plain.String(), "change point") {
+		t.Errorf("unmarked chart: %v, want no change point in it", err)
+	}
+}

@@ -31,7 +31,7 @@ func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) er
 	case FormatCSV:
 		err = writeCSV(w, j, runs)
 	case FormatMarkdown:
-		err = writeMarkdown(w, j, a)
+		err = writeMarkdown(w, j, runs, a)
 	case FormatSVG:
 		err = writeSVG(w, j, a)
 	case FormatPNG:
@@ -46,6 +46,8 @@ func Write(w io.Writer, f Format, j *job.Job, runs []job.Run, a job.Analysis) er
 		err = writeTimelineNDJSON(w, j, runs)
 	case FormatHGRM:
 		err = writeHGRM(w, j, runs)
+	case FormatJUnit:
+		err = writeJUnit(w, j, runs, a)
 	default:
 		return fmt.Errorf("%w %q", ErrUnknownFormat, string(f))
 	}
@@ -84,11 +86,11 @@ func runViews(j *job.Job, runs []job.Run) []runView {
 }
 
 // stopFlag names how a point stops, as ab's flags would: "n=1000",
-// "t=10s", "rate=500/s".
+// "t=10s", "rate=500/s", a ramp by its range: "rate=100→5000/s".
 func stopFlag(p job.Point) string {
 	switch {
 	case p.Rate > 0:
-		return fmt.Sprintf("rate=%g/s", p.Rate)
+		return "rate=" + rateRange(p.Rate, p.RateTo) + "/s"
 	case p.Duration > 0:
 		return "t=" + p.Duration.String()
 	}

@@ -26,6 +26,9 @@ import (
 //	benchq:{jobs}:owner:<owner>:label:<k>=<v>    zset  that key's jobs labelled k=v (labels never change)
 //	benchq:{jobs}:owner:<owner>:names            hash  index member of each of that key's jobs = its name in
 //	                                                   lower case, so a name filter reads no job
+//	benchq:changepoints:{<owner>/<template>}  hash  change point id = the point as JSON (changepoints.go),
+//	                                                 at most MaxChangePoints, TTL the retention
+//	benchq:changepoint:<id>          string the key of the hash above holding change point id
 //	benchq:{jobs}:indexed            string "2" once every job stored before the two indexes above
 //	                                        existed is in them (backfill.go)
 //	benchq:forge:{<hash>}:comment    string the forge delivery writing one request's comment now
@@ -70,6 +73,13 @@ func forgeCommentLockKey(target string) string {
 func jobKeys(id string) []string {
 	return []string{jobKey(id), progressKey(id), cancelKey(id), runsKey(id), eventsKey(id)}
 }
+
+// changePointsKey is the change points of owner's template; the tag keeps
+// the record in one slot. Template names hold no '}' (template.ValidName).
+func changePointsKey(owner, template string) string {
+	return prefix + "changepoints:{" + owner + "/" + template + "}"
+}
+func changePointIDKey(id string) string { return prefix + "changepoint:" + id }
 
 // indexTag is the hash tag every job index shares.
 const indexTag = prefix + "{jobs}"

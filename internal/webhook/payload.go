@@ -67,6 +67,23 @@ type Summary struct {
 	AggregatesOmitted bool  `json:"aggregates_omitted,omitempty"`
 	FailuresOmitted   bool  `json:"failures_omitted,omitempty"`
 	Links             Links `json:"links"`
+	// ChangePoints are, in a trend.change_point event, the new change
+	// points the job's end found in its template's history.
+	ChangePoints []job.ChangePoint `json:"change_points,omitempty"`
+	// ChangePointsOmitted counts the change points left out past
+	// MaxPayloadChangePoints; the trends API lists them all.
+	ChangePointsOmitted int `json:"change_points_omitted,omitempty"`
+}
+
+// MaxPayloadChangePoints is how many change points one payload carries,
+// well within MaxPayloadBytes (each is about half a kilobyte).
+const MaxPayloadChangePoints = 25
+
+// WithChangePoints sets the payload's change points, at most
+// MaxPayloadChangePoints of them, counting the rest.
+func (p *Payload) WithChangePoints(found []job.ChangePoint) {
+	n := min(len(found), MaxPayloadChangePoints)
+	p.Data.ChangePoints, p.Data.ChangePointsOmitted = found[:n], len(found)-n
 }
 
 // PointAggregate is one point's numbers, averaged over its repeats.
