@@ -48,8 +48,10 @@ type DeliveryResponse struct {
 	Event     string `json:"event" example:"job.succeeded"`
 	URL       string `json:"url" example:"http://127.0.0.1:9000/hooks/benchq"`
 	// Status: pending (queued), retrying, delivered, gone (the receiver
-	// answered 410) or failed (every attempt of the schedule failed).
-	Status       webhook.Status    `json:"status" swaggertype:"string" enums:"pending,retrying,delivered,gone,failed" example:"delivered"`
+	// answered 410), failed (every attempt of the schedule failed, or a
+	// forge rejected it) or superseded (a forge's pending status the
+	// job's end overtook).
+	Status       webhook.Status    `json:"status" swaggertype:"string" enums:"pending,retrying,delivered,gone,failed,superseded" example:"delivered"`
 	MaxRetries   int               `json:"max_retries" example:"9"`
 	Redeliveries int               `json:"redeliveries"`
 	CreatedAt    time.Time         `json:"created_at"`
@@ -67,7 +69,7 @@ type AttemptResponse struct {
 	DurationMs float64   `json:"duration_ms" example:"12.5"`
 	// Response is the first 1 KiB of the answer's body.
 	Response     string          `json:"response,omitempty"`
-	Outcome      webhook.Outcome `json:"outcome" swaggertype:"string" enums:"delivered,retry,gone" example:"retry"`
+	Outcome      webhook.Outcome `json:"outcome" swaggertype:"string" enums:"delivered,retry,gone,rejected" example:"retry"`
 	RetryAfterMs int64           `json:"retry_after_ms,omitempty"`
 }
 
@@ -90,7 +92,7 @@ func newDeliveryResponse(d webhook.Delivery, attempts []webhook.Attempt) Deliver
 // handleListDeliveries shows a job's webhook deliveries.
 //
 //	@Summary		List a job's webhook deliveries
-//	@Description	Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer.
+//	@Description	Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer. A job's notify adds its forge deliveries to the list: github.status.pending, github.status.success (failure, error) and github.comment (gitlab the same), whose URL is the forge's API and whose payload is the status or comment sent.
 //	@Tags			jobs
 //	@Produce		json
 //	@Param			id	path		string	true	"job id"

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/benchq/benchq/internal/admit"
 	"github.com/benchq/benchq/internal/cihook"
 	"github.com/benchq/benchq/internal/errcode"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/template"
 )
 
@@ -64,6 +66,9 @@ type hookProvider struct {
 	deliveryHeaders []string
 	// deliveryRequired refuses a delivery without an id.
 	deliveryRequired bool
+	// notify is where the jobs an event starts report back to: the
+	// event's repository, commit and request on this provider.
+	notify func(ev cihook.Event) *job.Notify
 }
 
 var (
@@ -81,6 +86,9 @@ var (
 		eventHeader:      "X-GitHub-Event",
 		deliveryHeaders:  []string{"X-GitHub-Delivery"},
 		deliveryRequired: true,
+		notify: func(ev cihook.Event) *job.Notify {
+			return &job.Notify{GitHub: &job.GitHubNotify{Repository: ev.Repository, SHA: ev.Commit, PR: requestNumber(ev)}}
+		},
 	}
 	gitlabHook = hookProvider{
 		name: "gitlab",
@@ -97,8 +105,21 @@ var (
 		// GitLab (17.4 on) keeps Idempotency-Key across the retries of
 		// one delivery; X-Gitlab-Event-UUID names the event.
 		deliveryHeaders: []string{idempotencyHeader, "X-Gitlab-Event-UUID"},
+		notify: func(ev cihook.Event) *job.Notify {
+			return &job.Notify{GitLab: &job.GitLabNotify{Project: ev.Repository, SHA: ev.Commit, MergeRequest: requestNumber(ev)}}
+		},
 	}
 )
+
+// requestNumber is the event's pull or merge request number, 0 for a
+// push (cihook checked that a request's is a positive number).
+func requestNumber(ev cihook.Event) int {
+	n, err := strconv.Atoi(ev.PR)
+	if err != nil {
+		return 0
+	}
+	return n
+}
 
 // deliveryID is the delivery's id as its headers give it, "" for none.
 func (hp hookProvider) deliveryID(h http.Header) string {
@@ -113,7 +134,7 @@ func (hp hookProvider) deliveryID(h http.Header) string {
 // handleGitHubHook runs the templates a GitHub delivery triggers.
 //
 //	@Summary		Receive a GitHub webhook
-//	@Description	No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.
+//	@Description	No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels, and notify.github naming the repository, the head commit and the pull request, so the job sets that commit's status and comments on the pull request (the template's notify.github keeps its comment mode and context). ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.
 //	@Tags			hooks
 //	@Accept			json
 //	@Produce		json
@@ -136,7 +157,7 @@ func (s *Server) handleGitHubHook(c echo.Context) error { return s.serveHook(c, 
 // handleGitLabHook runs the templates a GitLab delivery triggers.
 //
 //	@Summary		Receive a GitLab webhook
-//	@Description	No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.
+//	@Description	No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch), with notify.gitlab naming the project, the commit and the merge request. The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.
 //	@Tags			hooks
 //	@Accept			json
 //	@Produce		json
@@ -266,7 +287,7 @@ func (s *Server) runHookTemplate(c echo.Context, hp hookProvider, t *template.Te
 		values[template.PR] = ev.PR
 	}
 	runOnce := func() (HookJob, error) {
-		j, _, err := s.admit.RunTemplate(ctx, t, admit.TemplateRun{Values: values, Labels: ev.Labels(), Source: source})
+		j, _, err := s.admit.RunTemplate(ctx, t, admit.TemplateRun{Values: values, Labels: ev.Labels(), Notify: hp.notify(ev), Source: source})
 		if err != nil {
 			return HookJob{}, err
 		}

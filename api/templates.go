@@ -283,9 +283,11 @@ func keepSecrets(t, old *template.Template) {
 	}
 	if g, o := t.Triggers.GitHub, old.Triggers.GitHub; g != nil && o != nil {
 		keep(&g.Secret, o.Secret)
+		keep(&g.APIToken, o.APIToken)
 	}
 	if g, o := t.Triggers.GitLab, old.Triggers.GitLab; g != nil && o != nil {
 		keep(&g.Token, o.Token)
+		keep(&g.APIToken, o.APIToken)
 	}
 }
 

@@ -77,7 +77,7 @@ const docTemplate = `{
         },
         "/v1/hooks/github": {
             "post": {
-                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels. ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.",
+                "description": "No API key: the X-Hub-Signature-256 HMAC of the raw body with a template's GitHub secret is the authentication. Only the templates whose trigger names the repository the body names (at most 20 per repository) are tried, and nothing else of the body is read before one verifies it. push (a branch's new head) and pull_request (opened, synchronize, reopened) run each verified template whose repository and branches match (a pull request matches by the branch it merges into), with commit, branch, repo and pr as values and labels, and notify.github naming the repository, the head commit and the pull request, so the job sets that commit's status and comments on the pull request (the template's notify.github keeps its comment mode and context). ping is answered 200. X-GitHub-Delivery is required; the same delivery body again within 72 h, under that id (a redelivery) or any other (a replay), creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -177,7 +177,7 @@ const docTemplate = `{
         },
         "/v1/hooks/gitlab": {
             "post": {
-                "description": "No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch). The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.",
+                "description": "No API key: X-Gitlab-Token must equal the GitLab token of a template whose trigger names the project the body names (compared in constant time; at most 20 templates per project). Push Hook and Merge Request Hook (open, reopen, update with new commits) run each such template whose project and branches match (a merge request by its target branch), with notify.gitlab naming the project, the commit and the merge request. The same delivery body again within 72 h creates nothing and answers with the first delivery's jobs.",
                 "consumes": [
                     "application/json"
                 ],
@@ -590,7 +590,7 @@ const docTemplate = `{
                         "BearerAuth": []
                     }
                 ],
-                "description": "Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer.",
+                "description": "Every webhook message of the job (one per event), in order, each with its webhook-id, status, payload and every attempt: time, HTTP status or error, duration and the first 1 KiB of the answer. A job's notify adds its forge deliveries to the list: github.status.pending, github.status.success (failure, error) and github.comment (gitlab the same), whose URL is the forge's API and whose payload is the status or comment sent.",
                 "produces": [
                     "application/json"
                 ],
@@ -2573,7 +2573,8 @@ const docTemplate = `{
                     "enum": [
                         "delivered",
                         "retry",
-                        "gone"
+                        "gone",
+                        "rejected"
                     ],
                     "example": "retry"
                 },
@@ -2707,14 +2708,15 @@ const docTemplate = `{
                     "type": "integer"
                 },
                 "status": {
-                    "description": "Status: pending (queued), retrying, delivered, gone (the receiver\nanswered 410) or failed (every attempt of the schedule failed).",
+                    "description": "Status: pending (queued), retrying, delivered, gone (the receiver\nanswered 410), failed (every attempt of the schedule failed, or a\nforge rejected it) or superseded (a forge's pending status the\njob's end overtook).",
                     "type": "string",
                     "enum": [
                         "pending",
                         "retrying",
                         "delivered",
                         "gone",
-                        "failed"
+                        "failed",
+                        "superseded"
                     ],
                     "example": "delivered"
                 },
@@ -3717,6 +3719,85 @@ const docTemplate = `{
                 }
             }
         },
+        "job.GitHubNotify": {
+            "type": "object",
+            "properties": {
+                "comment": {
+                    "description": "Comment says when that comment is written: always (the default),\non_change (only when the verdict, a failing threshold or a\nsignificant change differs from what it shows) or never.",
+                    "type": "string",
+                    "enum": [
+                        "always",
+                        "on_change",
+                        "never"
+                    ],
+                    "example": "always"
+                },
+                "context": {
+                    "description": "Context names the status and the comment; default \"benchq/\" and the\njob's template, else its name.",
+                    "type": "string",
+                    "example": "benchq/checkout-main"
+                },
+                "pr": {
+                    "description": "PR is the pull request's number; set, the job's result table goes\ninto one comment of it.",
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 12
+                },
+                "repository": {
+                    "description": "Repository is the full name, \"owner/name\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "sha": {
+                    "description": "SHA is the commit's full id.",
+                    "type": "string",
+                    "example": "9f2c1e7d5b3a4c6e8f0a1b2c3d4e5f60718293a4"
+                }
+            }
+        },
+        "job.GitLabNotify": {
+            "type": "object",
+            "properties": {
+                "comment": {
+                    "type": "string",
+                    "enum": [
+                        "always",
+                        "on_change",
+                        "never"
+                    ],
+                    "example": "on_change"
+                },
+                "context": {
+                    "type": "string",
+                    "example": "benchq/checkout-main"
+                },
+                "merge_request": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "example": 7
+                },
+                "project": {
+                    "description": "Project is the path with namespace, \"group/project\".",
+                    "type": "string",
+                    "example": "acme/shop"
+                },
+                "sha": {
+                    "type": "string",
+                    "example": "9f2c1e7d5b3a4c6e8f0a1b2c3d4e5f60718293a4"
+                }
+            }
+        },
+        "job.Notify": {
+            "type": "object",
+            "properties": {
+                "github": {
+                    "$ref": "#/definitions/job.GitHubNotify"
+                },
+                "gitlab": {
+                    "$ref": "#/definitions/job.GitLabNotify"
+                }
+            }
+        },
         "job.Order": {
             "type": "string",
             "enum": [
@@ -4178,6 +4259,14 @@ const docTemplate = `{
                 },
                 "name": {
                     "type": "string"
+                },
+                "notify": {
+                    "description": "Notify sends the job's status, and for a pull or merge request its\nresult table, back to the forge the measured commit lives on (see\nNotify). A job a CI trigger started carries it from the event.",
+                    "allOf": [
+                        {
+                            "$ref": "#/definitions/job.Notify"
+                        }
+                    ]
                 },
                 "request": {
                     "$ref": "#/definitions/job.Request"
@@ -4856,6 +4945,10 @@ const docTemplate = `{
         "template.GitHubTrigger": {
             "type": "object",
             "properties": {
+                "api_token": {
+                    "description": "APIToken is what the statuses and comments of the template's jobs\n(their notify.github) are sent with, instead of the service's\nBENCHQ_GITHUB_TOKEN: a token that may write commit statuses and\npull request comments of Repository. Never shown back.",
+                    "type": "string"
+                },
                 "branches": {
                     "description": "Branches limits the runs to these branches (path.Match patterns,\n\"release/*\"); empty means every branch. For a pull request the\nbranch is its head branch.",
                     "type": "array",
@@ -4877,6 +4970,10 @@ const docTemplate = `{
         "template.GitLabTrigger": {
             "type": "object",
             "properties": {
+                "api_token": {
+                    "description": "APIToken is GitHubTrigger's APIToken for GitLab (instead of\nBENCHQ_GITLAB_TOKEN): a token with the api scope on Project. Never\nshown back.",
+                    "type": "string"
+                },
                 "branches": {
                     "type": "array",
                     "items": {

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/benchq/benchq/internal/forge"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/jobend"
 	"github.com/benchq/benchq/internal/netguard"
@@ -68,15 +69,19 @@ type NotifierConfig struct {
 	// webhook.DefaultSchedule().
 	Schedule webhook.Schedule
 	// LinkBase prefixes the links in payloads ("http://benchq:8080"); empty
-	// leaves them relative.
+	// leaves them relative (and forge statuses without a link).
 	LinkBase string
+	// Forge names where a job's notify deliveries go (their URL in the
+	// log); nil makes none.
+	Forge *forge.Client
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // WebhookNotifier records a delivery for each event a job's webhook
-// subscribes to and enqueues it on the webhooks queue. A job has one
-// delivery per event, whatever the number of calls: the runner notifies
+// subscribes to, and for each status and comment its notify sends to a
+// forge (forge.go), and enqueues it on the webhooks queue. A job has one
+// delivery per event (or forge message), whatever the number of calls: the runner notifies
 // again whenever a retried attempt finds the job already over, so an event
 // whose notify was lost to a crash is sent then, and one already sent is
 // not sent twice.
@@ -102,17 +107,22 @@ func newWebhookNotifier(st notifyStore, q queue.Enqueuer, cfg NotifierConfig) *W
 	return &WebhookNotifier{st: st, q: q, cfg: cfg, now: time.Now}
 }
 
-// Notify enqueues event for job j if its webhook lists it. Failures are
-// logged and returned, for the runner to retry an end event.
+// Notify enqueues event for job j if its webhook lists it, and what its
+// notify sends to a forge on event. Failures are logged and returned, for
+// the runner to retry an end event.
 func (n *WebhookNotifier) Notify(ctx context.Context, j *job.Job, event string) error {
-	if !webhook.Subscribed(j, event) {
-		return nil
+	var errs []error
+	if webhook.Subscribed(j, event) {
+		if err := n.notify(ctx, j, event); err != nil {
+			n.cfg.Logger.Error("worker: enqueue webhook", "job", j.ID, "event", event, "err", err)
+			errs = append(errs, fmt.Errorf("worker: enqueue %s webhook of job %s: %w", event, j.ID, err))
+		}
 	}
-	if err := n.notify(ctx, j, event); err != nil {
-		n.cfg.Logger.Error("worker: enqueue webhook", "job", j.ID, "event", event, "err", err)
-		return fmt.Errorf("worker: enqueue %s webhook of job %s: %w", event, j.ID, err)
+	if err := n.notifyForge(ctx, j, event); err != nil { // forge.go
+		n.cfg.Logger.Error("worker: enqueue forge deliveries", "job", j.ID, "event", event, "err", err)
+		errs = append(errs, fmt.Errorf("worker: enqueue %s forge deliveries of job %s: %w", event, j.ID, err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) error {
@@ -143,11 +153,16 @@ func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) 
 	if err != nil {
 		return err
 	}
-	d := &webhook.Delivery{
+	return n.queue(ctx, j.Owner, &webhook.Delivery{
 		JobID: j.ID, ID: webhook.MessageID(j.ID, event), Event: event, URL: j.Spec.Webhook.URL,
 		Status: webhook.StatusPending, MaxRetry: len(n.cfg.Schedule),
 		CreatedAt: now, UpdatedAt: now, Payload: body,
-	}
+	})
+}
+
+// queue records d, unless its job has a delivery of its event already,
+// and enqueues it under owner.
+func (n *WebhookNotifier) queue(ctx context.Context, owner string, d *webhook.Delivery) error {
 	created, err := n.st.CreateDelivery(ctx, d)
 	if err != nil {
 		return err
@@ -158,7 +173,7 @@ func (n *WebhookNotifier) notify(ctx context.Context, j *job.Job, event string) 
 	// A pending delivery found here may have lost its task (the process
 	// died between creating and enqueueing it); the task's ID makes the
 	// enqueue a no-op when the task is still there.
-	return n.enqueue(ctx, j.Owner, d)
+	return n.enqueue(ctx, owner, d)
 }
 
 // enqueue puts d's current round on the queue, under the job's owner. If
@@ -194,6 +209,7 @@ type deliveryStore interface {
 	WebhookSecret(ctx context.Context, id string) (string, error)
 	AppendAttempt(ctx context.Context, id string, n int, a *webhook.Attempt) error
 	UpdateDelivery(ctx context.Context, id string, n int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error)
+	forgeStore // forge.go
 }
 
 // WebhookConfig configures the webhook delivery server.
@@ -218,6 +234,12 @@ type WebhookConfig struct {
 	// Now is the clock of webhook-timestamp (each attempt is signed anew at
 	// its own time); nil means time.Now.
 	Now func() time.Time
+	// Forge sends jobs' notify deliveries (forge.go); nil fails them.
+	Forge *forge.Client
+	// ForgeTokens are the service's forge tokens, by forge
+	// (job.ForgeGitHub, job.ForgeGitLab), for jobs whose template keeps
+	// none.
+	ForgeTokens map[string]string
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -248,11 +270,13 @@ func (c WebhookConfig) withDefaults() WebhookConfig {
 
 // Deliverer handles webhook:deliver tasks: one call is one attempt.
 type Deliverer struct {
-	st       deliveryStore
-	sender   *webhook.Sender
-	schedule webhook.Schedule
-	shares   *ownerShares
-	log      *slog.Logger
+	st          deliveryStore
+	sender      *webhook.Sender
+	forge       *forge.Client
+	forgeTokens map[string]string
+	schedule    webhook.Schedule
+	shares      *ownerShares
+	log         *slog.Logger
 }
 
 // NewDeliverer returns a Deliverer on st; Webhooks builds one, tests may
@@ -263,8 +287,9 @@ func NewDeliverer(st *store.Store, cfg WebhookConfig) *Deliverer {
 
 func newDeliverer(st deliveryStore, cfg WebhookConfig) *Deliverer {
 	return &Deliverer{
-		st:       st,
-		sender:   &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout), Now: cfg.Now},
+		st:     st,
+		sender: &webhook.Sender{Client: webhook.NewClient(cfg.Dial, cfg.Timeout), Now: cfg.Now},
+		forge:  cfg.Forge, forgeTokens: cfg.ForgeTokens,
 		schedule: cfg.Schedule, shares: newOwnerShares(cfg.PerOwner, cfg.Concurrency), log: cfg.Logger,
 	}
 }
@@ -309,9 +334,12 @@ func (d *Deliverer) deliver(ctx context.Context, p queue.WebhookDeliverPayload) 
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
-	if del.Status == webhook.StatusDelivered || del.Status == webhook.StatusGone {
+	if del.Status == webhook.StatusDelivered || del.Status == webhook.StatusGone || del.Status == webhook.StatusSuperseded {
 		d.log.Info("worker: webhook already settled", "job", del.JobID, "delivery", del.N, "status", del.Status)
 		return nil
+	}
+	if _, ok := job.ForgeDelivery(del.Event); ok {
+		return d.deliverForge(ctx, p, del) // forge.go
 	}
 	sig, err := d.signer(ctx, p.JobID)
 	switch {
@@ -324,7 +352,12 @@ func (d *Deliverer) deliver(ctx context.Context, p queue.WebhookDeliverPayload) 
 		}
 		return fmt.Errorf("worker: delivery %d of job %s: %w", del.N, del.JobID, err)
 	}
-	a := d.sender.Send(ctx, del.URL, del.ID, sig, del.Payload)
+	return d.settle(ctx, del, d.sender.Send(ctx, del.URL, del.ID, sig, del.Payload))
+}
+
+// settle logs attempt a at del and records where del stands after it,
+// returning what HandleWebhookDeliver returns for it.
+func (d *Deliverer) settle(ctx context.Context, del *webhook.Delivery, a webhook.Attempt) error {
 	if err := d.st.AppendAttempt(ctx, del.JobID, del.N, &a); err != nil {
 		d.log.Warn("worker: log webhook attempt", "job", del.JobID, "delivery", del.N, "err", err)
 	}
@@ -337,6 +370,9 @@ func (d *Deliverer) deliver(ctx context.Context, p queue.WebhookDeliverPayload) 
 	case webhook.OutcomeGone:
 		d.setStatus(ctx, del, webhook.StatusGone)
 		return fmt.Errorf("worker: delivery %d of job %s: receiver answered 410: %w", del.N, del.JobID, asynq.SkipRetry)
+	case webhook.OutcomeRejected:
+		d.setStatus(ctx, del, webhook.StatusFailed)
+		return fmt.Errorf("worker: delivery %d of job %s: rejected: %s: %w", del.N, del.JobID, a.Error, asynq.SkipRetry)
 	}
 	status := webhook.StatusRetrying
 	if lastAttempt(ctx) {
@@ -383,6 +419,10 @@ func (d *Deliverer) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	var busy *ownerBusyError
 	if errors.As(err, &busy) {
 		return busy.wait
+	}
+	var held *heldError
+	if errors.As(err, &held) {
+		return held.wait
 	}
 	wait := d.schedule.Delay(n)
 	var ae *attemptError
@@ -436,9 +476,12 @@ func NewWebhooks(rdb redis.UniversalClient, st *store.Store, cfg WebhookConfig) 
 	return &Webhooks{srv: srv, mux: mux}
 }
 
-// webhookIsFailure keeps a delivery sent back for its owner's share from
-// using up its retries: no attempt was made.
-func webhookIsFailure(err error) bool { return !errors.Is(err, errOwnerBusy) }
+// webhookIsFailure keeps a delivery sent back for its owner's share, or
+// held behind another delivery of its job (forge.go), from using up its
+// retries: no attempt was made.
+func webhookIsFailure(err error) bool {
+	return !errors.Is(err, errOwnerBusy) && !errors.Is(err, errHeld)
+}
 
 // pollInterval is how often the delivery server looks for work: half the
 // shortest wait, within [20ms, 1s].

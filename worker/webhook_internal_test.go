@@ -12,6 +12,7 @@ import (
 
 	"github.com/benchq/benchq/internal/queue"
 	"github.com/benchq/benchq/internal/store"
+	"github.com/benchq/benchq/internal/template"
 	"github.com/benchq/benchq/internal/webhook"
 )
 
@@ -86,6 +87,20 @@ func (f *fakeDeliveries) AppendAttempt(_ context.Context, _ string, _ int, a *we
 	a.N = f.attempts
 	return nil
 }
+
+func (f *fakeDeliveries) Deliveries(context.Context, string) ([]store.DeliveryLog, error) {
+	return []store.DeliveryLog{{Delivery: f.del}}, nil
+}
+
+func (f *fakeDeliveries) GetTemplate(context.Context, string, string) (*template.Template, error) {
+	return nil, store.ErrNotFound
+}
+
+func (f *fakeDeliveries) LockForgeComment(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
+
+func (f *fakeDeliveries) UnlockForgeComment(context.Context, string, string) error { return nil }
 
 func (f *fakeDeliveries) UpdateDelivery(_ context.Context, _ string, _ int, fn func(*webhook.Delivery) error) (*webhook.Delivery, error) {
 	if err := fn(&f.del); err != nil {

@@ -97,6 +97,16 @@ func TestCIHooksEndToEnd(t *testing.T) {
 	if tg.Hits() < 20 {
 		t.Errorf("target got %d requests, want at least 20", tg.Hits())
 	}
+	// Each job reports back to the forge whose delivery started it.
+	for commit, want := range map[string]string{
+		sha:   `"notify":{"github":{"repository":"acme/shop","sha":"` + sha + `"}}`,
+		glSHA: `"notify":{"gitlab":{"project":"acme/shop","sha":"` + glSHA + `"}}`,
+	} {
+		id := jobsLabelled(t, base, "commit:"+commit)[0].ID
+		if _, b := call(t, http.MethodGet, base+"/v1/jobs/"+id, nil); !strings.Contains(string(b), want) {
+			t.Errorf("job of commit %s lacks %s: %s", commit, want, b)
+		}
+	}
 	resp, b := call(t, http.MethodGet, base+"/metrics", nil)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `benchq_hook_rejected_total{provider="github",reason="signature"} 2`) ||
 		!strings.Contains(string(b), `benchq_hook_rejected_total{provider="gitlab",reason="signature"} 1`) {

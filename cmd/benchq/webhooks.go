@@ -7,6 +7,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"github.com/benchq/benchq/internal/forge"
+	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/store"
 	"github.com/benchq/benchq/internal/webhook"
 	"github.com/benchq/benchq/worker"
@@ -21,6 +23,7 @@ func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifi
 	// Every connection to a receiver goes through the address policy, as
 	// the load's do (policy.go).
 	dial := m.guardedDial()
+	fc := m.forgeClient()
 	hooks := worker.NewWebhooks(m.rdb, st, worker.WebhookConfig{
 		Concurrency: c.WebhookConcurrency,
 		PerOwner:    c.WebhookPerOwner,
@@ -28,6 +31,8 @@ func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifi
 		Timeout:     c.WebhookTimeout,
 		Dial:        dial,
 		Logger:      m.Logger,
+		Forge:       fc,
+		ForgeTokens: map[string]string{job.ForgeGitHub: c.GitHubToken.Reveal(), job.ForgeGitLab: c.GitLabToken.Reveal()},
 	})
 	m.wg.Add(1)
 	go func() {
@@ -44,7 +49,26 @@ func (m *Main) startWebhooks(ctx context.Context, st *store.Store) worker.Notifi
 		Schedule: schedule,
 		LinkBase: m.linkBase(),
 		Logger:   m.Logger,
+		Forge:    fc,
 	})
+}
+
+// forgeClient is the client of the forges jobs' notify goes to. Their
+// API URLs are the operator's own setting, as the Redis URL is, so they
+// are dialed as configured rather than through the address policy that
+// keeps tenants' targets and webhooks off private addresses: a GitHub
+// Enterprise Server on the company network is reachable, and a tenant
+// names only a repository, a commit and a request, which become path
+// segments checked by job.Spec.Validate. Redirects are not followed.
+func (m *Main) forgeClient() *forge.Client {
+	c := m.Config
+	d := &net.Dialer{Timeout: c.WebhookTimeout}
+	fc, err := forge.New(forge.Config{GitHubURL: c.GitHubAPIURL, GitLabURL: c.GitLabAPIURL, Dial: d.DialContext, Timeout: c.WebhookTimeout})
+	if err != nil { // config.Load refuses such URLs first
+		m.Logger.Error("benchq: jobs' notify statuses and comments will not be sent", "err", err)
+		return nil
+	}
+	return fc
 }
 
 // linkBase is what the links in webhook payloads start with: the

@@ -18,6 +18,10 @@ import (
 type TemplateRun struct {
 	Values map[string]string
 	Labels map[string]string
+	// Notify is where a trigger's job reports back (the event's forge,
+	// repository, commit and request), put over the template's own
+	// notify (job.Notify.Over); nil keeps the template's.
+	Notify *job.Notify
 	Source Source
 }
 
@@ -47,6 +51,7 @@ func (a *Admitter) RunTemplate(ctx context.Context, t *template.Template, run Te
 	maps.Copy(labels, run.Labels)
 	labels[job.LabelTemplate] = t.Name
 	spec.Labels = labels
+	spec.Notify = run.Notify.Over(spec.Notify)
 	if spec.Name == "" {
 		spec.Name = t.Name
 	}

@@ -158,6 +158,21 @@ type Config struct {
 	// empty, since it may admit requests without a key.
 	AllowedHosts []string
 
+	// GitHubAPIURL and GitLabAPIURL are the REST API base URLs that jobs'
+	// notify statuses and comments are sent to (worker processes): for
+	// GitHub Enterprise Server "https://HOST/api/v3", for a GitLab
+	// instance "https://HOST/api/v4". They are the operator's, so they are
+	// dialed as given, not through the targets' address policy.
+	GitHubAPIURL string
+	GitLabAPIURL string
+	// GitHubToken and GitLabToken are the service's forge tokens, used
+	// for a job whose template keeps none. They come from
+	// BENCHQ_GITHUB_TOKEN and BENCHQ_GITLAB_TOKEN only: a flag's value is
+	// visible to every user of the host, and a default would be printed
+	// by --help.
+	GitHubToken Secret
+	GitLabToken Secret
+
 	// AllowTargets is the operator allowlist of the address policy: CIDRs
 	// and host globs that targets and webhooks may reach although they are
 	// private or loopback (internal/netguard reads them). serve and worker
@@ -207,6 +222,9 @@ func Defaults() Config {
 
 		WebhookConcurrency: 10,
 		WebhookTimeout:     10 * time.Second,
+
+		GitHubAPIURL: DefaultGitHubAPIURL,
+		GitLabAPIURL: DefaultGitLabAPIURL,
 	}
 }
 
@@ -232,6 +250,10 @@ func Load(args []string, getenv func(string) string) (Config, error) {
 		return cfg, err
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/") // links append "/v1/..."
+	if cfg.Command != CommandServe {                      // the processes that deliver
+		cfg.GitHubToken = Secret(strings.TrimSpace(getenv(envGitHubToken)))
+		cfg.GitLabToken = Secret(strings.TrimSpace(getenv(envGitLabToken)))
+	}
 	if cfg.Command == CommandAll && cfg.DataDir == "" {
 		cfg.DataDir = DefaultDataDir(getenv)
 	}
@@ -295,6 +317,11 @@ func (c Config) validate() error {
 	}
 	if err := checkPublicURL(c.PublicURL); err != nil {
 		problems = append(problems, err.Error())
+	}
+	for _, u := range []struct{ name, url string }{{"github-api-url", c.GitHubAPIURL}, {"gitlab-api-url", c.GitLabAPIURL}} {
+		if err := checkAPIURL(u.name, u.url); err != nil {
+			problems = append(problems, err.Error())
+		}
 	}
 	if err := checkAllowedHosts(c.AllowedHosts); err != nil {
 		problems = append(problems, err.Error())
@@ -372,6 +399,16 @@ func checkPublicURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return fmt.Errorf("public-url must be an absolute http(s) URL such as https://benchq.example, got %q", s)
+	}
+	return nil
+}
+
+// checkAPIURL accepts an absolute http(s) URL with a host and no user
+// info, query or fragment: API paths are appended to it.
+func checkAPIURL(name, s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%s must be an absolute http(s) URL such as https://api.github.com/, got %q", name, s)
 	}
 	return nil
 }

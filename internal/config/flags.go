@@ -87,6 +87,8 @@ func (fs *flagSet) define(cfg *Config) {
 		fs.integer(&cfg.WebhookConcurrency, "webhook-concurrency", "BENCHQ_WEBHOOK_CONCURRENCY", "webhook deliveries one worker process makes at once")
 		fs.duration(&cfg.WebhookTimeout, "webhook-timeout", "BENCHQ_WEBHOOK_TIMEOUT", "bound on one webhook delivery attempt")
 		fs.integer(&cfg.WebhookPerOwner, "webhook-per-owner", "BENCHQ_WEBHOOK_PER_OWNER", "webhook deliveries of one API key's jobs one worker process makes at once (0: a quarter of --webhook-concurrency)")
+		fs.str(&cfg.GitHubAPIURL, "github-api-url", "BENCHQ_GITHUB_API_URL", "GitHub's REST API, where jobs' notify.github statuses and comments go (GitHub Enterprise Server: https://HOST/api/v3); the token is BENCHQ_GITHUB_TOKEN, read from the environment only")
+		fs.str(&cfg.GitLabAPIURL, "gitlab-api-url", "BENCHQ_GITLAB_API_URL", "GitLab's REST API, where jobs' notify.gitlab statuses and notes go; the token is BENCHQ_GITLAB_TOKEN, read from the environment only")
 	}
 	fs.strs(&cfg.AllowTargets, "allow-targets", "BENCHQ_ALLOW_TARGETS", "CIDRs and host globs targets and webhooks may reach although private or loopback, comma-separated (e.g. 10.1.0.0/16,*.staging.example)")
 	fs.boolean(&cfg.VerifyTargets, "verify-targets", "BENCHQ_VERIFY_TARGETS", "require each target host to serve the API key's token at /benchq-verify-<token>.txt")
@@ -288,4 +290,7 @@ func (fs *flagSet) usage(w io.Writer, cmd Command) {
 		}
 		fmt.Fprintf(w, "  --%s\n\t%s (env %s, default %s)\n", f.Name, f.Usage, fs.envs[f.Name], def)
 	})
+	if cmd != CommandServe {
+		fmt.Fprintf(w, "\nEnvironment only:\n  %s, %s\n\tthe service's tokens for jobs' notify statuses and comments, used when a job's template keeps no api_token of its own\n", envGitHubToken, envGitLabToken)
+	}
 }

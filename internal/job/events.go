@@ -73,3 +73,29 @@ func eventChoices(events []string) string {
 	}
 	return strings.Join(events[:len(events)-1], ", ") + " or " + events[len(events)-1]
 }
+
+// A job's notify (Notify) makes deliveries that its delivery log lists
+// beside the webhook's, named by forge and what they send:
+// "github.status.pending" when the job starts, "github.status.success"
+// (failure, error) when it ends, and "github.comment". A job has at most
+// one delivery of each name, as it has of each webhook event.
+const forgeStatus = ".status."
+
+// ForgeStatusDelivery names the delivery that sets a forge's commit
+// status to state.
+func ForgeStatusDelivery(forge, state string) string { return forge + forgeStatus + state }
+
+// ForgeCommentDelivery names the delivery that writes the request
+// comment on a forge.
+func ForgeCommentDelivery(forge string) string { return forge + ".comment" }
+
+// ForgeDelivery reports whether name is a forge delivery's, and which
+// forge's.
+func ForgeDelivery(name string) (forge string, ok bool) {
+	for _, f := range []string{ForgeGitHub, ForgeGitLab} {
+		if strings.HasPrefix(name, f+forgeStatus) || name == ForgeCommentDelivery(f) {
+			return f, true
+		}
+	}
+	return "", false
+}

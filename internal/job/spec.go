@@ -36,6 +36,10 @@ type Spec struct {
 	// to (see CompareTo).
 	CompareTo *CompareTo `json:"compare_to,omitempty"`
 	Webhook   *Webhook   `json:"webhook,omitempty"`
+	// Notify sends the job's status, and for a pull or merge request its
+	// result table, back to the forge the measured commit lives on (see
+	// Notify). A job a CI trigger started carries it from the event.
+	Notify *Notify `json:"notify,omitempty"`
 	// Exclusive (default true) keeps every other exclusive job off this
 	// job's target hosts while it runs: two loads on one host:port skew
 	// each other's numbers, and neither result would show it. A host is a

@@ -27,7 +27,7 @@ func TestDecodeSuggestsTheFieldMeant(t *testing.T) {
 			[]FieldError{{Field: "webhook.secret", Message: `unknown field "secret"; the fields here are "events", "url"`}}},
 		{"nothing near, top level", `{"zzzzzz": 1}`,
 			[]FieldError{{Field: "zzzzzz", Message: `unknown field "zzzzzz"; the fields here are "allow_no_success", "baseline", ` +
-				`"change_points", "compare_to", "comparisons", "exclusive", "labels", "name", "request", "search", "stages", "sweep", "targets", "thresholds", "timeline", "trend", "warmup", "webhook"`}}},
+				`"change_points", "compare_to", "comparisons", "exclusive", "labels", "name", "notify", "request", "search", "stages", "sweep", "targets", "thresholds", "timeline", "trend", "warmup", "webhook"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

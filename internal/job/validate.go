@@ -66,6 +66,7 @@ func (s Spec) Validate(lim Limits, check URLChecker) error {
 	v.changePoints(d)
 	v.compareTo(d.CompareTo)
 	v.webhook(d.Webhook)
+	v.notify(d.Notify) // notify.go
 	v.timeline(d.Timeline)
 	v.warmup(d, res)
 	v.search(d)

@@ -31,6 +31,8 @@ import (
 //	benchq:changepoint:<id>          string the key of the hash above holding change point id
 //	benchq:{jobs}:indexed            string "2" once every job stored before the two indexes above
 //	                                        existed is in them (backfill.go)
+//	benchq:forge:{<hash>}:comment    string the forge delivery writing one request's comment now
+//	                                        (hash of forge, repository, request, context); TTL (forgelock.go)
 //
 // Hash tags (the part in braces) decide a key's Redis Cluster slot. Every
 // key of one job carries the job's ID as its tag, so a WATCH, MULTI or
@@ -57,6 +59,14 @@ func cancelKey(id string) string   { return jobKey(id) + ":cancel" }
 func runsKey(id string) string     { return jobKey(id) + ":runs" }
 func eventsKey(id string) string   { return jobKey(id) + ":events" }
 func leaseKey(id string) string    { return jobKey(id) + ":lease" }
+
+// forgeCommentLockKey is the lock of one request comment on a forge;
+// target names the comment (forge, repository, request and context),
+// hashed so the key's length and characters do not depend on it.
+func forgeCommentLockKey(target string) string {
+	sum := sha256.Sum256([]byte(target))
+	return prefix + "forge:{" + hex.EncodeToString(sum[:12]) + "}:comment"
+}
 
 // jobKeys lists the keys of one job that the TTL refresh keeps; a lease
 // has its own short TTL.

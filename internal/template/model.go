@@ -63,6 +63,11 @@ type GitHubTrigger struct {
 	// Secret is the webhook's secret as configured on GitHub; never shown
 	// back.
 	Secret string `json:"secret,omitempty"`
+	// APIToken is what the statuses and comments of the template's jobs
+	// (their notify.github) are sent with, instead of the service's
+	// BENCHQ_GITHUB_TOKEN: a token that may write commit statuses and
+	// pull request comments of Repository. Never shown back.
+	APIToken string `json:"api_token,omitempty"`
 }
 
 // GitLabTrigger runs the template on GitLab Push Hook and Merge Request
@@ -74,6 +79,10 @@ type GitLabTrigger struct {
 	// Token is the webhook's secret token as configured on GitLab; never
 	// shown back.
 	Token string `json:"token,omitempty"`
+	// APIToken is GitHubTrigger's APIToken for GitLab (instead of
+	// BENCHQ_GITLAB_TOKEN): a token with the api scope on Project. Never
+	// shown back.
+	APIToken string `json:"api_token,omitempty"`
 }
 
 // Redacted is how the API shows a template: its trigger secrets as
@@ -82,19 +91,36 @@ func (t Template) Redacted() Template {
 	t.Spec = t.Spec.Redacted()
 	if g := t.Triggers.GitHub; g != nil {
 		c := *g
-		if c.Secret != "" {
-			c.Secret = job.RedactedValue
-		}
+		c.Secret, c.APIToken = redact(c.Secret), redact(c.APIToken)
 		t.Triggers.GitHub = &c
 	}
 	if g := t.Triggers.GitLab; g != nil {
 		c := *g
-		if c.Token != "" {
-			c.Token = job.RedactedValue
-		}
+		c.Token, c.APIToken = redact(c.Token), redact(c.APIToken)
 		t.Triggers.GitLab = &c
 	}
 	return t
+}
+
+// redact is how a secret is shown: RedactedValue, or "" when there is
+// none.
+func redact(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return job.RedactedValue
+}
+
+// APIToken is the template's own token for forge (job.ForgeGitHub or
+// job.ForgeGitLab), "" when it keeps none.
+func (t *Template) APIToken(forge string) string {
+	switch {
+	case forge == job.ForgeGitHub && t.Triggers.GitHub != nil:
+		return t.Triggers.GitHub.APIToken
+	case forge == job.ForgeGitLab && t.Triggers.GitLab != nil:
+		return t.Triggers.GitLab.APIToken
+	}
+	return ""
 }
 
 // matchBranch reports whether branch is one of patterns (path.Match);

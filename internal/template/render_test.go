@@ -130,6 +130,9 @@ func TestValidate(t *testing.T) {
 		{"no token", func(t *template.Template) { t.Triggers.GitLab.Token = "" }, "triggers.gitlab.token"},
 		{"bad repository", func(t *template.Template) { t.Triggers.GitHub.Repository = "shop" }, "triggers.github.repository"},
 		{"bad branch pattern", func(t *template.Template) { t.Triggers.GitHub.Branches = []string{"[x"} }, "triggers.github.branches[0]"},
+		{"api token", func(t *template.Template) { t.Triggers.GitHub.APIToken = "ghp_0123456789abcdef" }, ""},
+		{"api token with a blank", func(t *template.Template) { t.Triggers.GitHub.APIToken = "ghp_0123 456789" }, "triggers.github.api_token"},
+		{"api token with a newline", func(t *template.Template) { t.Triggers.GitLab.APIToken = "glpat-0123\n" }, "triggers.gitlab.api_token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,7 +149,7 @@ func TestValidate(t *testing.T) {
 			if !errors.As(err, &ve) || !hasField(ve, tt.field) {
 				t.Fatalf("Validate = %v, want a problem naming %s", err, tt.field)
 			}
-			if strings.Contains(err.Error(), "ssssssssssssssss") || strings.Contains(err.Error(), "short") && tt.name == "short secret" {
+			if strings.Contains(err.Error(), "ssssssssssssssss") || strings.Contains(err.Error(), "short") && tt.name == "short secret" || strings.Contains(err.Error(), "0123") {
 				t.Errorf("Validate repeats the secret: %v", err)
 			}
 		})
@@ -155,15 +158,16 @@ func TestValidate(t *testing.T) {
 
 func TestRedactedHidesSecrets(t *testing.T) {
 	tp := template.Template{Triggers: template.Triggers{
-		GitHub: &template.GitHubTrigger{Repository: "a/b", Secret: "gh-secret-0123456789"},
+		GitHub: &template.GitHubTrigger{Repository: "a/b", Secret: "gh-secret-0123456789", APIToken: "ghp_api-token-0123"},
 		GitLab: &template.GitLabTrigger{Project: "a/b", Token: "gl-token-0123456789"},
 	}}
 	r := tp.Redacted()
-	if r.Triggers.GitHub.Secret != job.RedactedValue || r.Triggers.GitLab.Token != job.RedactedValue {
-		t.Errorf("Redacted = %+v %+v", r.Triggers.GitHub, r.Triggers.GitLab)
+	if r.Triggers.GitHub.Secret != job.RedactedValue || r.Triggers.GitLab.Token != job.RedactedValue ||
+		r.Triggers.GitHub.APIToken != job.RedactedValue || r.Triggers.GitLab.APIToken != "" {
+		t.Errorf("Redacted = %+v %+v, want each secret redacted, the unset one left empty", r.Triggers.GitHub, r.Triggers.GitLab)
 	}
-	if tp.Triggers.GitHub.Secret != "gh-secret-0123456789" {
-		t.Error("Redacted changed the original")
+	if tp.Triggers.GitHub.Secret != "gh-secret-0123456789" || tp.APIToken(job.ForgeGitHub) != "ghp_api-token-0123" || tp.APIToken(job.ForgeGitLab) != "" {
+		t.Error("Redacted changed the original, or APIToken does not read it")
 	}
 }
 

@@ -78,9 +78,11 @@ func (t Template) Validate() error {
 	}
 	if g := t.Triggers.GitHub; g != nil {
 		probs = append(probs, checkTrigger("triggers.github", "repository", g.Repository, g.Branches, "secret", g.Secret)...)
+		probs = append(probs, checkAPIToken("triggers.github.api_token", g.APIToken)...)
 	}
 	if g := t.Triggers.GitLab; g != nil {
 		probs = append(probs, checkTrigger("triggers.gitlab", "project", g.Project, g.Branches, "token", g.Token)...)
+		probs = append(probs, checkAPIToken("triggers.gitlab.api_token", g.APIToken)...)
 	}
 	if len(probs) > 0 {
 		return job.Invalid(probs)
@@ -109,6 +111,20 @@ func checkTrigger(at, repoField, repo string, branches []string, secretField, se
 		add(secretField, "required: %d to %d bytes", minSecretLen, maxSecretLen)
 	}
 	return probs
+}
+
+// maxAPITokenLen bounds a forge API token: GitHub's and GitLab's are
+// well under it.
+const maxAPITokenLen = 512
+
+// checkAPIToken checks a forge API token's form (it is sent in a header):
+// printable, no blanks. The message names lengths only.
+func checkAPIToken(field, token string) []job.FieldError {
+	bad := len(token) > maxAPITokenLen || strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r >= 0x7f })
+	if !bad {
+		return nil
+	}
+	return []job.FieldError{{Field: field, Message: fmt.Sprintf("want at most %d printable characters without blanks", maxAPITokenLen)}}
 }
 
 func validPattern(p string) bool {

@@ -17,9 +17,12 @@ const (
 	StatusDelivered Status = "delivered"
 	// StatusGone: the receiver answered 410; no retry follows.
 	StatusGone Status = "gone"
-	// StatusFailed: every attempt of the schedule failed; asynq archived
-	// the task.
+	// StatusFailed: every attempt of the schedule failed (or one was
+	// rejected); asynq archived the task.
 	StatusFailed Status = "failed"
+	// StatusSuperseded: a forge's pending status not sent because its job
+	// had ended by the time it could be: the final status replaces it.
+	StatusSuperseded Status = "superseded"
 )
 
 // InFlight reports whether a task for the delivery is still queued or

@@ -23,6 +23,11 @@ const (
 	OutcomeRetry Outcome = "retry"
 	// OutcomeGone: 410, the receiver asks never to be called again.
 	OutcomeGone Outcome = "gone"
+	// OutcomeRejected: a forge refused a status or comment (a token
+	// refused, a repository not found, a request it finds invalid), or
+	// there was no token to send it with: another try would be refused
+	// alike, so none follows.
+	OutcomeRejected Outcome = "rejected"
 )
 
 // DefaultTimeout bounds one attempt, from dial to the last byte read.
