@@ -8,7 +8,7 @@
 # Then the target's view, which measures both tools the same way:
 # bench/arrivals serves 127.0.0.1 and notes when each request arrived;
 # `benchq ab --rate R` (open model, keep-alive, -c 64) and `vegeta attack
-# -rate R/1s` (keep-alive, its default workers) take turns against a fresh
+# -rate R/1s` (keep-alive, at most 64 workers) take turns against a fresh
 # one, DURATION seconds per run (both stop sending then, behind or not),
 # ROUNDS rounds, each rate. The k-th arrival
 # is matched with the k-th slot of the schedule (k/R after the first) and
@@ -99,8 +99,16 @@ run_one() {
 	benchq) in_bg timeout $((duration * 4 + 30)) taskset -c "$client_cpu" "$work/benchq" ab -q -k -c 64 \
 		--rate "$rate" -t "$duration" -n "$n" "$url" >"$out.report" 2>"$work/err" ||
 		{ tail -3 "$work/err" >&2; die "benchq ab failed"; } ;;
-	vegeta) echo "GET $url" | in_bg timeout $((duration * 4 + 30)) taskset -c "$client_cpu" "$vegeta" attack \
-		-rate "$rate/1s" -duration "${duration}s" -keepalive=true >/dev/null 2>"$work/err" ||
+	# The target list goes in a file: a command run in the background
+	# (in_bg) by a shell without job control reads /dev/null, not the pipe.
+	vegeta) echo "GET $url" >"$work/targets"
+		# 64 workers at most, as benchq gets -c 64: vegeta's default adds
+		# workers, each with a connection of its own, whenever one is
+		# late, and against this one-core target at 10k req/s that grew to
+		# thousands of connections whose SYNs the listen queue dropped,
+		# and the run collapsed (5 % of its requests sent, seconds late).
+		in_bg timeout $((duration * 4 + 30)) taskset -c "$client_cpu" "$vegeta" attack -targets "$work/targets" \
+		-rate "$rate/1s" -duration "${duration}s" -keepalive=true -workers 64 -max-workers 64 >/dev/null 2>"$work/err" ||
 		{ tail -3 "$work/err" >&2; die "vegeta failed"; } ;;
 	esac
 	kill -TERM "$tpid"
