@@ -13,15 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchq/benchq/internal/config"
 	"github.com/benchq/benchq/internal/job"
 	"github.com/benchq/benchq/internal/netguard"
 	"github.com/benchq/benchq/internal/webhook"
-)
-
-// The forges' public APIs, where Config's zero URLs point.
-const (
-	DefaultGitHubURL = "https://api.github.com/"
-	DefaultGitLabURL = "https://gitlab.com/api/v4/"
 )
 
 // userAgent names benchq to the forges (GitHub refuses a request
@@ -38,7 +33,8 @@ var ErrBadURL = errors.New("forge: bad API URL")
 // Config configures a Client. Zero values mean the documented default.
 type Config struct {
 	// GitHubURL and GitLabURL are the REST APIs' base URLs; zero means
-	// DefaultGitHubURL and DefaultGitLabURL.
+	// the public forges', config.DefaultGitHubAPIURL and
+	// config.DefaultGitLabAPIURL.
 	GitHubURL string
 	GitLabURL string
 	// Dial opens every connection; nil means loopback only, as the
@@ -66,11 +62,11 @@ func New(cfg Config) (*Client, error) {
 		p := netguard.LoopbackOnly()
 		cfg.Dial = (&netguard.Dialer{Policy: p, Dialer: &net.Dialer{Control: p.Control}}).DialContext
 	}
-	gh, err := baseURL(cfg.GitHubURL, DefaultGitHubURL)
+	gh, err := baseURL(cfg.GitHubURL, config.DefaultGitHubAPIURL)
 	if err != nil {
 		return nil, err
 	}
-	gl, err := baseURL(cfg.GitLabURL, DefaultGitLabURL)
+	gl, err := baseURL(cfg.GitLabURL, config.DefaultGitLabAPIURL)
 	if err != nil {
 		return nil, err
 	}
