@@ -110,16 +110,7 @@ func WriteCapacityChart(w io.Writer, f Format, j *job.Job, a job.Analysis) error
 		return fmt.Errorf("report: write %s chart: no job", ChartCapacity)
 	}
 	ch := newCapacityChart(j.Redacted(), a)
-	var err error
-	switch f {
-	case FormatSVG:
-		err = writeRunSVG(w, ch)
-	case FormatPNG:
-		err = writeRunPNG(w, ch)
-	default:
-		return fmt.Errorf("report: %w, not %s", ErrNotAnImage, f)
-	}
-	if err != nil {
+	if err := writeChartImage(w, f, ch); err != nil {
 		return fmt.Errorf("report: %s chart: %w", ChartCapacity, err)
 	}
 	return nil

@@ -152,15 +152,7 @@ func WriteRunChart(w io.Writer, f Format, c Chart, j *job.Job, run job.Run) erro
 	if err != nil {
 		return fmt.Errorf("report: %s chart of run %s: %w", c, RunID(run.RunKey), err)
 	}
-	switch f {
-	case FormatSVG:
-		err = writeRunSVG(w, ch)
-	case FormatPNG:
-		err = writeRunPNG(w, ch)
-	default:
-		return fmt.Errorf("report: %w, not %s", ErrNotAnImage, f)
-	}
-	if err != nil {
+	if err := writeChartImage(w, f, ch); err != nil {
 		return fmt.Errorf("report: %s chart of run %s: %w", c, RunID(run.RunKey), err)
 	}
 	return nil
@@ -170,6 +162,18 @@ func WriteRunChart(w io.Writer, f Format, c Chart, j *job.Job, run job.Run) erro
 type runChart interface {
 	size() (w, h vg.Length)
 	draw(dc draw.Canvas) error
+}
+
+// writeChartImage draws ch as f, SVG or PNG; another format is
+// ErrNotAnImage.
+func writeChartImage(w io.Writer, f Format, ch runChart) error {
+	switch f {
+	case FormatSVG:
+		return writeRunSVG(w, ch)
+	case FormatPNG:
+		return writeRunPNG(w, ch)
+	}
+	return fmt.Errorf("%w, not %s", ErrNotAnImage, f)
 }
 
 func writeRunSVG(w io.Writer, ch runChart) error {
