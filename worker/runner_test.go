@@ -101,7 +101,16 @@ func TestFailedThresholdSetsVerdict(t *testing.T) {
 // run, job.finished last with the status.
 func assertEventsEnd(t *testing.T, st *store.Store, id string, status job.Status, runs int) {
 	t.Helper()
-	events, err := st.ReadEvents(t.Context(), id, "0", 0)
+	// The job's status is stored before its job.finished event is
+	// appended: a reader that saw the status may be a moment early.
+	var events []store.Event
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		events, err = st.ReadEvents(t.Context(), id, "0", 0)
+		if err != nil || (len(events) > 0 && events[len(events)-1].Type == job.EventFinished) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err != nil || len(events) < 2 {
 		t.Fatalf("ReadEvents = %d events, %v; want at least 2", len(events), err)
 	}

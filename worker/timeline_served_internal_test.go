@@ -94,6 +94,12 @@ func TestServedShardedTimelineIsShardsSum(t *testing.T) {
 			sum.Requests, sum.Failed, sum.Non2xx, sum.Bytes, r.CompleteRequests, r.FailedRequests, r.Non2xxResponses, r.TotalTransferredBytes)
 	}
 	t.Logf("%d requests over %d intervals, p50 per interval (ms): %v", sum.Requests, len(served), p50s)
+	// A last interval the run's end cut short holds a few stragglers of
+	// the shards' last requests, whose p50 says nothing of the target's
+	// slow stretch: the check reads the full intervals.
+	if n := len(served); n > 2 && served[n-1].Requests*2 < served[n-2].Requests {
+		p50s = p50s[:n-1]
+	}
 	jobtest.CheckSlowIntervals(t, p50s, 4, 7)
 
 	// The timeline-csv report: the same intervals, row for row.
