@@ -34,18 +34,6 @@ func writeMDAborted(w io.Writer, j *job.Job, runs []job.Run) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Aborted runs\n\n%s.\n\n", plural(len(t.Rows), "run")+" ended early by a threshold marked to abort")
-	mdRow(w, t.Head)
-	rule := make([]string, len(t.Head))
-	for i := range rule {
-		rule[i] = "---"
-	}
-	mdRow(w, rule)
-	for _, r := range t.Rows {
-		esc := make([]string, len(r))
-		for i, c := range r {
-			esc[i] = mdEscape(c)
-		}
-		mdRow(w, esc)
-	}
+	writeMDRows(w, t, false)
 	fmt.Fprintf(w, "\n%s\n", t.Note)
 }

@@ -54,19 +54,6 @@ func writeMDCapacity(w io.Writer, jobID, sentence string, cs []job.Capacity) {
 		return
 	}
 	fmt.Fprintf(w, "\n## Capacity\n\n%s.\n\n", mdEscape(sentence))
-	mdRow(w, t.Head)
-	rule := make([]string, len(t.Head))
-	for i := range rule {
-		rule[i] = "---:"
-	}
-	rule[0] = "---"
-	mdRow(w, rule)
-	for _, r := range t.Rows {
-		esc := make([]string, len(r))
-		for i, c := range r {
-			esc[i] = mdEscape(c)
-		}
-		mdRow(w, esc)
-	}
+	writeMDRows(w, t, true)
 	fmt.Fprintf(w, "\nThe chart of each probe's p50 and p99 latency against its offered rate, with the SLO and the capacity found: `GET /v1/jobs/%s/report?format=svg&chart=capacity`.\n", jobID)
 }

@@ -358,6 +358,27 @@ func mdRow(w io.Writer, cells []string) {
 	fmt.Fprintln(w, line)
 }
 
+// writeMDRows writes t's head, its rule and its rows, each cell escaped;
+// numeric right-aligns every column but the first.
+func writeMDRows(w io.Writer, t *Table, numeric bool) {
+	mdRow(w, t.Head)
+	rule := make([]string, len(t.Head))
+	for i := range rule {
+		rule[i] = "---"
+		if numeric && i > 0 {
+			rule[i] = "---:"
+		}
+	}
+	mdRow(w, rule)
+	for _, r := range t.Rows {
+		esc := make([]string, len(r))
+		for i, c := range r {
+			esc[i] = mdEscape(c)
+		}
+		mdRow(w, esc)
+	}
+}
+
 // mdEscape keeps a user-chosen name from breaking the table or the heading.
 func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
